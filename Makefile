@@ -1,0 +1,35 @@
+# mpcc — the two entry points of the README:
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Figs. 3–4)
+#   make test        set everything up, run the test suites (Python, Rust, BPF host tests)
+PYTHON ?= python3
+VENV   ?= .venv
+BIN     = $(VENV)/bin
+OUT    ?= results
+
+.PHONY: setup system test reproduce bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip==25.3
+
+$(VENV)/.installed: $(BIN)/python pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+	$(BIN)/pip install -q -e '.[test]'
+	touch $@
+
+system:
+	bash scripts/setup-system.sh
+
+setup: system $(VENV)/.installed
+
+test: setup
+	$(BIN)/python -m pytest
+	cargo test -q --workspace --release
+
+reproduce: setup
+	$(BIN)/mpcc reproduce peng2016 --engine all --out $(OUT)/peng2016
+
+bench: setup
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) target $(OUT)

@@ -1,0 +1,2 @@
+//! mpcc core: congestion-control algorithms (`cc`) and the packet-level simulator.
+pub mod cc;

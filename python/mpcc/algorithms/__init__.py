@@ -1,0 +1,115 @@
+"""Algorithm registry: one definition of each congestion-control algorithm.
+
+>>> from mpcc.algorithms import get
+>>> balia = get("balia")
+>>> balia.on_ack([10.0, 5.0], [0.01, 0.01])          # per-ACK increase of each route
+>>> get({"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"})
+
+Names accepted in scenarios: see :data:`NAMES` (``max`` is an alias of ``lia``;
+``coupled-decrease``, ``coupled-increase``, ``fully-coupled`` are MTCP(α, β) presets).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+from .balia import Balia
+from .base import Algorithm
+from .coupled import Coupled
+from .ewtcp import Ewtcp
+from .fast import Fast
+from .generalized import Generalized
+from .lia import Lia
+from .mtcp import MTCP_VARIANTS, Mstcp, Mtcp
+from .olia import Olia
+from .reno import Reno
+from .semicoupled import Semicoupled
+
+#: name → (class, {parameter: (default, check, description)})
+_POSITIVE = (lambda v: v > 0, "a number > 0")
+_UNIT = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
+_NONNEG = (lambda v: v >= 0, "a number ≥ 0")
+
+REGISTRY: dict[str, tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]] = {
+    "reno": (Reno, {}),
+    "ewtcp": (Ewtcp, {"a": (1.0, _POSITIVE)}),
+    "coupled": (Coupled, {}),
+    "semicoupled": (Semicoupled, {}),
+    "lia": (Lia, {}),
+    "olia": (Olia, {}),
+    "balia": (Balia, {}),
+    "generalized": (Generalized, {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
+                                  "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),
+    "mstcp": (Mstcp, {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "mtcp": (Mtcp, {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
+                    "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "fast": (Fast, {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+}
+
+ALIASES = {"max": ("lia", {})}
+ALIASES.update({k: ("mtcp", {"alpha": a, "beta": b}) for k, (a, b) in MTCP_VARIANTS.items()})
+
+#: Every name a scenario may use.
+NAMES = tuple(sorted(set(REGISTRY) | set(ALIASES)))
+
+#: The six multipath algorithms of Peng et al. (Tables III–V), in the paper's column order.
+PENG_ALGORITHMS = ("ewtcp", "semicoupled", "lia", "balia", "coupled", "olia")
+
+
+class AlgorithmSpecError(ValueError):
+    """Raised for an unknown name or bad parameter; ``field`` is the offending key."""
+
+    def __init__(self, field: str, problem: str, fix: str):
+        self.field, self.problem, self.fix = field, problem, fix
+        super().__init__(f"{field}: {problem} (fix: {fix})")
+
+
+def _number(name: str, value: Any) -> float:
+    if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
+        return math.inf
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise AlgorithmSpecError(name, f"expected a number, got {value!r}", f"write {name} = 0.5 (a number)")
+    return float(value)
+
+
+def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
+    """Build an algorithm from a name (``"balia"``) or a table (``{name=..., param=...}``)."""
+    if isinstance(spec, Algorithm):
+        return spec
+    if isinstance(spec, str):
+        name, given = spec, {}
+    elif isinstance(spec, Mapping):
+        if "name" not in spec:
+            raise AlgorithmSpecError("algorithm.name", "missing", 'write algorithm = {name = "balia"}')
+        name, given = spec["name"], {k: v for k, v in spec.items() if k != "name"}
+        if not isinstance(name, str):
+            raise AlgorithmSpecError("algorithm.name", f"expected a string, got {name!r}", 'write name = "balia"')
+    else:
+        raise AlgorithmSpecError("algorithm", f"expected a name or a table, got {spec!r}",
+                                 'write algorithm = "balia" or algorithm = {name = "generalized", beta = 0.2}')
+    key = name.strip().lower()
+    preset: dict[str, Any] = {}
+    if key in ALIASES:
+        key, preset = ALIASES[key]
+    if key not in REGISTRY:
+        raise AlgorithmSpecError("algorithm", f"unknown algorithm {name!r}", f"use one of: {', '.join(NAMES)}")
+    cls, schema = REGISTRY[key]
+    params: dict[str, Any] = {}
+    for pname, value in given.items():
+        if pname not in schema:
+            allowed = ", ".join(schema) or "none"
+            raise AlgorithmSpecError(f"algorithm.{pname}", f"unknown parameter for {key}",
+                                     f"parameters of {key}: {allowed}")
+        v = _number(f"algorithm.{pname}", value)
+        check, what = schema[pname][1]
+        if not check(v) or (pname == "n" and not math.isinf(v) and v != int(v)):
+            raise AlgorithmSpecError(f"algorithm.{pname}", f"{value!r} is out of range", f"use {what}")
+        params[pname] = v
+    merged = {**preset, **params}
+    return cls(params=merged)
+
+
+__all__ = ["Algorithm", "get", "NAMES", "REGISTRY", "PENG_ALGORITHMS", "AlgorithmSpecError",
+           "Reno", "Ewtcp", "Coupled", "Semicoupled", "Lia", "Olia", "Balia", "Generalized",
+           "Mstcp", "Mtcp", "Fast"]

@@ -1,0 +1,42 @@
+"""Balia — balanced linked adaptation (Peng et al. eqs. (1)–(2), §I).
+
+With x_r = w_r/τ_r and α_r = max_k x_k / x_r:
+
+    I_r = x_r / (τ_r (Σ_k x_k)²) · (1+α_r)/2 · (4+α_r)/5          (1)
+    D_r = w_r/2 · min(α_r, 1.5)                                     (2)
+
+The minimum window after a loss is 1 when the connection has more than one route (§V).
+Within the generalized family (16) Balia is (β, η, n) = (0.2, 0.5, ∞) for the increase; the
+decrease (2) caps the factor at 1.5 instead of (1+α_r)/2, so the fluid k_r and φ_r derived here
+by eq. (7) are those of the published rules."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Algorithm, _arrays, total_rate
+
+
+def _alpha(w: np.ndarray, t: np.ndarray) -> np.ndarray:
+    x = w / t
+    return np.max(x, axis=-1, keepdims=True) / x
+
+
+@dataclass(frozen=True)
+class Balia(Algorithm):
+    name = "balia"
+
+    def on_ack(self, cwnd, rtt, **state):
+        w, t = _arrays(cwnd, rtt)
+        a = _alpha(w, t)
+        x = w / t
+        return x / (t * total_rate(w, t) ** 2) * ((1.0 + a) / 2.0) * ((4.0 + a) / 5.0)
+
+    def on_loss(self, cwnd, rtt, **state):
+        w, t = _arrays(cwnd, rtt)
+        return w / 2.0 * np.minimum(_alpha(w, t), 1.5)
+
+    def min_cwnd(self, n_routes: int) -> float:
+        return 1.0 if n_routes > 1 else 2.0

@@ -1,0 +1,54 @@
+"""OLIA — opportunistic linked increases (Khalili et al., ToN 2013; draft-khalili-mptcp-
+congestion-control; the out-of-tree Linux ``mptcp_olia.c``).
+
+    I_r = (w_r/τ_r²) / (Σ_p w_p/τ_p)² + ε_r / w_r,     D_r = w_r/2
+
+ℓ_r is the larger of the packets sent since the last loss on r and between the last two losses
+on r (state key ``loss_interval``). The best paths B maximise ℓ_r/τ_r², the max-window paths M
+maximise w_r, and with n routes:
+
+    ε_r = 1/(n·|B∖M|)   if r ∈ B∖M
+    ε_r = −1/(n·|M|)    if r ∈ M and B∖M ≠ ∅
+    ε_r = 0             otherwise
+
+OLIA has no fluid model of the form (3) (Peng et al. §II-B)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .base import Algorithm, _arrays, halve, total_rate
+
+
+@dataclass(frozen=True)
+class Olia(Algorithm):
+    name = "olia"
+    fluid_model = False
+    state_keys = ("loss_interval",)
+
+    @staticmethod
+    def epsilon(cwnd, rtt, loss_interval) -> np.ndarray:
+        w, t = _arrays(cwnd, rtt)
+        ell = np.broadcast_to(np.asarray(loss_interval, dtype=float), w.shape)
+        n = w.shape[-1]
+        quality = ell / t**2
+        best = quality == np.max(quality, axis=-1, keepdims=True)
+        in_m = w == np.max(w, axis=-1, keepdims=True)
+        collected = best & ~in_m
+        n_collected = np.sum(collected, axis=-1, keepdims=True)
+        n_m = np.sum(in_m, axis=-1, keepdims=True)
+        safe_nc = np.maximum(n_collected, 1)
+        eps = np.where(collected, 1.0 / (n * safe_nc), 0.0)
+        eps = np.where(in_m & (n_collected > 0), -1.0 / (n * n_m), eps)
+        return eps
+
+    def on_ack(self, cwnd, rtt, loss_interval=None, **state):
+        w, t = _arrays(cwnd, rtt)
+        if loss_interval is None:
+            loss_interval = np.zeros_like(w)
+        coupled = (w / t**2) / total_rate(w, t) ** 2
+        return coupled + self.epsilon(w, t, loss_interval) / w
+
+    on_loss = staticmethod(halve)

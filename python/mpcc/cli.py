@@ -1,0 +1,81 @@
+"""The ``mpcc`` command line.
+
+Each engine or analysis owns its subcommand in its own package (``mpcc/<pkg>/cli.py`` exposing
+``command``); this module only wires them together, so adding one is adding a line to
+``_COMMANDS``. Errors a user can fix (:class:`~mpcc.errors.MpccError`) print as one line on
+stderr and exit with code 2.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+import click
+
+from .errors import MpccError
+
+_COMMANDS = {
+    "fluid": ("mpcc.fluid.cli", "command", "Fluid model of Peng et al.: equilibrium, dynamics, analyses."),
+    "sim": ("mpcc.sim.cli", "command", "Packet-level discrete-event simulation (Rust core)."),
+    "testbed": ("mpcc.testbed.cli", "command", "Run a scenario on the real kernel in network namespaces."),
+    "kernel": ("mpcc.testbed.kernel_cli", "command", "Load/unload the BPF struct_ops congestion controls."),
+    "hetero": ("mpcc.hetero.cli", "command", "Heterogeneous congestion control (Tang, Wei, Low, Chiang)."),
+    "mtc": ("mpcc.mtc.cli", "command", "Multipath transmission control (Jiang, Cai, Towsley)."),
+    "reproduce": ("mpcc.reproduce.cli", "command", "Reproduce a paper's tables and figures."),
+    "vectors": ("mpcc.vectors", "command", "Write or check the shared algorithm test vectors."),
+    "check": ("mpcc.cli_check", "command", "Validate scenario files."),
+}
+
+
+class _LazyGroup(click.Group):
+    def list_commands(self, ctx):
+        return [name for name in _COMMANDS if self._load(name, quiet=True) is not None]
+
+    def get_command(self, ctx, name):
+        return self._load(name, quiet=False)
+
+    @staticmethod
+    def _load(name, quiet):
+        if name not in _COMMANDS:
+            return None
+        module, attr, _ = _COMMANDS[name]
+        try:
+            mod = importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            if quiet and e.name and e.name.startswith(module.rsplit(".", 1)[0]):
+                return None
+            if e.name and e.name.startswith("mpcc"):
+                return None
+            raise
+        return getattr(mod, attr)
+
+
+@click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(package_name="mpcc")
+def cli():
+    """mpcc — multipath congestion control: model (fluid), simulate (sim), run (testbed).
+
+    One scenario file drives all three engines; see scenarios/ and docs/scenario.md.
+    """
+
+
+def main(argv=None):
+    try:
+        cli.main(args=argv, prog_name="mpcc", standalone_mode=False)
+    except MpccError as e:
+        click.echo(f"mpcc: error: {e}", err=True)
+        sys.exit(e.exit_code)
+    except click.exceptions.Abort:
+        click.echo("mpcc: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as e:
+        e.show()
+        sys.exit(e.exit_code)
+    except click.exceptions.Exit as e:
+        sys.exit(e.exit_code)
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

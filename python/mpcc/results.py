@@ -1,0 +1,98 @@
+"""The output contract shared by all engines, and its renderings (table, JSON).
+
+``--json`` prints::
+
+    {"engine": "fluid" | "sim" | "testbed", "scenario": NAME,
+     "groups": {GROUP: {"algorithm": STR, "count": INT, "rate_mbps": FLOAT (per flow),
+                        "path_rate_mbps": [FLOAT per path], ...extra}},
+     "links": {LINK: {"load_mbps": FLOAT, "price": FLOAT, ...extra}},
+     ...extra}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+
+
+@dataclass
+class GroupResult:
+    algorithm: str
+    count: int
+    rate_mbps: float
+    path_rate_mbps: list[float]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"algorithm": self.algorithm, "count": self.count, "rate_mbps": self.rate_mbps,
+                "path_rate_mbps": list(self.path_rate_mbps), **self.extra}
+
+
+@dataclass
+class LinkResult:
+    load_mbps: float
+    price: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"load_mbps": self.load_mbps, "price": self.price, **self.extra}
+
+
+@dataclass
+class RunResult:
+    engine: str
+    scenario: str
+    groups: dict[str, GroupResult]
+    links: dict[str, LinkResult]
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"engine": self.engine, "scenario": self.scenario,
+                "groups": {k: g.to_dict() for k, g in self.groups.items()},
+                "links": {k: l.to_dict() for k, l in self.links.items()}, **self.extra}
+
+    def to_json(self, indent: int | None = 2) -> str:
+        return json.dumps(_finite(self.to_dict()), indent=indent)
+
+    def table(self, title: str | None = None) -> list[Table]:
+        gt = Table(title=title or f"{self.engine}: {self.scenario}")
+        for col in ("group", "algorithm", "count", "rate/flow (Mb/s)", "per path (Mb/s)"):
+            gt.add_column(col, justify="right" if col not in ("group", "algorithm") else "left")
+        for name, g in self.groups.items():
+            ci = g.extra.get("ci95_mbps")
+            rate = f"{g.rate_mbps:.4g}" + (f" ± {ci:.2g}" if ci is not None else "")
+            gt.add_row(name, g.algorithm, str(g.count), rate, ", ".join(f"{v:.4g}" for v in g.path_rate_mbps))
+        lt = Table()
+        for col in ("link", "load (Mb/s)", "price"):
+            lt.add_column(col, justify="right" if col != "link" else "left")
+        for name, l in self.links.items():
+            lt.add_row(name, f"{l.load_mbps:.4g}", f"{l.price:.4g}")
+        return [gt, lt]
+
+    def print(self, console: Console | None = None) -> None:
+        console = console or Console()
+        for t in self.table():
+            console.print(t)
+
+
+def _finite(obj):
+    """JSON has no NaN/Infinity: map them to null so every consumer can parse the output."""
+    if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):
+        return None
+    if isinstance(obj, dict):
+        return {k: _finite(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_finite(v) for v in obj]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes)):  # numpy scalars
+        return _finite(obj.item())
+    return obj
+
+
+def dumps(obj: Any, indent: int | None = 2) -> str:
+    """JSON with numpy scalars converted and non-finite numbers as null."""
+    return json.dumps(_finite(obj), indent=indent)

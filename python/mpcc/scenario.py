@@ -1,0 +1,300 @@
+"""Scenario files (TOML): the one input all three engines run.
+
+Contract (see ``docs/scenario.md`` for the full reference)::
+
+    name = "fig2-table3"
+    duration_s = 100.0
+    packet_bytes = 1500            # optional, default 1500 (MSS + headers on the wire)
+
+    [[links]]
+    name = "link1"
+    capacity_mbps = 60.0
+    delay_ms = 5.0                 # one-way propagation delay
+    buffer_pkts = 50
+    aqm = "droptail"               # or "red", then:
+    red = { min_th = 5, max_th = 15, max_p = 0.1, ecn = false }
+    loss = 0.0                     # optional random loss probability
+
+    [[groups]]
+    name = "mp"
+    count = 30                     # identical flows
+    algorithm = "balia"            # or a table {name = "generalized", beta = 0.2, eta = 0.5, n = "inf"}
+    paths = [["link1"], ["link2"]] # one route per path, each a list of link names
+    start_s = 0.0
+    stop_s = 100.0                 # optional, default duration_s
+
+Optional engine tables ``[fluid]``, ``[sim]`` and ``[testbed]`` hold engine settings and are
+validated by their engine. Every error is a :class:`~mpcc.errors.ScenarioError` naming the file,
+the field and the fix.
+"""
+
+from __future__ import annotations
+
+import math
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from . import algorithms
+from .errors import ScenarioError
+
+ENGINE_TABLES = ("fluid", "sim", "testbed")
+AQMS = ("droptail", "red")
+
+
+@dataclass(frozen=True)
+class Red:
+    """RED parameters (Floyd & Jacobson), thresholds in packets of average queue."""
+
+    min_th: float
+    max_th: float
+    max_p: float
+    ecn: bool = False
+    weight: float = 0.002  # EWMA weight w_q of the average queue
+    gentle: bool = True
+
+
+@dataclass(frozen=True)
+class Link:
+    name: str
+    capacity_mbps: float
+    delay_ms: float
+    buffer_pkts: int
+    aqm: str = "droptail"
+    red: Red | None = None
+    loss: float = 0.0
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    count: int
+    algorithm: algorithms.Algorithm
+    paths: tuple[tuple[str, ...], ...]
+    start_s: float = 0.0
+    stop_s: float = math.inf
+    algorithm_spec: Any = None  # as written in the file (name or table), for output
+
+    @property
+    def multipath(self) -> bool:
+        return len(self.paths) > 1
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    duration_s: float
+    links: tuple[Link, ...]
+    groups: tuple[Group, ...]
+    packet_bytes: int = 1500
+    engine: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
+    source: str = "<scenario>"
+
+    # --- lookups --------------------------------------------------------------------------
+    def link(self, name: str) -> Link:
+        for l in self.links:
+            if l.name == name:
+                return l
+        raise KeyError(name)
+
+    @property
+    def link_index(self) -> dict[str, int]:
+        return {l.name: i for i, l in enumerate(self.links)}
+
+    def path_delay_s(self, path: tuple[str, ...]) -> float:
+        """Round-trip propagation delay of a path: 2 × Σ one-way delays (the reverse path
+        mirrors the forward delays and is never congested)."""
+        return 2.0 * sum(self.link(n).delay_ms for n in path) / 1e3
+
+    def capacity_pps(self, link: Link) -> float:
+        """Link capacity in packets per second of ``packet_bytes``."""
+        return link.capacity_mbps * 1e6 / (8.0 * self.packet_bytes)
+
+    def pps_to_mbps(self, pps: float) -> float:
+        return pps * 8.0 * self.packet_bytes / 1e6
+
+    def with_changes(self, **changes) -> "Scenario":
+        from dataclasses import replace
+        return replace(self, **changes)
+
+
+# --- loading and validation -------------------------------------------------------------------
+class _Check:
+    """Field-by-field validation that raises one ScenarioError naming file, field and fix."""
+
+    def __init__(self, source: str):
+        self.source = source
+
+    def fail(self, fld: str, problem: str, fix: str):
+        raise ScenarioError(self.source, fld, problem, fix)
+
+    def require(self, table: Mapping, key: str, where: str, example: str):
+        if key not in table:
+            self.fail(f"{where}{key}", "missing required field", f"add {key} = {example}")
+        return table[key]
+
+    def number(self, value: Any, fld: str, example: str, *, minimum: float | None = None,
+               exclusive: bool = False, integer: bool = False) -> float:
+        ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
+        if isinstance(value, bool) or not ok_type:
+            kind = "an integer" if integer else "a number"
+            self.fail(fld, f"expected {kind}, got {type(value).__name__} {value!r}", f"write {fld.split('.')[-1]} = {example}")
+        v = float(value)
+        if math.isnan(v) or math.isinf(v):
+            self.fail(fld, f"{value!r} is not finite", f"write {fld.split('.')[-1]} = {example}")
+        if minimum is not None and (v <= minimum if exclusive else v < minimum):
+            rel = ">" if exclusive else "≥"
+            self.fail(fld, f"must be {rel} {minimum:g}, got {value!r}", f"use a value {rel} {minimum:g}, e.g. {example}")
+        return int(value) if integer else v
+
+    def string(self, value: Any, fld: str, example: str) -> str:
+        if not isinstance(value, str) or not value.strip():
+            self.fail(fld, f"expected a non-empty string, got {value!r}", f'write {fld.split(".")[-1]} = "{example}"')
+        return value
+
+    def table(self, value: Any, fld: str, example: str) -> Mapping:
+        if not isinstance(value, Mapping):
+            self.fail(fld, f"expected a table, got {type(value).__name__}", f"write {example}")
+        return value
+
+    def known_keys(self, table: Mapping, allowed: tuple[str, ...], where: str):
+        for key in table:
+            if key not in allowed:
+                self.fail(f"{where}{key}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
+
+
+_TOP = ("name", "duration_s", "packet_bytes", "links", "groups", "description") + ENGINE_TABLES
+_LINK = ("name", "capacity_mbps", "delay_ms", "buffer_pkts", "aqm", "red", "loss")
+_RED = ("min_th", "max_th", "max_p", "ecn", "weight", "gentle")
+_GROUP = ("name", "count", "algorithm", "paths", "start_s", "stop_s")
+
+
+def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
+    """Validate a decoded TOML document and build a :class:`Scenario`."""
+    c = _Check(source)
+    c.known_keys(data, _TOP, "")
+    name = c.string(c.require(data, "name", "", '"my-scenario"'), "name", "my-scenario")
+    duration = c.number(c.require(data, "duration_s", "", "100.0"), "duration_s", "100.0", minimum=0, exclusive=True)
+    packet_bytes = c.number(data.get("packet_bytes", 1500), "packet_bytes", "1500", minimum=64, integer=True)
+
+    raw_links = c.require(data, "links", "", '[[links]] tables')
+    if not isinstance(raw_links, list) or not raw_links:
+        c.fail("links", "expected at least one [[links]] table", "add [[links]] with name, capacity_mbps, delay_ms, buffer_pkts")
+    links: list[Link] = []
+    for i, raw in enumerate(raw_links):
+        w = f"links[{i}]."
+        raw = c.table(raw, f"links[{i}]", "[[links]] name = ...")
+        c.known_keys(raw, _LINK, w)
+        lname = c.string(c.require(raw, "name", w, '"link1"'), w + "name", "link1")
+        if any(l.name == lname for l in links):
+            c.fail(w + "name", f"duplicate link name {lname!r}", "give every link a unique name")
+        cap = c.number(c.require(raw, "capacity_mbps", w, "60.0"), w + "capacity_mbps", "60.0", minimum=0, exclusive=True)
+        delay = c.number(c.require(raw, "delay_ms", w, "5.0"), w + "delay_ms", "5.0", minimum=0)
+        buf = c.number(c.require(raw, "buffer_pkts", w, "50"), w + "buffer_pkts", "50", minimum=1, integer=True)
+        aqm = c.string(raw.get("aqm", "droptail"), w + "aqm", "droptail")
+        if aqm not in AQMS:
+            c.fail(w + "aqm", f"unknown AQM {aqm!r}", 'use aqm = "droptail" or aqm = "red"')
+        loss = c.number(raw.get("loss", 0.0), w + "loss", "0.0", minimum=0)
+        if loss >= 1:
+            c.fail(w + "loss", f"loss probability must be < 1, got {loss}", "use a probability in [0, 1), e.g. 0.001")
+        red = None
+        if aqm == "red":
+            rraw = c.table(c.require(raw, "red", w, "{min_th = 5, max_th = 15, max_p = 0.1}"), w + "red",
+                           "red = {min_th = 5, max_th = 15, max_p = 0.1}")
+            c.known_keys(rraw, _RED, w + "red.")
+            mn = c.number(c.require(rraw, "min_th", w + "red.", "5"), w + "red.min_th", "5", minimum=0)
+            mx = c.number(c.require(rraw, "max_th", w + "red.", "15"), w + "red.max_th", "15", minimum=0, exclusive=True)
+            mp = c.number(c.require(rraw, "max_p", w + "red.", "0.1"), w + "red.max_p", "0.1", minimum=0, exclusive=True)
+            if mx <= mn:
+                c.fail(w + "red.max_th", f"max_th ({mx:g}) must exceed min_th ({mn:g})", "choose min_th < max_th")
+            if mp > 1:
+                c.fail(w + "red.max_p", f"max_p must be ≤ 1, got {mp:g}", "use a probability such as 0.1")
+            if mx > buf:
+                c.fail(w + "red.max_th", f"max_th ({mx:g}) exceeds buffer_pkts ({buf})", "lower max_th or raise buffer_pkts")
+            ecn = rraw.get("ecn", False)
+            if not isinstance(ecn, bool):
+                c.fail(w + "red.ecn", f"expected true or false, got {ecn!r}", "write ecn = false")
+            wq = c.number(rraw.get("weight", 0.002), w + "red.weight", "0.002", minimum=0, exclusive=True)
+            gentle = rraw.get("gentle", True)
+            if not isinstance(gentle, bool):
+                c.fail(w + "red.gentle", f"expected true or false, got {gentle!r}", "write gentle = true")
+            red = Red(mn, mx, mp, ecn, wq, gentle)
+        elif "red" in raw:
+            c.fail(w + "red", 'red parameters given but aqm is not "red"', 'set aqm = "red" or remove the red table')
+        links.append(Link(lname, cap, delay, buf, aqm, red, loss))
+    link_names = {l.name for l in links}
+
+    raw_groups = c.require(data, "groups", "", "[[groups]] tables")
+    if not isinstance(raw_groups, list) or not raw_groups:
+        c.fail("groups", "expected at least one [[groups]] table", "add [[groups]] with name, count, algorithm, paths")
+    groups: list[Group] = []
+    for i, raw in enumerate(raw_groups):
+        w = f"groups[{i}]."
+        raw = c.table(raw, f"groups[{i}]", "[[groups]] name = ...")
+        c.known_keys(raw, _GROUP, w)
+        gname = c.string(c.require(raw, "name", w, '"mp"'), w + "name", "mp")
+        if any(g.name == gname for g in groups):
+            c.fail(w + "name", f"duplicate group name {gname!r}", "give every group a unique name")
+        count = c.number(c.require(raw, "count", w, "1"), w + "count", "1", minimum=1, integer=True)
+        spec = c.require(raw, "algorithm", w, '"balia"')
+        try:
+            algo = algorithms.get(spec)
+        except algorithms.AlgorithmSpecError as e:
+            c.fail(w + e.field, e.problem, e.fix)
+        paths = c.require(raw, "paths", w, '[["link1"], ["link2"]]')
+        if not isinstance(paths, list) or not paths:
+            c.fail(w + "paths", "expected a non-empty list of paths", 'write paths = [["link1"], ["link2"]]')
+        parsed: list[tuple[str, ...]] = []
+        for j, path in enumerate(paths):
+            pf = f"{w}paths[{j}]"
+            if isinstance(path, str):
+                path = [path]
+            if not isinstance(path, list) or not path or not all(isinstance(n, str) for n in path):
+                c.fail(pf, f"expected a non-empty list of link names, got {path!r}", 'write ["link1", "link2"]')
+            for n in path:
+                if n not in link_names:
+                    c.fail(pf, f"unknown link {n!r} (defined: {', '.join(sorted(link_names))})",
+                           f"add a [[links]] table named {n!r} or correct the path")
+            if len(set(path)) != len(path):
+                c.fail(pf, f"path visits a link twice: {path!r}", "list each link of a path once")
+            parsed.append(tuple(path))
+        if len(parsed) > 8:
+            c.fail(w + "paths", f"{len(parsed)} paths; at most 8 routes per connection are supported",
+                   "use at most 8 paths (MPTCP subflow limit used by the kernel and BPF code)")
+        start = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", minimum=0)
+        stop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), minimum=0)
+        if stop <= start:
+            c.fail(w + "stop_s", f"stop_s ({stop:g}) is not after start_s ({start:g})", "make stop_s > start_s")
+        if start >= duration:
+            c.fail(w + "start_s", f"start_s ({start:g}) is not before duration_s ({duration:g})",
+                   "start the group before the scenario ends")
+        groups.append(Group(gname, count, algo, tuple(parsed), start, min(stop, duration), spec))
+
+    engine = {}
+    for key in ENGINE_TABLES:
+        if key in data:
+            engine[key] = c.table(data[key], key, f"[{key}] with engine settings")
+    return Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, engine, source)
+
+
+def load(path: str | Path) -> Scenario:
+    """Read and validate a scenario file. Raises :class:`ScenarioError` on any problem."""
+    p = Path(path)
+    if not p.is_file():
+        raise ScenarioError(str(p), "(file)", "no such file", "check the path; bundled scenarios live in scenarios/")
+    try:
+        data = tomllib.loads(p.read_text())
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(str(p), "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+    except UnicodeDecodeError:
+        raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the scenario as UTF-8 TOML") from None
+    return parse(data, str(p))
+
+
+def loads(text: str, source: str = "<string>") -> Scenario:
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+    return parse(data, source)

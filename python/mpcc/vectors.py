@@ -1,0 +1,153 @@
+"""Shared test vectors: ``spec/vectors/algorithms.json``.
+
+The Python reference (:mod:`mpcc.algorithms`) computes, for a fixed set of connections, every
+route's per-ACK increase and per-loss decrease. The Rust simulator (``crates/mpcc-core``) and
+the BPF fixed-point code (``bpf/``) are tested against the same file, each within the tolerance
+it states. The file is generated (``mpcc vectors write``) and committed; ``mpcc vectors check``
+(run by the tests) fails if the committed file no longer matches the reference.
+
+Case schema::
+
+    {"id": "balia/n2/unequal-rtt/0", "algorithm": {"name": "balia", ...params},
+     "cwnd": [..packets..], "rtt": [..seconds..], "state": {"loss_interval": [...]},
+     "increase": [I_r per route], "decrease": [D_r per route],
+     "cwnd_after_loss": [max(w_r − D_r, min_cwnd)], "min_cwnd": FLOAT,
+     "update": [FAST only: window after one periodic update]}
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+from . import algorithms
+
+SPEC_PATH = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "algorithms.json"
+
+#: Algorithms (with parameter variants) the vectors cover.
+VECTOR_ALGORITHMS: list[dict] = [
+    {"name": "reno"},
+    {"name": "ewtcp"}, {"name": "ewtcp", "a": 0.5},
+    {"name": "coupled"},
+    {"name": "semicoupled"},
+    {"name": "lia"},
+    {"name": "olia"},
+    {"name": "balia"},
+    {"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"},
+    {"name": "generalized", "beta": 1.0, "eta": 0.0, "n": 1},
+    {"name": "generalized", "beta": 0.5, "eta": 1.0, "n": 2},
+    {"name": "mstcp", "a": 0.03, "b": 0.5},
+    {"name": "mtcp", "alpha": 0.0, "beta": 1.0},
+    {"name": "mtcp", "alpha": 1.0, "beta": 0.0},
+    {"name": "mtcp", "alpha": 1.0, "beta": 1.0},
+    {"name": "mtcp", "alpha": 0.3, "beta": 0.7, "a": 1.0, "b": 0.5},
+    {"name": "fast", "alpha": 50.0, "gamma": 0.5},
+]
+
+
+def _connections(rng: np.random.Generator):
+    """(label, cwnd, rtt) for 1..8 routes: equal and very unequal RTTs, tiny and huge windows."""
+    out = []
+    for n in range(1, 9):
+        out.append(("equal-rtt", np.full(n, 10.0) + np.arange(n) * 3.0, np.full(n, 0.02)))
+        out.append(("unequal-rtt", rng.uniform(2, 200, n).round(3), np.geomspace(0.001, 0.5, n) if n > 1 else np.array([0.3])))
+        out.append(("tiny", rng.choice([1.0, 1.5, 2.0, 3.0], n), rng.uniform(0.005, 0.05, n).round(5)))
+        out.append(("huge", rng.uniform(1e4, 1e6, n).round(1), rng.uniform(0.01, 0.3, n).round(5)))
+        out.append(("mixed", np.where(np.arange(n) % 2 == 0, 1.0, 5e4), rng.uniform(0.001, 0.2, n).round(5)))
+        out.append(("equal-windows", np.full(n, 40.0), np.full(n, 0.05)))
+    return out
+
+
+def _state(algo, label, cwnd, rtt, rng):
+    state = {}
+    if "loss_interval" in algo.state_keys:
+        n = len(cwnd)
+        ell = rng.uniform(10, 1000, n).round(0)
+        if label == "equal-windows" or n == 1:
+            ell = np.full(n, 100.0)
+        elif label == "mixed":  # best path is a non-max-window path: exercises ε ≠ 0
+            ell = np.where(cwnd == cwnd.min(), 1e6, 10.0)
+        state["loss_interval"] = ell
+    if "base_rtt" in algo.state_keys:
+        state["base_rtt"] = (rtt * rng.uniform(0.3, 1.0, len(rtt))).round(6)
+    return state
+
+
+def build() -> dict:
+    rng = np.random.default_rng(20261122)
+    cases = []
+    for spec in VECTOR_ALGORITHMS:
+        algo = algorithms.get(spec)
+        tag = algo.describe()
+        for k, (label, cwnd, rtt) in enumerate(_connections(rng)):
+            cwnd, rtt = np.asarray(cwnd, float), np.asarray(rtt, float)
+            state = _state(algo, label, cwnd, rtt, rng)
+            case = {
+                "id": f"{tag}/n{len(cwnd)}/{label}",
+                "algorithm": {kk: (("inf" if math.isinf(v) else v) if isinstance(v, float) else v)
+                              for kk, v in {"name": algo.name, **algo.params}.items()},
+                "cwnd": cwnd.tolist(), "rtt": rtt.tolist(),
+                "state": {kk: np.asarray(v).tolist() for kk, v in state.items()},
+                "increase": algo.on_ack(cwnd, rtt, **state).tolist(),
+                "decrease": algo.on_loss(cwnd, rtt, **state).tolist(),
+                "cwnd_after_loss": algo.cwnd_after_loss(cwnd, rtt, **state).tolist(),
+                "min_cwnd": algo.min_cwnd(len(cwnd)),
+            }
+            if hasattr(algo, "on_update"):
+                case["update"] = algo.on_update(cwnd, rtt, state["base_rtt"]).tolist()
+            cases.append(case)
+    return {
+        "schema": 1,
+        "generator": "mpcc.vectors (python reference, mpcc.algorithms)",
+        "units": {"cwnd": "packets", "rtt": "seconds", "loss_interval": "packets",
+                  "increase": "packets added to cwnd of route r per ACK on route r",
+                  "decrease": "packets removed from cwnd of route r per loss on route r"},
+        "tolerance": {"rel": 1e-9, "abs": 1e-12,
+                      "note": "for floating-point engines; fixed-point engines state their own bound"},
+        "cases": cases,
+    }
+
+
+def compare(a: dict, b: dict, rel: float = 1e-12) -> list[str]:
+    """Differences between two vector documents (ids and values), as readable lines."""
+    problems = []
+    ia, ib = {c["id"]: c for c in a["cases"]}, {c["id"]: c for c in b["cases"]}
+    for missing in sorted(set(ia) ^ set(ib)):
+        problems.append(f"case {missing} present in only one file")
+    for cid in sorted(set(ia) & set(ib)):
+        for key in ("cwnd", "rtt", "increase", "decrease", "cwnd_after_loss", "update"):
+            va, vb = ia[cid].get(key), ib[cid].get(key)
+            if (va is None) != (vb is None) or (va is not None and not np.allclose(va, vb, rtol=rel, atol=0)):
+                problems.append(f"case {cid}: {key} differs")
+    return problems
+
+
+@click.group("vectors")
+def command():
+    """Shared per-ACK / per-loss test vectors (spec/vectors/algorithms.json)."""
+
+
+@command.command("write")
+@click.option("--out", type=click.Path(dir_okay=False), default=str(SPEC_PATH), show_default=True)
+def write(out):
+    """Regenerate the vectors from the Python reference."""
+    doc = build()
+    Path(out).parent.mkdir(parents=True, exist_ok=True)
+    Path(out).write_text(json.dumps(doc, indent=1) + "\n")
+    click.echo(f"wrote {len(doc['cases'])} cases to {out}")
+
+
+@command.command("check")
+@click.option("--file", "path", type=click.Path(dir_okay=False, exists=True), default=str(SPEC_PATH), show_default=True)
+def check(path):
+    """Check the committed vectors still match the Python reference."""
+    problems = compare(json.loads(Path(path).read_text()), build())
+    for p in problems[:20]:
+        click.echo(p, err=True)
+    if problems:
+        raise click.ClickException(f"{len(problems)} differences; run `mpcc vectors write` if the change is intended")
+    click.echo("vectors match the reference")

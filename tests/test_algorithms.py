@@ -1,0 +1,175 @@
+"""The Python reference against independent scalar transcriptions of the papers' rules, and
+the committed test vectors against the reference."""
+
+import json
+import math
+
+import numpy as np
+import pytest
+
+from mpcc import algorithms, vectors
+from mpcc.algorithms import AlgorithmSpecError
+
+
+# --- independent scalar transcriptions (plain floats, loops; written from the papers) ---------
+def ref_increase(name, w, t, r, p):
+    n = len(w)
+    x = [w[k] / t[k] for k in range(n)]
+    X = sum(x)
+    if name == "reno":
+        return 1 / w[r]
+    if name == "ewtcp":
+        return p.get("a", 1.0) / w[r]
+    if name == "coupled":  # Peng §II-B
+        return (w[r] / t[r] ** 2) / X**2
+    if name == "semicoupled":
+        return 1 / (t[r] * X)
+    if name == "lia":  # RFC 6356: min(alpha/cwnd_total, 1/cwnd_r)
+        total = sum(w)
+        alpha = total * max(w[k] / t[k] ** 2 for k in range(n)) / X**2
+        return min(alpha / total, 1 / w[r])
+    if name == "balia":  # eq. (1)
+        a = max(x) / x[r]
+        return x[r] / (t[r] * X**2) * (1 + a) / 2 * (4 + a) / 5
+    if name == "generalized":  # from eq. (16) via eq. (7): I = phi * D
+        beta, eta, nn = p["beta"], p["eta"], p["n"]
+        norm = max(x) if math.isinf(nn) else sum(v**nn for v in x) ** (1 / nn)
+        phi = 2 * ((1 - beta) * x[r] + beta * norm) / (t[r] ** 2 * x[r] * X**2)
+        k = 0.5 * x[r] * (x[r] + eta * (max(x) - x[r]))
+        return phi * t[r] * k / x[r]
+    if name == "mstcp":
+        return p["a"]
+    if name == "mtcp":
+        return p.get("a", 1.0) / ((1 - p["alpha"]) * w[r] + p["alpha"] * sum(w))
+    raise KeyError(name)
+
+
+def ref_decrease(name, w, t, r, p):
+    n = len(w)
+    x = [w[k] / t[k] for k in range(n)]
+    if name == "balia":  # eq. (2)
+        return w[r] / 2 * min(max(x) / x[r], 1.5)
+    if name == "generalized":
+        k = 0.5 * x[r] * (x[r] + p["eta"] * (max(x) - x[r]))
+        return t[r] * k / x[r]
+    if name == "mstcp":  # Jiang (1): w <- max(w - bW, 1)
+        return w[r] - max(w[r] - p["b"] * sum(w), 1.0) if w[r] >= 1 else 0.0
+    if name == "mtcp":  # Jiang (2)
+        cut = p.get("b", 0.5) * ((1 - p["beta"]) * w[r] + p["beta"] * sum(w))
+        return w[r] - max(w[r] - cut, 1.0) if w[r] >= 1 else 0.0
+    return w[r] / 2
+
+
+SCALAR = ["reno", "ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized", "mstcp", "mtcp"]
+
+
+def _cases():
+    doc = vectors.build()
+    return [c for c in doc["cases"] if c["algorithm"]["name"] in SCALAR]
+
+
+@pytest.mark.parametrize("case", _cases(), ids=lambda c: c["id"])
+def test_reference_matches_scalar_transcription(case):
+    spec = dict(case["algorithm"])
+    name = spec["name"]
+    p = {k: (math.inf if v == "inf" else v) for k, v in spec.items() if k != "name"}
+    algo = algorithms.get(case["algorithm"])
+    p = {**algo.params, **p}
+    w, t = case["cwnd"], case["rtt"]
+    inc = algo.on_ack(w, t)
+    dec = algo.on_loss(w, t)
+    for r in range(len(w)):
+        assert inc[r] == pytest.approx(ref_increase(name, w, t, r, p), rel=1e-12)
+        assert dec[r] == pytest.approx(ref_decrease(name, w, t, r, p), rel=1e-12, abs=1e-12)
+
+
+def test_olia_epsilon_sets():
+    olia = algorithms.get("olia")
+    t = [0.1, 0.1, 0.1]
+    # route 0 has the max window; route 1 is best (largest l/τ²) and not max → collected
+    w = [30.0, 10.0, 10.0]
+    ell = [100.0, 900.0, 50.0]
+    eps = olia.epsilon(w, t, ell)
+    assert eps.tolist() == pytest.approx([-1 / 3, 1 / 3, 0.0])
+    inc = olia.on_ack(w, t, loss_interval=ell)
+    X = sum(wi / 0.1 for wi in w)
+    assert inc[1] == pytest.approx((10 / 0.01) / X**2 + (1 / 3) / 10)
+    # best path is the max-window path → B∖M empty → all ε = 0
+    assert olia.epsilon(w, t, [900.0, 100.0, 50.0]).tolist() == [0.0, 0.0, 0.0]
+
+
+def test_single_route_reduces_to_reno():
+    for name in ["ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized"]:
+        a = algorithms.get(name)
+        assert a.on_ack([17.0], [0.05])[0] == pytest.approx(1 / 17)
+        assert a.on_loss([17.0], [0.05])[0] == pytest.approx(8.5)
+
+
+def test_fluid_parameters_follow_eq7():
+    # Reno: k = x²/2, φ = 2/(τ² x²)  (Peng §II-B)
+    reno = algorithms.get("reno")
+    x, tau = np.array([800.0]), np.array([0.02])
+    assert reno.fluid_k(x, tau)[0] == pytest.approx(0.5 * 800**2)
+    assert reno.fluid_phi(x, tau)[0] == pytest.approx(2 / (0.02**2 * 800**2))
+    # Generalized family: eq. (16) k and φ
+    g = algorithms.get({"name": "generalized", "beta": 0.3, "eta": 0.7, "n": 2})
+    x, tau = np.array([300.0, 100.0, 50.0]), np.array([0.02, 0.02, 0.02])
+    norm2 = math.sqrt(sum(v * v for v in x))
+    for r in range(3):
+        phi = 2 * (0.7 * x[r] + 0.3 * norm2) / (tau[r] ** 2 * x[r] * x.sum() ** 2)
+        k = 0.5 * x[r] * (x[r] + 0.7 * (x.max() - x[r]))
+        assert g.fluid_phi(x, tau)[r] == pytest.approx(phi)
+        assert g.fluid_k(x, tau)[r] == pytest.approx(k)
+
+
+def test_balia_is_generalized_increase_at_02_05_inf():
+    b = algorithms.get("balia")
+    g = algorithms.get({"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"})
+    w, t = [40.0, 7.0, 19.0], [0.03, 0.03, 0.03]
+    assert np.allclose(b.on_ack(w, t), g.on_ack(w, t))
+
+
+def test_min_cwnd_rules():
+    assert algorithms.get("balia").min_cwnd(2) == 1.0
+    assert algorithms.get("coupled").min_cwnd(2) == 1.0
+    assert algorithms.get("balia").min_cwnd(1) == 2.0
+    assert algorithms.get("lia").min_cwnd(3) == 2.0
+    after = algorithms.get("balia").cwnd_after_loss([1.5, 30.0], [0.01, 0.01])
+    assert after[0] == 1.0  # 1.5 − 0.75·1.5 clamps at 1 with two routes
+
+
+def test_fast_update_equilibrium():
+    fast = algorithms.get({"name": "fast", "alpha": 50, "gamma": 1.0})
+    # at w = α·RTT/q the update is a fixed point: w·base/RTT + α = w
+    base, rtt = 0.05, 0.06
+    w = 50 * rtt / (rtt - base)
+    assert fast.on_update([w], [rtt], [base])[0] == pytest.approx(w)
+
+
+@pytest.mark.parametrize("spec,field", [
+    ("nosuch", "algorithm"),
+    ({"name": "generalized", "beta": "x"}, "algorithm.beta"),
+    ({"name": "generalized", "n": 1.5}, "algorithm.n"),
+    ({"name": "balia", "beta": 0.2}, "algorithm.beta"),
+    ({"beta": 0.2}, "algorithm.name"),
+    ({"name": "mtcp", "alpha": 2}, "algorithm.alpha"),
+])
+def test_bad_specs(spec, field):
+    with pytest.raises(AlgorithmSpecError) as e:
+        algorithms.get(spec)
+    assert e.value.field == field
+
+
+def test_aliases():
+    assert algorithms.get("max").name == "lia"
+    fc = algorithms.get("fully-coupled")
+    assert (fc.name, fc.params["alpha"], fc.params["beta"]) == ("mtcp", 1.0, 1.0)
+
+
+def test_committed_vectors_match_reference():
+    committed = json.loads(vectors.SPEC_PATH.read_text())
+    assert vectors.compare(committed, vectors.build()) == []
+    names = {c["algorithm"]["name"] for c in committed["cases"]}
+    assert {"reno", "ewtcp", "coupled", "semicoupled", "lia", "olia", "balia", "generalized"} <= names
+    sizes = {len(c["cwnd"]) for c in committed["cases"]}
+    assert sizes == set(range(1, 9))

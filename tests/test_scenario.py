@@ -1,0 +1,109 @@
+"""Scenario loading: the bundled files load; every error class gives one clear message
+(file, field, fix) and exit code 2 from the CLI."""
+
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from mpcc import scenario as sc
+from mpcc.errors import ScenarioError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+GOOD = textwrap.dedent("""
+    name = "t"
+    duration_s = 10.0
+    [[links]]
+    name = "l1"
+    capacity_mbps = 10.0
+    delay_ms = 5.0
+    buffer_pkts = 50
+    [[links]]
+    name = "l2"
+    capacity_mbps = 20.0
+    delay_ms = 7.0
+    buffer_pkts = 40
+    aqm = "red"
+    red = {min_th = 5, max_th = 15, max_p = 0.1}
+    [[groups]]
+    name = "mp"
+    count = 2
+    algorithm = {name = "generalized", beta = 0.2, eta = 0.5, n = "inf"}
+    paths = [["l1"], ["l2", "l1"]]
+    start_s = 1.0
+""")
+
+
+def test_good_scenario():
+    s = sc.loads(GOOD)
+    assert [l.name for l in s.links] == ["l1", "l2"]
+    g = s.groups[0]
+    assert g.algorithm.name == "generalized" and g.algorithm.params["beta"] == 0.2
+    assert g.stop_s == 10.0 and g.multipath
+    assert s.path_delay_s(g.paths[1]) == pytest.approx(0.024)
+    assert s.links[1].red.max_p == 0.1
+    assert s.capacity_pps(s.links[0]) == pytest.approx(10e6 / 12000)
+
+
+def test_bundled_scenarios_load():
+    files = sorted((ROOT / "scenarios").rglob("*.toml"))
+    assert files
+    for f in files:
+        if f.parent.name == "hetero" or "mtc" in f.parts:
+            continue
+        sc.load(f)
+
+
+def _bad(old, new):
+    assert old in GOOD, old
+    return GOOD.replace(old, new, 1)
+
+
+ERRORS = [
+    ("unknown link", _bad('["l2", "l1"]', '["l2", "l9"]'), "groups[0].paths[1]", "unknown link 'l9'"),
+    ("negative capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = -1.0"), "links[0].capacity_mbps", "must be >"),
+    ("zero capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = 0"), "links[0].capacity_mbps", "must be >"),
+    ("unknown algorithm", _bad('algorithm = {name = "generalized", beta = 0.2, eta = 0.5, n = "inf"}', 'algorithm = "vegas"'),
+     "groups[0].algorithm", "unknown algorithm 'vegas'"),
+    ("bad algorithm parameter", _bad("beta = 0.2", 'beta = "big"'), "groups[0].algorithm.beta", "expected a number"),
+    ("missing field", _bad("delay_ms = 5.0\n", ""), "links[0].delay_ms", "missing required field"),
+    ("missing top-level", _bad('name = "t"\n', ""), "name", "missing required field"),
+    ("wrong type", _bad("buffer_pkts = 50", 'buffer_pkts = "fifty"'), "links[0].buffer_pkts", "expected an integer"),
+    ("wrong type float for int", _bad("count = 2", "count = 2.5"), "groups[0].count", "expected an integer"),
+    ("unknown field", _bad("count = 2", "count = 2\ncolour = 1"), "groups[0].colour", "unknown field"),
+    ("stop before start", _bad("start_s = 1.0", "start_s = 1.0\nstop_s = 0.5"), "groups[0].stop_s", "not after start_s"),
+    ("duplicate link", _bad('name = "l2"', 'name = "l1"'), "links[1].name", "duplicate link name"),
+    ("red thresholds", _bad("max_th = 15", "max_th = 4"), "links[1].red.max_th", "must exceed min_th"),
+    ("bad aqm", _bad('aqm = "red"', 'aqm = "codel"'), "links[1].aqm", "unknown AQM"),
+    ("empty paths", _bad('paths = [["l1"], ["l2", "l1"]]', "paths = []"), "groups[0].paths", "non-empty list"),
+    ("toml syntax", GOOD.replace("duration_s = 10.0", "duration_s = "), "(syntax)", "invalid TOML"),
+]
+
+
+@pytest.mark.parametrize("label,text,field,problem", ERRORS, ids=[e[0] for e in ERRORS])
+def test_error_classes(label, text, field, problem):
+    with pytest.raises(ScenarioError) as e:
+        sc.loads(text, "bad.toml")
+    assert e.value.field == field
+    assert problem in e.value.problem
+    msg = str(e.value)
+    assert msg.startswith("bad.toml: ") and "fix:" in msg and "\n" not in msg
+
+
+def test_cli_error_is_one_line_exit_2(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(_bad('["l2", "l1"]', '["l2", "nowhere"]'))
+    p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(f)], capture_output=True, text=True)
+    assert p.returncode == 2
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and "unknown link 'nowhere'" in lines[0] and str(f) in lines[0]
+    assert p.stdout == ""
+
+
+def test_cli_missing_file(tmp_path):
+    p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(tmp_path / "none.toml")],
+                       capture_output=True, text=True)
+    assert p.returncode == 2 and "no such file" in p.stderr
