@@ -107,3 +107,12 @@ def test_cli_missing_file(tmp_path):
     p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(tmp_path / "none.toml")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "no such file" in p.stderr
+
+
+def test_background_traffic():
+    s = sc.loads(GOOD + '\n[[background]]\nname = "u"\npath = ["l2"]\nrate_mbps = 2.0\nmean_on_s = 1.0\nmean_off_s = 0.5\nstart_s = 2.0\n')
+    b = s.background[0]
+    assert (b.path, b.rate_mbps, b.mean_on_s, b.stop_s) == (("l2",), 2.0, 1.0, 10.0)
+    with pytest.raises(ScenarioError) as e:
+        sc.loads(GOOD + '\n[[background]]\nname = "u"\npath = ["zz"]\nrate_mbps = 2.0\nmean_on_s = 1.0\nmean_off_s = 0.5\n', "bad.toml")
+    assert e.value.field == "background[0].path"

@@ -23,6 +23,15 @@ Contract (see ``docs/scenario.md`` for the full reference)::
     start_s = 0.0
     stop_s = 100.0                 # optional, default duration_s
 
+    [[background]]                 # optional open-loop on-off UDP traffic (Jiang et al. Fig. 12)
+    name = "udp1"
+    path = ["link2"]
+    rate_mbps = 2.0                # sending rate while on
+    mean_on_s = 1.0                # exponential on/off periods
+    mean_off_s = 1.0
+    start_s = 400.0
+    stop_s = 800.0
+
 Optional engine tables ``[fluid]``, ``[sim]`` and ``[testbed]`` hold engine settings and are
 validated by their engine. Every error is a :class:`~mpcc.errors.ScenarioError` naming the file,
 the field and the fix.
@@ -82,12 +91,27 @@ class Group:
 
 
 @dataclass(frozen=True)
+class Background:
+    """Open-loop on-off UDP traffic along one path (Jiang et al. Fig. 12): while on, it sends
+    at ``rate_mbps``; on and off periods are exponential with the given means."""
+
+    name: str
+    path: tuple[str, ...]
+    rate_mbps: float
+    mean_on_s: float
+    mean_off_s: float
+    start_s: float = 0.0
+    stop_s: float = math.inf
+
+
+@dataclass(frozen=True)
 class Scenario:
     name: str
     duration_s: float
     links: tuple[Link, ...]
     groups: tuple[Group, ...]
     packet_bytes: int = 1500
+    background: tuple[Background, ...] = ()
     engine: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     source: str = "<scenario>"
 
@@ -164,7 +188,8 @@ class _Check:
                 self.fail(f"{where}{key}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
 
 
-_TOP = ("name", "duration_s", "packet_bytes", "links", "groups", "description") + ENGINE_TABLES
+_TOP = ("name", "duration_s", "packet_bytes", "links", "groups", "background", "description") + ENGINE_TABLES
+_BACKGROUND = ("name", "path", "rate_mbps", "mean_on_s", "mean_off_s", "start_s", "stop_s")
 _LINK = ("name", "capacity_mbps", "delay_ms", "buffer_pkts", "aqm", "red", "loss")
 _RED = ("min_th", "max_th", "max_p", "ecn", "weight", "gentle")
 _GROUP = ("name", "count", "algorithm", "paths", "start_s", "stop_s")
@@ -271,11 +296,38 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
                    "start the group before the scenario ends")
         groups.append(Group(gname, count, algo, tuple(parsed), start, min(stop, duration), spec))
 
+    background: list[Background] = []
+    raw_bg = data.get("background", [])
+    if not isinstance(raw_bg, list):
+        c.fail("background", "expected [[background]] tables", "write [[background]] name = ...")
+    for i, raw in enumerate(raw_bg):
+        w = f"background[{i}]."
+        raw = c.table(raw, f"background[{i}]", "[[background]] name = ...")
+        c.known_keys(raw, _BACKGROUND, w)
+        bname = c.string(c.require(raw, "name", w, '"udp1"'), w + "name", "udp1")
+        path = c.require(raw, "path", w, '["link1"]')
+        if isinstance(path, str):
+            path = [path]
+        if not isinstance(path, list) or not path or not all(isinstance(n, str) for n in path):
+            c.fail(w + "path", f"expected a non-empty list of link names, got {path!r}", 'write path = ["link1"]')
+        for n in path:
+            if n not in link_names:
+                c.fail(w + "path", f"unknown link {n!r} (defined: {', '.join(sorted(link_names))})",
+                       f"add a [[links]] table named {n!r} or correct the path")
+        rate = c.number(c.require(raw, "rate_mbps", w, "1.0"), w + "rate_mbps", "1.0", minimum=0, exclusive=True)
+        on = c.number(c.require(raw, "mean_on_s", w, "1.0"), w + "mean_on_s", "1.0", minimum=0, exclusive=True)
+        off = c.number(c.require(raw, "mean_off_s", w, "1.0"), w + "mean_off_s", "1.0", minimum=0)
+        bstart = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", minimum=0)
+        bstop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), minimum=0)
+        if bstop <= bstart:
+            c.fail(w + "stop_s", f"stop_s ({bstop:g}) is not after start_s ({bstart:g})", "make stop_s > start_s")
+        background.append(Background(bname, tuple(path), rate, on, off, bstart, min(bstop, duration)))
+
     engine = {}
     for key in ENGINE_TABLES:
         if key in data:
             engine[key] = c.table(data[key], key, f"[{key}] with engine settings")
-    return Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, engine, source)
+    return Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, tuple(background), engine, source)
 
 
 def load(path: str | Path) -> Scenario:

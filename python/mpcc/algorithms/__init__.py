@@ -44,7 +44,11 @@ REGISTRY: dict[str, tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]] = {
     "mstcp": (Mstcp, {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
     "mtcp": (Mtcp, {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
                     "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
-    "fast": (Fast, {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "fast": (Fast, {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]")),
+                    "update_interval_s": (0.02, _POSITIVE),
+                    # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
+                    "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
+                    "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
 }
 
 ALIASES = {"max": ("lia", {})}
