@@ -1,0 +1,1 @@
+"""Paper reproductions: ``mpcc reproduce peng2016 | tang2010 | jiang2011``."""

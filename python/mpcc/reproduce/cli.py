@@ -1,0 +1,56 @@
+"""``mpcc reproduce PAPER``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from rich.console import Console
+
+from ..errors import MpccError
+from .paper_values import PENG_COLUMNS
+
+ENGINES = ("fluid", "sim", "testbed")
+
+
+@click.group("reproduce")
+def command():
+    """Reproduce a paper's tables and figures, paper | fluid | sim | kernel side by side."""
+
+
+@command.command("peng2016")
+@click.option("--engine", "engines", multiple=True, type=click.Choice(ENGINES + ("all",)), default=("all",),
+              show_default=True, help="Engines to run (repeatable).")
+@click.option("--runs", type=click.IntRange(1, 1000), default=20, show_default=True, help="Simulator runs per cell.")
+@click.option("--kernel-runs", type=click.IntRange(1, 100), default=3, show_default=True, help="Testbed runs per cell.")
+@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--algorithms", default=",".join(PENG_COLUMNS), show_default=True,
+              help="Comma-separated algorithms (the paper's columns).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Directory for results.json, results.md, Parquet time series and plots.")
+@click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
+@click.option("--no-progress", is_flag=True)
+def peng2016(engines, runs, kernel_runs, seed, algorithms, out, as_json, no_progress):
+    """Peng, Walid, Hwang, Low — Tables III–V and Fig. 3 (Balia)."""
+    from .. import algorithms as registry
+    from . import peng2016 as p
+
+    algos = []
+    for name in (a.strip() for a in algorithms.split(",") if a.strip()):
+        try:
+            algos.append(registry.get(name).name)
+        except registry.AlgorithmSpecError as e:
+            raise click.BadParameter(f"{name!r}: {e.problem} ({e.fix})", param_hint="--algorithms")
+    engines = ENGINES if "all" in engines else tuple(dict.fromkeys(engines))
+    console = Console(stderr=as_json)
+    rep, errors = p.reproduce(engines, algos, runs, kernel_runs, seed, out, progress=not no_progress)
+    if as_json:
+        import json
+        from .table import _clean
+        click.echo(json.dumps(_clean(rep.to_dict()), indent=2))
+    else:
+        rep.print(console)
+        if out:
+            console.print(f"wrote {out}/results.md and results.json")
+    if errors:
+        raise MpccError("; ".join(errors) + " — the other columns were computed and kept")

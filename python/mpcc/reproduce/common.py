@@ -1,0 +1,25 @@
+"""Helpers shared by the reproductions."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+from .. import algorithms
+from ..scenario import Scenario, load
+
+SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios"
+
+
+def scenario(paper: str, name: str) -> Scenario:
+    return load(SCENARIO_DIR / paper / f"{name}.toml")
+
+
+def with_algorithm(s: Scenario, algorithm, groups: tuple[str, ...] | None = None) -> Scenario:
+    """The scenario with the multipath groups (or the named groups) running ``algorithm``."""
+    algo = algorithms.get(algorithm)
+    new = []
+    for g in s.groups:
+        target = (g.name in groups) if groups is not None else g.multipath
+        new.append(replace(g, algorithm=algo, algorithm_spec=algorithm) if target else g)
+    return replace(s, groups=tuple(new), name=f"{s.name}[{algo.describe()}]")

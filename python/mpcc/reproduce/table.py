@@ -1,0 +1,134 @@
+"""Side-by-side comparison records: paper | fluid | sim | kernel.
+
+A reproduction is a list of :class:`Row` (one measured quantity, e.g. Table III, multipath
+throughput, Balia) holding one :class:`Cell` per source. Engines that fail leave an error on
+their column instead of cells; everything already computed is kept and written out.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+SOURCES = ("paper", "fluid", "sim", "testbed")
+
+
+@dataclass
+class Cell:
+    value: float | None
+    ci95: float | None = None
+    note: str = ""
+
+    def text(self, digits: int = 3) -> str:
+        if self.value is None or (isinstance(self.value, float) and math.isnan(self.value)):
+            return self.note or "—"
+        s = f"{self.value:.{digits}g}"
+        if self.ci95 is not None:
+            s += f" ± {self.ci95:.1g}"
+        return s
+
+
+@dataclass
+class Row:
+    table: str      # e.g. "Table III"
+    quantity: str   # e.g. "MP-TCP throughput (Mb/s)"
+    algorithm: str
+    cells: dict[str, Cell] = field(default_factory=dict)
+
+
+@dataclass
+class Reproduction:
+    paper: str
+    rows: list[Row] = field(default_factory=list)
+    columns: dict[str, dict] = field(default_factory=dict)  # source -> {"runs":…, "error":…, "notes":…}
+
+    def row(self, table: str, quantity: str, algorithm: str) -> Row:
+        for r in self.rows:
+            if (r.table, r.quantity, r.algorithm) == (table, quantity, algorithm):
+                return r
+        r = Row(table, quantity, algorithm)
+        self.rows.append(r)
+        return r
+
+    def put(self, source: str, table: str, quantity: str, algorithm: str, cell: Cell) -> None:
+        self.row(table, quantity, algorithm).cells[source] = cell
+
+    # --- rendering ------------------------------------------------------------------------
+    def sources(self) -> list[str]:
+        present = {s for r in self.rows for s in r.cells} | set(self.columns)
+        return [s for s in SOURCES if s in present]
+
+    def rich_tables(self) -> list[Table]:
+        out = []
+        srcs = self.sources()
+        for (table, quantity) in dict.fromkeys((r.table, r.quantity) for r in self.rows):
+            t = Table(title=f"{self.paper} — {table}: {quantity}")
+            t.add_column("algorithm")
+            for s in srcs:
+                t.add_column("kernel" if s == "testbed" else s, justify="right")
+            for r in self.rows:
+                if (r.table, r.quantity) != (table, quantity):
+                    continue
+                cells = []
+                for s in srcs:
+                    err = self.columns.get(s, {}).get("error")
+                    cells.append(r.cells[s].text() if s in r.cells else ("unavailable" if err else "—"))
+                t.add_row(r.algorithm, *cells)
+            out.append(t)
+        return out
+
+    def print(self, console: Console | None = None) -> None:
+        console = console or Console()
+        for t in self.rich_tables():
+            console.print(t)
+        for s, meta in self.columns.items():
+            if meta.get("error"):
+                console.print(f"[yellow]{s}: unavailable — {meta['error']}[/yellow]")
+            elif meta.get("notes"):
+                console.print(f"{s}: {meta['notes']}")
+
+    def to_dict(self) -> dict:
+        return {"paper": self.paper, "columns": self.columns,
+                "rows": [{"table": r.table, "quantity": r.quantity, "algorithm": r.algorithm,
+                          "cells": {k: asdict(v) for k, v in r.cells.items()}} for r in self.rows]}
+
+    def markdown(self) -> str:
+        srcs = self.sources()
+        lines = [f"# {self.paper} reproduction", ""]
+        for (table, quantity) in dict.fromkeys((r.table, r.quantity) for r in self.rows):
+            lines += [f"## {table}: {quantity}", "",
+                      "| algorithm | " + " | ".join("kernel" if s == "testbed" else s for s in srcs) + " |",
+                      "|---" * (len(srcs) + 1) + "|"]
+            for r in self.rows:
+                if (r.table, r.quantity) == (table, quantity):
+                    lines.append(f"| {r.algorithm} | " + " | ".join(
+                        r.cells[s].text() if s in r.cells else "—" for s in srcs) + " |")
+            lines.append("")
+        for s, meta in self.columns.items():
+            lines.append(f"- **{s}**: " + (f"unavailable — {meta['error']}" if meta.get("error") else meta.get("notes", "")))
+        return "\n".join(lines) + "\n"
+
+    def save(self, out: Path) -> None:
+        """Write JSON and Markdown atomically (called after every column, so nothing computed
+        is lost if a later engine fails)."""
+        out.mkdir(parents=True, exist_ok=True)
+        for name, text in (("results.json", json.dumps(_clean(self.to_dict()), indent=2)),
+                           ("results.md", self.markdown())):
+            tmp = out / (name + ".tmp")
+            tmp.write_text(text)
+            tmp.replace(out / name)
+
+
+def _clean(o):
+    if isinstance(o, float) and (math.isnan(o) or math.isinf(o)):
+        return None
+    if isinstance(o, dict):
+        return {k: _clean(v) for k, v in o.items()}
+    if isinstance(o, (list, tuple)):
+        return [_clean(v) for v in o]
+    return o
