@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup system test reproduce bench clean
+.PHONY: setup system test reproduce bench clean linkem
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,11 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml Cargo.toml $(shell find crates 
 system:
 	bash scripts/setup-system.sh
 
-setup: system $(VENV)/.installed
+setup: system $(VENV)/.installed linkem
+
+# the testbed's link emulator (crates/linkem), used by `mpcc testbed`
+linkem:
+	cargo build -q --release -p linkem
 
 test: setup
 	$(BIN)/python -m pytest

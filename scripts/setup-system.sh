@@ -3,7 +3,7 @@
 # Needs root for apt-get; without root it prints what is missing and continues (the fluid engine
 # and the simulator need none of these; the kernel testbed does).
 set -euo pipefail
-PKGS=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iproute2 ethtool)
+PKGS=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iproute2 ethtool iputils-ping)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

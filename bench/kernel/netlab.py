@@ -1,0 +1,177 @@
+"""Small namespace labs for bench/kernel (root). Namespaces are named mpcc-bk<pid>-<role> and are
+removed on exit (also on Ctrl-C); stale ones of a dead bench process are removed on the next run.
+
+* ``TwoPaths``: client and server joined by two unshaped veth pairs (198.18.1.0/24,
+  198.18.2.0/24); the server announces its second address, so an MPTCP connection has one
+  subflow per path.
+* ``SharedBottleneck``: client → router → server; the router's egress to the server is a
+  kernel tbf (rate, buffer); the client has two addresses, so an MPTCP connection opens two
+  subflows that share the bottleneck with whatever else is sent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+PEER = Path(__file__).with_name("peer.py")
+
+
+def sh(*cmd, check=True) -> str:
+    p = subprocess.run(list(cmd), capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise RuntimeError(f"{' '.join(cmd)}: {p.stderr.strip()}")
+    return p.stdout
+
+
+def remove_stale() -> list[str]:
+    removed = []
+    for name in sh("ip", "netns", "list").split():
+        m = re.match(r"mpcc-bk(\d+)-", name)
+        if m and not Path(f"/proc/{m.group(1)}").exists():
+            sh("ip", "netns", "del", name, check=False)
+            removed.append(name)
+    return removed
+
+
+class Lab:
+    roles: tuple[str, ...] = ()
+
+    def __init__(self):
+        self.tag = f"mpcc-bk{os.getpid()}"
+        self.ns = {r: f"{self.tag}-{r}" for r in self.roles}
+
+    def __enter__(self):
+        remove_stale()
+        try:
+            for n in self.ns.values():
+                sh("ip", "netns", "add", n)
+                self.ip(n, "link", "set", "lo", "up")
+            self.build()
+        except BaseException:
+            self.__exit__()
+            raise
+        return self
+
+    def __exit__(self, *exc):
+        for n in self.ns.values():
+            sh("ip", "netns", "del", n, check=False)
+
+    def ip(self, ns, *args):
+        return sh("ip", "-n", ns, *args)
+
+    def ex(self, ns, *args, check=True):
+        return sh("ip", "netns", "exec", ns, *args, check=check)
+
+    def veth(self, a, an, b, bn):
+        sh("ip", "link", "add", an, "netns", self.ns[a], "type", "veth", "peer", "name", bn, "netns", self.ns[b])
+        self.ip(self.ns[a], "link", "set", an, "up")
+        self.ip(self.ns[b], "link", "set", bn, "up")
+
+    def tcp_segs_in(self, role) -> int:
+        """Tcp InSegs of a namespace (per-netns SNMP): on a pure sender, the ACKs it received."""
+        lines = [ln.split() for ln in self.ex(self.ns[role], "cat", "/proc/net/snmp").splitlines()
+                 if ln.startswith("Tcp:")]
+        return int(lines[1][lines[0].index("InSegs")])
+
+    def transfer(self, host: str, secs: float, flows: list[tuple[int, str, str]]) -> dict:
+        """Send for ``secs`` on each (port, "mptcp"|"tcp", congestion control) flow.
+        Returns received bytes per port, the sender's ss rows, ACKs received and CPU time."""
+        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], sys.executable, str(PEER), "srv",
+                                *[f"{p}:{proto}" for p, proto, _ in flows]], stdout=subprocess.PIPE, text=True)
+        try:
+            if srv.stdout.readline().strip() != "ready":
+                raise RuntimeError("server did not start")
+            acks0, cpu0, t0 = self.tcp_segs_in("cli"), cpu_busy_s(), time.monotonic()
+            out = self.ex(self.ns["cli"], sys.executable, str(PEER), "cli", host, str(secs),
+                          *[f"{p}:{proto}:{ca}" for p, proto, ca in flows])
+            cpu1, t1, acks1 = cpu_busy_s(), time.monotonic(), self.tcp_segs_in("cli")
+            received = {int(k): v for k, v in json.loads(srv.stdout.readline()).items()}
+            srv.wait(10)
+        finally:
+            if srv.poll() is None:
+                srv.kill()
+        cli = json.loads(out)
+        return {"received": received, "sent": {int(k): v for k, v in cli["sent"].items()},
+                "ss": parse_ss(cli["ss"]), "acks": acks1 - acks0, "cpu_s": cpu1 - cpu0, "wall_s": t1 - t0}
+
+
+class TwoPaths(Lab):
+    roles = ("cli", "srv")
+    server = "198.18.1.2"
+
+    def __init__(self, offload=True):
+        super().__init__()
+        self.offload = offload
+
+    def build(self):
+        c, s = self.ns["cli"], self.ns["srv"]
+        for i in (1, 2):
+            self.veth("cli", f"p{i}c", "srv", f"p{i}s")
+            self.ip(c, "addr", "add", f"198.18.{i}.1/24", "dev", f"p{i}c")
+            self.ip(s, "addr", "add", f"198.18.{i}.2/24", "dev", f"p{i}s")
+            if not self.offload:      # one ACK per one or two MTU-sized segments
+                for n, dev in ((c, f"p{i}c"), (s, f"p{i}s")):
+                    self.ex(n, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+        for n in (c, s):
+            self.ip(n, "mptcp", "limits", "set", "subflows", "4", "add_addr_accepted", "4")
+            self.ex(n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=reno")
+        self.ip(s, "mptcp", "endpoint", "add", "198.18.2.2", "dev", "p2s", "signal")
+
+
+class SharedBottleneck(Lab):
+    roles = ("cli", "rtr", "srv")
+    server = "198.18.3.2"
+
+    def __init__(self, rate_mbit=100, buffer_pkts=100):
+        super().__init__()
+        self.rate_mbit, self.buffer_pkts = rate_mbit, buffer_pkts
+
+    def build(self):
+        c, r, s = self.ns["cli"], self.ns["rtr"], self.ns["srv"]
+        self.veth("cli", "cr", "rtr", "rc")
+        self.veth("rtr", "rs", "srv", "sr")
+        self.ip(c, "addr", "add", "198.18.1.1/24", "dev", "cr")
+        self.ip(c, "addr", "add", "198.18.1.3/24", "dev", "cr")
+        self.ip(r, "addr", "add", "198.18.1.2/24", "dev", "rc")
+        self.ip(r, "addr", "add", "198.18.3.1/24", "dev", "rs")
+        self.ip(s, "addr", "add", "198.18.3.2/24", "dev", "sr")
+        for n, dev in ((c, "cr"), (r, "rc"), (r, "rs"), (s, "sr")):   # queues see packets
+            self.ex(n, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off",
+                    check=False)
+        self.ip(c, "route", "add", "default", "via", "198.18.1.2")
+        self.ip(s, "route", "add", "default", "via", "198.18.3.1")
+        self.ex(r, "sysctl", "-qw", "net.ipv4.ip_forward=1")
+        self.ex(r, "tc", "qdisc", "add", "dev", "rs", "root", "tbf", "rate", f"{self.rate_mbit}mbit",
+                "burst", "3000", "limit", str(1500 * self.buffer_pkts))
+        for n in (c, s):
+            self.ip(n, "mptcp", "limits", "set", "subflows", "4", "add_addr_accepted", "4")
+            self.ex(n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=reno")
+        self.ip(c, "mptcp", "endpoint", "add", "198.18.1.3", "dev", "cr", "subflow")
+
+
+def cpu_busy_s() -> float:
+    """CPU seconds spent not idle, all CPUs (from /proc/stat)."""
+    f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]
+    v = [int(x) for x in f]
+    busy = sum(v) - v[3] - v[4]          # minus idle, iowait
+    return busy / os.sysconf("SC_CLK_TCK")
+
+
+def parse_ss(text: str) -> list[dict]:
+    rows, lines = [], text.splitlines()
+    for i, ln in enumerate(lines):
+        if not ln.strip() or ln[0].isspace():
+            continue
+        info = lines[i + 1].split() if i + 1 < len(lines) else []
+        kv = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in info if ":" in f}
+        parts = ln.split()
+        rows.append({"local": parts[2], "peer": parts[3], "ca": info[0] if info else "",
+                     "cwnd": int(kv.get("cwnd", 0)), "ssthresh": int(kv.get("ssthresh", 0) or 0),
+                     "bytes_acked": int(kv.get("bytes_acked", 0))})
+    return rows

@@ -1,0 +1,257 @@
+"""Benchmark linkem against Debian's vde-wirefilter on the same namespace paths.
+
+    sudo .venv/bin/python bench/linkem/run.py [--quick]   → bench/linkem/RESULTS.md
+
+Paths: client ns ──(emulator)── server ns, MTU 1500, offloads off.
+  linkem:      veth ── relay ns [linkem --in lkc --out lks] ── veth   (the testbed's topology)
+  wirefilter:  tap ── vde_switch ── wirefilter ── vde_switch ── tap
+Measures
+  1. delay accuracy: RTT of a UDP echo probe (kernel SO_TIMESTAMPNS receive stamps) through a
+     link of one-way delay 10 ms and 100 ms, 400 probes at 10 ms spacing; error = RTT − 2·delay,
+     median and p99 (the probe's own overhead is the 0 ms row);
+  2. forwarding rate: iperf3 UDP, 1472-byte payload (1500-byte IP packets), offered 2 Gb/s for
+     5 s, one direction, no bandwidth limit, 1 ms delay: received rate and loss; iperf3 TCP;
+  3. CPU: emulator processes' user+system time during the UDP test, as % of one core.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "python"))
+
+from mpcc import scenario  # noqa: E402
+from mpcc.testbed import netns, topology  # noqa: E402
+
+PROBE = r"""
+import socket, struct, sys, time, statistics
+addr, n, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS: kernel receive time
+s.settimeout(2.0)
+out = []
+for i in range(n):
+    t_send = time.clock_gettime_ns(time.CLOCK_REALTIME)
+    s.sendto(struct.pack("!I", i), (addr, 7777))
+    try:
+        data, anc, _, _ = s.recvmsg(64, 64)
+    except socket.timeout:
+        continue
+    t_recv = None
+    for lvl, typ, d in anc:
+        if lvl == socket.SOL_SOCKET and typ == 35:
+            sec, nsec = struct.unpack("qq", d[:16])
+            t_recv = sec * 10**9 + nsec
+    if t_recv is not None:
+        out.append((t_recv - t_send) / 1e6)
+    time.sleep(gap)
+print(" ".join(f"{x:.4f}" for x in out))
+"""
+
+ECHO = r"""
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.bind(("0.0.0.0", 7777))
+print("ready", flush=True)
+while True:
+    d, a = s.recvfrom(2048)
+    s.sendto(d, a)
+"""
+
+
+def sh(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def cpu_ticks(pids):
+    total = 0
+    for pid in pids:
+        try:
+            f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+            total += int(f[11]) + int(f[12])
+        except OSError:
+            pass
+    return total
+
+
+def percentile(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))]
+
+
+def measure_rtt(client, server, server_addr, n):
+    echo = subprocess.Popen(["ip", "netns", "exec", server, sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
+    echo.stdout.readline()
+    try:
+        sh(["ip", "netns", "exec", client, sys.executable, "-c", PROBE, server_addr, "5", "0.01"])
+        out = sh(["ip", "netns", "exec", client, sys.executable, "-c", PROBE, server_addr, str(n), "0.01"], timeout=600).stdout
+    finally:
+        echo.kill()
+        echo.wait()
+    return [float(x) for x in out.split()]
+
+
+def measure_rate(client, server, server_addr, pids, secs):
+    srv = subprocess.Popen(["ip", "netns", "exec", server, "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    hz = os.sysconf("SC_CLK_TCK")
+    c0, t0 = cpu_ticks(pids), time.monotonic()
+    cl = sh(["ip", "netns", "exec", client, "iperf3", "-c", server_addr, "-u", "-b", "2G", "-l", "1472", "-t", str(secs), "-w", "4M", "-J"],
+            timeout=secs + 30)
+    c1, t1 = cpu_ticks(pids), time.monotonic()
+    srv_out = srv.communicate(timeout=30)[0]
+    res = json.loads(srv_out)["end"]["sum"]
+    sent = json.loads(cl.stdout)["end"]["sum"]
+    cpu = (c1 - c0) / hz / (t1 - t0) * 100
+    udp = {"offered_mbps": sent["bits_per_second"] / 1e6, "received_mbps": res["bits_per_second"] / 1e6,
+           "loss_pct": res.get("lost_percent", 0.0), "pps": res["bits_per_second"] / 8 / 1500, "cpu_pct": cpu}
+    srv = subprocess.Popen(["ip", "netns", "exec", server, "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    c0, t0 = cpu_ticks(pids), time.monotonic()
+    cl = sh(["ip", "netns", "exec", client, "iperf3", "-c", server_addr, "-t", str(secs), "-C", "cubic", "-J"], timeout=secs + 30)
+    c1, t1 = cpu_ticks(pids), time.monotonic()
+    srv.communicate(timeout=30)
+    tcp = json.loads(cl.stdout)["end"]["sum_received"]["bits_per_second"] / 1e6
+    return udp, {"tcp_mbps": tcp, "cpu_pct": (c1 - c0) / hz / (t1 - t0) * 100}
+
+
+# --- linkem -------------------------------------------------------------------------------------
+def linkem_path(delay_ms, tmp):
+    s = scenario.loads(f'name = "bench"\nduration_s = 10\n[[links]]\nname = "l"\ncapacity_mbps = 1000000.0\n'
+                       f'delay_ms = {delay_ms}\nbuffer_pkts = 1000000\n[[groups]]\nname = "g"\ncount = 1\n'
+                       f'algorithm = "reno"\npaths = [["l"]]\n')
+    r = netns.Run().open()
+    try:
+        t = topology.build(s, r, Path(tmp))
+    except BaseException:
+        r.close()
+        raise
+    time.sleep(0.3)
+    return r, t.client_ns, t.server_ns, t.links["l"].server_addr, [p.pid for p in r.procs]
+
+
+# --- vde-wirefilter ------------------------------------------------------------------------------
+def vde_path(delay_ms, tmp):
+    r = netns.Run().open()
+    try:
+        return _vde_path(r, delay_ms, tmp)
+    except BaseException:
+        r.close()
+        raise
+
+
+def _vde_path(r, delay_ms, tmp):
+    c, s = r.add_netns("c"), r.add_netns("s")
+    procs = []
+    socks = {}
+    for ns, name, addr in ((c, "a", "198.18.0.1"), (s, "b", "198.18.0.2")):
+        sock = Path(tmp) / f"sw{name}"
+        socks[name] = sock
+        # stdin stays open: vde_switch exits on EOF of its console
+        p = r.spawn(["vde_switch", "-s", str(sock), "-t", "tap0"], ns, stdin=subprocess.PIPE,
+                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        procs.append(p.pid)
+    time.sleep(0.5)
+    for ns, addr in ((c, "198.18.0.1"), (s, "198.18.0.2")):
+        netns.run(["ip", "-n", ns, "link", "set", "dev", "lo", "up"])
+        netns.run(["ethtool", "-K", "tap0", "tso", "off", "gso", "off", "gro", "off", "tx", "off", "rx", "off"], ns=ns, check=False)
+        netns.run(["ip", "-n", ns, "addr", "add", f"{addr}/24", "dev", "tap0"])
+        netns.run(["ip", "-n", ns, "link", "set", "dev", "tap0", "up"])
+        netns.run(["sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"], ns=ns)
+    args = ["wirefilter", "-v", f"{socks['a']}:{socks['b']}"]
+    if delay_ms > 0:
+        args += ["-d", str(delay_ms)]
+    # wirefilter needs no network namespace (it only talks to the switches' unix sockets)
+    p = r.spawn(args, c, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    procs.append(p.pid)
+    time.sleep(0.5)
+    # static neighbours as in the testbed
+    for ns, peer_ns, addr in ((c, s, "198.18.0.2"), (s, c, "198.18.0.1")):
+        mac = json.loads(netns.run(["ip", "-n", peer_ns, "-j", "link", "show", "dev", "tap0"]).stdout)[0]["address"]
+        netns.run(["ip", "-n", ns, "neigh", "replace", addr, "lladdr", mac, "dev", "tap0", "nud", "permanent"])
+    return r, c, s, "198.18.0.2", procs
+
+
+def main():
+    quick = "--quick" in sys.argv
+    n_probe = 100 if quick else 300
+    secs = 3 if quick else 5
+    netns.check_environment()
+    topology.linkem_binary()
+    for tool in ("iperf3", "wirefilter", "vde_switch"):
+        if shutil.which(tool) is None:
+            sys.exit(f"bench needs {tool}: apt-get install iperf3 vde2")
+    netns.cleanup_stale()
+    rows = {}
+    for emu, build in (("linkem", linkem_path), ("vde-wirefilter", vde_path)):
+        for delay in (0, 10, 100):
+            with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
+                r, c, s, addr, pids = build(delay, tmp)
+                try:
+                    rtts = measure_rtt(c, s, addr, n_probe)
+                finally:
+                    r.close()
+            err = [x - 2 * delay for x in rtts]
+            rows[(emu, delay)] = {"n": len(rtts), "median_ms": statistics.median(err), "p99_ms": percentile(err, 0.99),
+                                  "max_ms": max(err), "lost": n_probe - len(rtts)}
+            print(emu, delay, rows[(emu, delay)], flush=True)
+        with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
+            r, c, s, addr, pids = build(1, tmp)
+            try:
+                udp, tcp = measure_rate(c, s, addr, pids, secs)
+            finally:
+                r.close()
+        rows[(emu, "rate")] = {"udp": udp, "tcp": tcp}
+        print(emu, "rate", rows[(emu, "rate")], flush=True)
+    write_results(rows, n_probe, secs)
+
+
+def write_results(rows, n_probe, secs):
+    cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
+                if l.startswith("model name")), platform.processor())
+    lines = [
+        "# linkem vs vde-wirefilter",
+        "",
+        f"Machine: {os.cpu_count()} vCPU ({cpu}), Linux {platform.release()}; "
+        f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Other jobs may share the CPU.",
+        f"Command: `sudo .venv/bin/python bench/linkem/run.py` ({n_probe} probes per delay, {secs} s per rate test).",
+        "",
+        "## Delay accuracy (UDP echo RTT − 2 × one-way delay, ms)",
+        "",
+        "The 0 ms row is the path's own overhead (veths/taps, the emulator's two traversals, the echo",
+        "process); the error an emulator adds to a configured delay is the row minus that overhead.",
+        "",
+        "| emulator | one-way delay | probes | median error | p99 error | max error |",
+        "|---|---|---|---|---|---|",
+    ]
+    for emu in ("linkem", "vde-wirefilter"):
+        for d in (0, 10, 100):
+            v = rows[(emu, d)]
+            lines.append(f"| {emu} | {d} ms | {v['n']} | {v['median_ms']:.3f} | {v['p99_ms']:.3f} | {v['max_ms']:.3f} |")
+    lines += ["", "## Forwarding rate (no bandwidth limit, 1 ms delay, one direction)", "",
+              "| emulator | UDP offered (Mb/s) | UDP received (Mb/s) | 1500-B pkt/s | UDP loss | CPU (% of a core) | TCP (Mb/s) | CPU during TCP |",
+              "|---|---|---|---|---|---|---|---|"]
+    for emu in ("linkem", "vde-wirefilter"):
+        u, t = rows[(emu, "rate")]["udp"], rows[(emu, "rate")]["tcp"]
+        lines.append(f"| {emu} | {u['offered_mbps']:.0f} | {u['received_mbps']:.0f} | {u['pps']:.0f} | {u['loss_pct']:.1f} % "
+                     f"| {u['cpu_pct']:.0f} | {t['tcp_mbps']:.0f} | {t['cpu_pct']:.0f} |")
+    lines += ["", "CPU counts the emulator's processes (linkem; wirefilter + both vde_switch) over the test.",
+              "The UDP sender (iperf3, one core) is part of the path and may be the limit on 2 vCPUs.", ""]
+    out = Path(__file__).with_name("RESULTS.md")
+    out.write_text("\n".join(lines))
+    (Path(__file__).with_name("results.json")).write_text(json.dumps({f"{k[0]}:{k[1]}": v for k, v in rows.items()}, indent=1))
+    print(f"wrote {out}")
+
+
+if __name__ == "__main__":
+    main()

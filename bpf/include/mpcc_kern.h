@@ -1,0 +1,311 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * mpcc_kern.h — what every mpcc BPF congestion control shares: reading the connection's
+ * subflows from upstream MPTCP, the fractional-window accumulator, and the tcp_congestion_ops
+ * callbacks (init, cong_avoid, ssthresh, undo_cwnd) parameterised by the algorithm.
+ * The rules themselves (I_r, D_r) are in mpcc_math.h, shared with the host tests.
+ *
+ * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
+ * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
+ * conn_list links the contexts of all subflows. bpf_skc_to_mptcp_sock is not available to
+ * struct_ops programs, so the list is walked with CO-RE probe reads (bpf_probe_read_kernel):
+ * a bounded loop of at most MPCC_MAX_ROUTES steps that stops at the list head. The walk is done
+ * without the MPTCP socket lock (as the out-of-tree kernel read its sibling subflows): probe reads
+ * cannot fault, the bound guarantees termination, and a stale value only perturbs one increment.
+ * We walk the list rather than mirror the subflows into a BPF map because the list is the
+ * kernel's own, always-current view: a map would need insert/delete on every subflow
+ * creation/close (and leaks on crashes), and would still be read without a lock.
+ *
+ * A route counts when its subflow can send (as mptcp_sk_can_send() did out of tree, and as
+ * upstream's __mptcp_subflow_active()): state ESTABLISHED or CLOSE_WAIT, and not a join whose
+ * handshake is still pending (request_join && !fully_established), with an RTT sample.
+ * The subflow running the callback always counts.
+ */
+#ifndef MPCC_KERN_H
+#define MPCC_KERN_H
+
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#include "mpcc_math.h"
+
+char _license[] SEC("license") = "GPL";
+
+extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
+extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
+extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
+extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
+extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
+
+#define MPCC_TCPF_CAN_SEND ((1 << TCP_ESTABLISHED) | (1 << TCP_CLOSE_WAIT))
+#define MPCC_INC_ONE (1LL << MPCC_INC_SHIFT)
+
+/* Per-subflow state in the socket's congestion-control area (inet_csk_ca). */
+struct mpcc_ca {
+	__u64 loss1;    /* OLIA: bytes_acked at the loss before the last one (read by siblings) */
+	__u64 loss2;    /* OLIA: bytes_acked at the last loss (read by siblings) */
+	__s64 acc;      /* window increase not yet applied, packets · 2^MPCC_INC_SHIFT */
+	__s64 inc;      /* I_r per ACKed packet, packets · 2^MPCC_INC_SHIFT, as last computed */
+	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
+	__u32 inc_age;  /* ACK events since inc was computed */
+};
+
+/* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
+ * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
+ * sibling's window or RTT is seen within a few ACKs. Like the out-of-tree kernel, which
+ * recomputed LIA's α only when a window changed, this keeps the per-ACK cost of the
+ * congestion-avoidance path near Reno's (bench/kernel/RESULTS.md). */
+#define MPCC_REFRESH_ACKS 16
+
+static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
+{
+	return (struct tcp_sock *)sk;
+}
+
+static __always_inline struct inet_connection_sock *inet_csk(const struct sock *sk)
+{
+	return (struct inet_connection_sock *)sk;
+}
+
+static __always_inline void *inet_csk_ca(const struct sock *sk)
+{
+	return (void *)inet_csk(sk)->icsk_ca_priv;
+}
+
+static __always_inline bool tcp_in_slow_start(const struct tcp_sock *tp)
+{
+	return tp->snd_cwnd < tp->snd_ssthresh;
+}
+
+static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if (tcp_in_slow_start(tp))
+		return tp->snd_cwnd < 2 * tp->max_packets_out;
+	return !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+}
+
+/* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two
+ * losses (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
+static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64 loss2)
+{
+	__u64 since = bytes_acked - loss2, between = loss2 - loss1;
+
+	return since > between ? since : between;
+}
+
+/* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
+ * sk is not an MPTCP subflow (the caller falls back to Reno). */
+static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int algo)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mptcp_subflow_context *sf, *ctx;
+	struct mptcp_sock *msk;
+	struct list_head *head, *pos;
+	struct mpcc_ca *myca = inet_csk_ca(sk);
+	__u64 my_ops = 0;
+	__u32 i, found = 0;
+
+	c->n = 0;
+	*self = 0;
+	if (!tp->is_mptcp)
+		return -1;
+	sf = (struct mptcp_subflow_context *)BPF_CORE_READ(inet_csk(sk), icsk_ulp_data);
+	if (!sf)
+		return -1;
+	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
+	if (!msk)
+		return -1;
+	if (algo == MPCC_OLIA)
+		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
+	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
+	pos = BPF_CORE_READ(msk, conn_list.next);
+
+	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+		struct sock *ssk;
+		struct tcp_sock *stp;
+		__u32 k = c->n, srtt;
+		__u8 state;
+
+		if (!pos || pos == head)
+			break;
+		ctx = (struct mptcp_subflow_context *)((void *)pos -
+			bpf_core_field_offset(struct mptcp_subflow_context, node));
+		ssk = BPF_CORE_READ(ctx, tcp_sock);
+		pos = BPF_CORE_READ(pos, next);
+		if (k >= MPCC_MAX_ROUTES)
+			break;
+		if (ssk == sk) {
+			*self = k;
+			found = 1;
+			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
+			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
+			if (algo == MPCC_OLIA)
+				c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+			c->n = k + 1;
+			continue;
+		}
+		if (!ssk)
+			continue;
+		state = BPF_CORE_READ(ssk, __sk_common.skc_state);
+		if (!((1 << state) & MPCC_TCPF_CAN_SEND))
+			continue;
+		if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) && !BPF_CORE_READ(ctx, fully_established))
+			continue;
+		stp = (struct tcp_sock *)ssk;
+		srtt = BPF_CORE_READ(stp, srtt_us);
+		if (!srtt)
+			continue;
+		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
+		c->rtt[k] = srtt;
+		if (algo == MPCC_OLIA) {
+			struct mpcc_ca oca = {};
+
+			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
+			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
+				bpf_probe_read_kernel(&oca, sizeof(oca),
+					__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv));
+			c->ell[k] = mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2);
+		}
+		c->n = k + 1;
+	}
+	if (!found) {   /* not (yet) on the list: count it anyway */
+		__u32 k = c->n;
+
+		if (k >= MPCC_MAX_ROUTES)
+			k = MPCC_MAX_ROUTES - 1;
+		*self = k;
+		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
+		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
+		if (algo == MPCC_OLIA)
+			c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+		c->n = k + 1;
+	}
+	return 0;
+}
+
+static __always_inline __s64 mpcc_increase(int algo, const struct mpcc_conn *c, __u32 r)
+{
+	switch (algo) {
+	case MPCC_EWTCP: return mpcc_ewtcp_on_ack(c, r, 1ULL << 32);  /* a = 1 (Peng et al.) */
+	case MPCC_COUPLED: return mpcc_coupled_on_ack(c, r);
+	case MPCC_SEMICOUPLED: return mpcc_semicoupled_on_ack(c, r);
+	case MPCC_LIA: return mpcc_lia_on_ack(c, r);
+	case MPCC_OLIA: return mpcc_olia_on_ack(c, r);
+	case MPCC_BALIA: return mpcc_balia_on_ack(c, r);
+	default: return mpcc_reno_on_ack(c, r);
+	}
+}
+
+static __always_inline __u64 mpcc_decrease(int algo, const struct mpcc_conn *c, __u32 r)
+{
+	if (algo == MPCC_BALIA)
+		return mpcc_balia_on_loss(c, r);
+	return mpcc_halve_on_loss(c, r);
+}
+
+/* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
+static __always_inline int mpcc_compute_inc(struct sock *sk, int algo, __s64 *inc)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_conn c = {};
+	__u32 self = 0;
+
+	if (algo == MPCC_EWTCP) {          /* I_r = a/w_r needs no sibling: no walk */
+		c.n = 1;
+		c.cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
+		c.rtt[0] = 1;
+	} else if (mpcc_gather(sk, &c, &self, algo) < 0) {
+		return -1;
+	}
+	*inc = mpcc_increase(algo, &c, self);
+	return 0;
+}
+
+static __always_inline void mpcc_init(struct sock *sk)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+
+	ca->acc = 0;
+	ca->inc = 0;
+	ca->inc_cwnd = 0;
+	ca->inc_age = MPCC_REFRESH_ACKS;   /* compute on the first ACK */
+	ca->loss1 = tcp_sk(sk)->bytes_acked;
+	ca->loss2 = ca->loss1;
+}
+
+/* Congestion avoidance: slow start as tcp_slow_start(), then add I_r per ACKed packet to the
+ * accumulator and move snd_cwnd by whole packets when it passes ±1 (like tcp_cong_avoid_ai). */
+static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked, int algo)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__u32 cwnd;
+	__s64 acc;
+	__u64 whole;
+
+	if (!tp->is_mptcp) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tcp_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	if (tp->snd_cwnd != ca->inc_cwnd || ca->inc_age >= MPCC_REFRESH_ACKS) {
+		if (mpcc_compute_inc(sk, algo, &ca->inc) < 0) {
+			tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
+			return;
+		}
+		ca->inc_cwnd = tp->snd_cwnd;
+		ca->inc_age = 0;
+	}
+	ca->inc_age++;
+	if (acked > 0xffff)
+		acked = 0xffff;
+	acc = ca->acc + ca->inc * (__s64)acked;
+	cwnd = tp->snd_cwnd;
+	if (acc >= MPCC_INC_ONE) {
+		whole = (__u64)acc >> MPCC_INC_SHIFT;
+		acc -= (__s64)(whole << MPCC_INC_SHIFT);
+		cwnd += (__u32)whole;
+		if (cwnd > tp->snd_cwnd_clamp)
+			cwnd = tp->snd_cwnd_clamp;
+	} else if (acc <= -MPCC_INC_ONE) {    /* OLIA's ε_r < 0 shrinks the window */
+		whole = (__u64)(-acc) >> MPCC_INC_SHIFT;
+		acc += (__s64)(whole << MPCC_INC_SHIFT);
+		cwnd = cwnd > whole + 1 ? cwnd - (__u32)whole : 1;
+	}
+	tp->snd_cwnd = cwnd;
+	ca->acc = acc;
+}
+
+/* On a loss: ssthresh = max(w_r − D_r, min_cwnd) (Peng et al. §V: min 1 for Balia and Coupled
+ * with more than one route, else 2), rounded down like Reno's max(w/2, 2). */
+static __always_inline __u32 mpcc_ssthresh(struct sock *sk, int algo)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	struct mpcc_conn c = {};
+	__u32 self;
+	__u64 w;
+
+	if (algo == MPCC_OLIA && tp->bytes_acked != ca->loss2) {   /* a new loss interval */
+		ca->loss1 = ca->loss2;
+		ca->loss2 = tp->bytes_acked;
+	}
+	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
+	if (mpcc_gather(sk, &c, &self, algo) < 0)
+		return tcp_reno_ssthresh(sk);
+	w = mpcc_cwnd_after_loss(c.cwnd[self & (MPCC_MAX_ROUTES - 1)],
+				 mpcc_decrease(algo, &c, self & (MPCC_MAX_ROUTES - 1)),
+				 mpcc_min_cwnd((enum mpcc_algo)algo, c.n));
+	return (__u32)(w >> MPCC_CWND_SHIFT);
+}
+
+#endif /* MPCC_KERN_H */

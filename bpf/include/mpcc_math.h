@@ -1,0 +1,576 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mpcc_math.h — the per-ACK increase I_r and per-loss decrease D_r of the multipath
+ * congestion controls (Peng, Walid, Hwang, Low, "Multipath TCP: Analysis, Design and
+ * Implementation", §II-B and eqs. (1)-(2)), in integer arithmetic that compiles both for BPF
+ * (clang -target bpf, no floating point, no 128-bit multiply, unsigned 64-bit divide only) and
+ * for the host (cc), so the same code is tested against spec/vectors/algorithms.json and run
+ * in the kernel.
+ *
+ * Numbers. Windows span 1..10^6 packets and RTTs 10^-3..0.5 s, and the rules divide by
+ * (Σ_k w_k/τ_k)², so the quantities span ~10^30: one global binary point cannot hold them in
+ * 64 bits. Every intermediate is therefore a fixed-point number with its own binary point:
+ *
+ *     mn_t = m · 2^e,   m a 32-bit mantissa normalised to [2^31, 2^32) (or m = 0),
+ *                       e a signed 32-bit exponent;   packed as (u32)e << 32 | m.
+ *
+ * mul/div/add/sub truncate the exact result of their operands to a 32-bit mantissa, so each
+ * has relative error < 2^-30 (derivation in docs/kernel.md, "Fixed-point error bound").
+ * Products of two mantissas fit in 64 bits (< 2^64) and a quotient is (m_a << 32) / m_b,
+ * so only 64-bit unsigned operations are used.
+ *
+ * Units of the inputs (struct mpcc_conn):
+ *     cwnd  packets · 2^MPCC_CWND_SHIFT (the kernel passes snd_cwnd << 32; the host tests
+ *           pass fractional windows);
+ *     rtt   any unit, the same for every route — every rule depends on RTTs only through
+ *           their ratios (the kernel passes srtt_us, i.e. 1/8 µs; the host tests picoseconds);
+ *     ell   OLIA's loss interval ℓ_r in any unit, the same for every route (kernel: bytes).
+ * Outputs:
+ *     on_ack  → I_r in packets · 2^MPCC_INC_SHIFT (signed: OLIA's ε_r can make it negative);
+ *     on_loss → D_r in packets · 2^MPCC_CWND_SHIFT.
+ */
+#ifndef MPCC_MATH_H
+#define MPCC_MATH_H
+
+#ifdef __bpf__
+/* vmlinux.h (included before this header) provides __u64, __s64, __u32, __s32. */
+#define MPCC_FN __attribute__((noinline))      /* global BPF subprogram: verified once */
+#define MPCC_INLINE static __always_inline
+#else
+#include <stdint.h>
+typedef uint64_t __u64;
+typedef int64_t __s64;
+typedef uint32_t __u32;
+typedef int32_t __s32;
+#define MPCC_FN static inline
+#define MPCC_INLINE static inline
+#endif
+
+#define MPCC_MAX_ROUTES 8
+/* Index of route r after a bounds check; the mask (a no-op there) lets the BPF verifier see
+ * the bound even when the compiler reuses the unchecked register (the empty asm keeps clang
+ * from folding the mask away). */
+#ifdef __bpf__
+#define MPCC_IDX(r) ({ __u64 __i = (r); asm volatile("" : "+r"(__i)); __i & (MPCC_MAX_ROUTES - 1); })
+#else
+#define MPCC_IDX(r) ((r) & (MPCC_MAX_ROUTES - 1))
+#endif
+#define MPCC_CWND_SHIFT 32
+#define MPCC_INC_SHIFT 40
+
+enum mpcc_algo {
+	MPCC_RENO = 0,
+	MPCC_EWTCP = 1,
+	MPCC_COUPLED = 2,
+	MPCC_SEMICOUPLED = 3,
+	MPCC_LIA = 4,
+	MPCC_OLIA = 5,
+	MPCC_BALIA = 6,
+	MPCC_GENERALIZED = 7,
+};
+
+/* One connection: its n routes (subflows that can send). */
+struct mpcc_conn {
+	__u32 n;
+	__u64 cwnd[MPCC_MAX_ROUTES];
+	__u64 rtt[MPCC_MAX_ROUTES];
+	__u64 ell[MPCC_MAX_ROUTES];
+};
+
+/* Parameters, as numerator/2^32: EWTCP's a; the generalized family's β, η and n
+ * (n = 0 means ∞; 1 and 2 are supported). */
+struct mpcc_params {
+	__u64 a_q32;
+	__u64 beta_q32;
+	__u64 eta_q32;
+	__u32 n;
+};
+
+/* ---------------------------------------------------------------------------------------- */
+/* mn_t: mantissa/exponent fixed point                                                       */
+/* ---------------------------------------------------------------------------------------- */
+typedef __u64 mn_t;
+
+#define MN_M(a) ((a) & 0xffffffffULL)
+#define MN_E(a) ((__s32)((a) >> 32))
+#define MN_ZERO ((mn_t)0)
+
+MPCC_INLINE mn_t mn_pack(__u64 m, __s64 e)
+{
+	return (m & 0xffffffffULL) | ((__u64)(__u32)(__s32)e << 32);
+}
+
+/* Index of the most significant set bit of v > 0 (branch-light binary search; BPF has no clz). */
+MPCC_FN __u32 mn_msb(__u64 v)
+{
+	__u32 p = 0;
+
+	if (v >> 32) { v >>= 32; p += 32; }
+	if (v >> 16) { v >>= 16; p += 16; }
+	if (v >> 8) { v >>= 8; p += 8; }
+	if (v >> 4) { v >>= 4; p += 4; }
+	if (v >> 2) { v >>= 2; p += 2; }
+	if (v >> 1) { p += 1; }
+	return p;
+}
+
+/* v · 2^e, normalised (truncating to 32 significant bits: relative error < 2^-31). */
+MPCC_FN mn_t mn_norm(__u64 v, __s64 e)
+{
+	__u32 p;
+
+	if (v == 0)
+		return MN_ZERO;
+	p = mn_msb(v);
+	if (p > 31)
+		return mn_pack(v >> (p - 31), e + (__s64)(p - 31));
+	return mn_pack(v << (31 - p), e - (__s64)(31 - p));
+}
+
+/* v / 2^shift for an unsigned integer v. */
+MPCC_INLINE mn_t mn_from(__u64 v, __s64 shift)
+{
+	return mn_norm(v, -shift);
+}
+
+MPCC_FN mn_t mn_mul(mn_t a, mn_t b)
+{
+	if (MN_M(a) == 0 || MN_M(b) == 0)
+		return MN_ZERO;
+	/* m_a·m_b < 2^64 */
+	return mn_norm(MN_M(a) * MN_M(b), (__s64)MN_E(a) + MN_E(b));
+}
+
+/* a / b; b = 0 saturates to the largest number. */
+MPCC_FN mn_t mn_div(mn_t a, mn_t b)
+{
+	if (MN_M(a) == 0)
+		return MN_ZERO;
+	if (MN_M(b) == 0)
+		return mn_pack(0xffffffffULL, 0x3fffffff);
+	/* (m_a << 32) / m_b ∈ (2^31, 2^33) */
+	return mn_norm((MN_M(a) << 32) / MN_M(b), (__s64)MN_E(a) - MN_E(b) - 32);
+}
+
+/* a + b (both ≥ 0). Mantissas are aligned at 2^62 so only bits below 2^-31 of the larger
+ * operand are dropped. */
+MPCC_FN mn_t mn_add(mn_t a, mn_t b)
+{
+	__s64 d;
+	mn_t t;
+
+	if (MN_M(a) == 0)
+		return b;
+	if (MN_M(b) == 0)
+		return a;
+	if (MN_E(a) < MN_E(b)) { t = a; a = b; b = t; }
+	d = (__s64)MN_E(a) - MN_E(b);
+	if (d > 62)
+		return a;
+	return mn_norm((MN_M(a) << 31) + ((MN_M(b) << 31) >> d), (__s64)MN_E(a) - 31);
+}
+
+/* max(a − b, 0). */
+MPCC_FN mn_t mn_sub(mn_t a, mn_t b)
+{
+	__s64 d;
+	__u64 sa, sb;
+
+	if (MN_M(b) == 0)
+		return a;
+	if (MN_M(a) == 0 || MN_E(a) < MN_E(b))
+		return MN_ZERO;
+	d = (__s64)MN_E(a) - MN_E(b);
+	if (d > 62)
+		return a;
+	sa = MN_M(a) << 31;
+	sb = (MN_M(b) << 31) >> d;
+	if (sb >= sa)
+		return MN_ZERO;
+	return mn_norm(sa - sb, (__s64)MN_E(a) - 31);
+}
+
+/* −1, 0, 1 as a <, =, > b (both ≥ 0). */
+MPCC_FN __s32 mn_cmp(mn_t a, mn_t b)
+{
+	if (MN_M(a) == 0 || MN_M(b) == 0)
+		return (MN_M(a) != 0) - (MN_M(b) != 0);
+	if (MN_E(a) != MN_E(b))
+		return MN_E(a) < MN_E(b) ? -1 : 1;
+	if (MN_M(a) != MN_M(b))
+		return MN_M(a) < MN_M(b) ? -1 : 1;
+	return 0;
+}
+
+MPCC_FN mn_t mn_max(mn_t a, mn_t b) { return mn_cmp(a, b) >= 0 ? a : b; }
+MPCC_FN mn_t mn_min(mn_t a, mn_t b) { return mn_cmp(a, b) <= 0 ? a : b; }
+MPCC_FN __u64 mpcc_u64_max(__u64 a, __u64 b) { return a > b ? a : b; }
+
+/* a · 2^shift as an unsigned integer (truncated, saturating at 2^63). */
+MPCC_FN __u64 mn_to_fixed(mn_t a, __s64 shift)
+{
+	__s64 s = (__s64)MN_E(a) + shift;
+
+	if (MN_M(a) == 0 || s <= -64)
+		return 0;
+	if (s < 0)
+		return MN_M(a) >> -s;
+	if (s > 31)
+		return 1ULL << 63;
+	return MN_M(a) << s;
+}
+
+/* √a (bitwise integer square root of a 64-bit radicand: 32 bounded steps). */
+MPCC_FN mn_t mn_sqrt(mn_t a)
+{
+	__u64 v, res = 0, bit = 1ULL << 62;
+	__s64 e = MN_E(a);
+	int i;
+
+	if (MN_M(a) == 0)
+		return MN_ZERO;
+	/* m·2^e = (m·2^s)·2^(e−s) with e−s even; m·2^s < 2^64 */
+	if (e & 1) { v = MN_M(a) << 31; e -= 31; }
+	else       { v = MN_M(a) << 32; e -= 32; }
+	for (i = 0; i < 32; i++) {
+		if (v >= res + bit) {
+			v -= res + bit;
+			res = (res >> 1) + bit;
+		} else {
+			res >>= 1;
+		}
+		bit >>= 2;
+	}
+	return mn_norm(res, e >> 1);   /* e even: an exact halving (arithmetic shift) */
+}
+
+/* ---------------------------------------------------------------------------------------- */
+/* The rules of Peng et al. §II-B                                                             */
+/* ---------------------------------------------------------------------------------------- */
+
+/* Per-route quantities (global BPF subprograms, so the loops over routes below have
+ * branch-free bodies and the verifier walks each loop once). A zero RTT counts as 1 unit. */
+MPCC_FN mn_t mpcc_route_w(const struct mpcc_conn *c, __u32 k)
+{
+	if (!c || k >= MPCC_MAX_ROUTES)
+		return mn_from(1, 0);
+	return mn_from(c->cwnd[MPCC_IDX(k)], MPCC_CWND_SHIFT);
+}
+
+MPCC_FN mn_t mpcc_route_tau(const struct mpcc_conn *c, __u32 k)
+{
+	__u64 t;
+
+	if (!c || k >= MPCC_MAX_ROUTES)
+		return mn_from(1, 0);
+	t = c->rtt[MPCC_IDX(k)];
+	return mn_from(t ? t : 1, 0);
+}
+
+/* x_k = w_k/τ_k */
+MPCC_FN mn_t mpcc_route_x(const struct mpcc_conn *c, __u32 k)
+{
+	return mn_div(mpcc_route_w(c, k), mpcc_route_tau(c, k));
+}
+
+/* w_k/τ_k² (LIA) */
+MPCC_FN mn_t mpcc_route_y(const struct mpcc_conn *c, __u32 k)
+{
+	mn_t tau = mpcc_route_tau(c, k);
+
+	return mn_div(mpcc_route_w(c, k), mn_mul(tau, tau));
+}
+
+/* ℓ_k/τ_k² (OLIA's path quality) */
+MPCC_FN mn_t mpcc_route_quality(const struct mpcc_conn *c, __u32 k)
+{
+	mn_t tau = mpcc_route_tau(c, k);
+
+	if (!c || k >= MPCC_MAX_ROUTES)
+		return MN_ZERO;
+	return mn_div(mn_from(c->ell[MPCC_IDX(k)], 0), mn_mul(tau, tau));
+}
+
+/* Σ_k x_k and max_k x_k with x_k = w_k/τ_k (the route rates), and route r's own values. */
+struct mpcc_rates {
+	mn_t x_r, tau_r, w_r, sum, max;
+};
+
+MPCC_INLINE void mpcc_rates(const struct mpcc_conn *c, __u32 r, struct mpcc_rates *out)
+{
+	__u32 k;
+
+	out->sum = MN_ZERO;
+	out->max = MN_ZERO;
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		mn_t x;
+
+		if (k >= c->n)
+			break;
+		x = mpcc_route_x(c, k);
+		out->sum = mn_add(out->sum, x);
+		out->max = mn_max(out->max, x);
+	}
+	out->x_r = mpcc_route_x(c, r);     /* the same operations: bit-identical to the loop's */
+	out->tau_r = mpcc_route_tau(c, r);
+	out->w_r = mpcc_route_w(c, r);
+}
+
+/* x_r / (τ_r (Σ_k x_k)²) = (w_r/τ_r²)/(Σ_k w_k/τ_k)²: Coupled's increase, the first term of
+ * OLIA's and the common factor of Balia's eq. (1). */
+MPCC_INLINE mn_t mpcc_coupled_term(const struct mpcc_rates *q)
+{
+	return mn_div(q->x_r, mn_mul(q->tau_r, mn_mul(q->sum, q->sum)));
+}
+
+/* The multiplicative gain of Balia / the generalized family, as a function of α_r. */
+MPCC_INLINE mn_t mpcc_alpha(const struct mpcc_rates *q)
+{
+	return mn_div(q->max, q->x_r); /* α_r = max_k x_k / x_r */
+}
+
+MPCC_INLINE __s64 mpcc_inc_fixed(mn_t v)
+{
+	return (__s64)mn_to_fixed(v, MPCC_INC_SHIFT);
+}
+
+/* Reno: I_r = 1/w_r. EWTCP: I_r = a/w_r. */
+MPCC_FN __s64 mpcc_reno_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	return mpcc_inc_fixed(mn_div(mn_from(1, 0), mn_from(c->cwnd[MPCC_IDX(r)], MPCC_CWND_SHIFT)));
+}
+
+MPCC_FN __s64 mpcc_ewtcp_on_ack(const struct mpcc_conn *c, __u32 r, __u64 a_q32)
+{
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	return mpcc_inc_fixed(mn_div(mn_from(a_q32, 32), mn_from(c->cwnd[MPCC_IDX(r)], MPCC_CWND_SHIFT)));
+}
+
+/* Coupled: I_r = (w_r/τ_r²) / (Σ_k w_k/τ_k)². */
+MPCC_FN __s64 mpcc_coupled_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	return mpcc_inc_fixed(mpcc_coupled_term(&q));
+}
+
+/* Semicoupled: I_r = 1 / (τ_r Σ_k w_k/τ_k). */
+MPCC_FN __s64 mpcc_semicoupled_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	return mpcc_inc_fixed(mn_div(mn_from(1, 0), mn_mul(q.tau_r, q.sum)));
+}
+
+/* LIA (RFC 6356 §3): I_r = min( max_k(w_k/τ_k²) / (Σ_k w_k/τ_k)², 1/w_r ). */
+MPCC_FN __s64 mpcc_lia_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+	mn_t ymax = MN_ZERO, coupled;
+	__u32 k;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		if (k >= c->n)
+			break;
+		ymax = mn_max(ymax, mpcc_route_y(c, k));
+	}
+	coupled = mn_div(ymax, mn_mul(q.sum, q.sum));
+	return mpcc_inc_fixed(mn_min(coupled, mn_div(mn_from(1, 0), q.w_r)));
+}
+
+/* OLIA (Khalili et al.): I_r = (w_r/τ_r²)/(Σ_p w_p/τ_p)² + ε_r/w_r, with B the routes that
+ * maximise ℓ_p/τ_p², M those that maximise w_p, and
+ *     ε_r = 1/(n|B∖M|) for r ∈ B∖M;  −1/(n|M|) for r ∈ M when B∖M ≠ ∅;  0 otherwise. */
+MPCC_FN __s64 mpcc_olia_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+	mn_t qual_max = MN_ZERO;
+	__u64 wmax = 0, n_collected = 0, n_m = 0, r_in_b, r_in_m;
+	__s64 inc, eps;
+	__u32 k;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		if (k >= c->n)
+			break;
+		qual_max = mn_max(qual_max, mpcc_route_quality(c, k));
+		wmax = mpcc_u64_max(wmax, c->cwnd[k]);
+	}
+	/* second pass: |M| and |B∖M| (B and M are the ties with the maxima) */
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		__u64 in_m, in_b;
+
+		if (k >= c->n)
+			break;
+		in_m = mpcc_u64_max(wmax, c->cwnd[k]) == c->cwnd[k];
+		in_b = mn_cmp(mpcc_route_quality(c, k), qual_max) == 0;
+		n_m += in_m;
+		n_collected += in_b & (in_m ^ 1);
+	}
+	r_in_m = c->cwnd[MPCC_IDX(r)] == wmax;
+	r_in_b = mn_cmp(mpcc_route_quality(c, r), qual_max) == 0;
+
+	inc = mpcc_inc_fixed(mpcc_coupled_term(&q));
+	eps = 0;
+	if (r_in_b && !r_in_m && n_collected > 0)   /* +1/(n |B∖M| w_r) */
+		eps = mpcc_inc_fixed(mn_div(mn_from(1, 0),
+			mn_mul(mn_from((__u64)c->n * n_collected, 0), q.w_r)));
+	else if (r_in_m && n_collected > 0 && n_m > 0)   /* −1/(n |M| w_r) */
+		eps = -mpcc_inc_fixed(mn_div(mn_from(1, 0),
+			mn_mul(mn_from((__u64)c->n * n_m, 0), q.w_r)));
+	return inc + eps;
+}
+
+/* Balia, eq. (1): I_r = x_r / (τ_r (Σ_k x_k)²) · (1+α_r)/2 · (4+α_r)/5, α_r = max_k x_k / x_r. */
+MPCC_FN __s64 mpcc_balia_on_ack(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+	mn_t alpha, f1, f2;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	alpha = mpcc_alpha(&q);
+	f1 = mn_mul(mn_add(mn_from(1, 0), alpha), mn_from(1, 1));            /* (1+α)/2 */
+	f2 = mn_div(mn_add(mn_from(4, 0), alpha), mn_from(5, 0));            /* (4+α)/5 */
+	return mpcc_inc_fixed(mn_mul(mn_mul(mpcc_coupled_term(&q), f1), f2));
+}
+
+/* ‖x‖_n for n = 1, 2 or ∞ (n = 0). */
+MPCC_INLINE mn_t mpcc_lnorm(const struct mpcc_conn *c, const struct mpcc_rates *q, __u32 n)
+{
+	mn_t s = MN_ZERO;
+	__u32 k;
+
+	if (n == 0)
+		return q->max;
+	if (n == 1)
+		return q->sum;
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		mn_t x;
+
+		if (k >= c->n)
+			break;
+		x = mpcc_route_x(c, k);
+		s = mn_add(s, mn_mul(x, x));
+	}
+	return mn_sqrt(s);
+}
+
+/* Gain 1 + η(α_r − 1) of the generalized family (16). */
+MPCC_INLINE mn_t mpcc_gen_gain(const struct mpcc_rates *q, __u64 eta_q32)
+{
+	return mn_add(mn_from(1, 0), mn_mul(mn_from(eta_q32, 32), mn_sub(mpcc_alpha(q), mn_from(1, 0))));
+}
+
+/* Generalized (β, η, n), eq. (16) inverted through eq. (7):
+ *     I_r = ((1−β) x_r + β‖x‖_n)(1 + η(α_r − 1)) / (τ_r ‖x‖_1²). */
+MPCC_FN __s64 mpcc_generalized_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+{
+	struct mpcc_rates q;
+	mn_t num, beta, one_m_beta;
+
+	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	beta = mn_from(p->beta_q32, 32);
+	one_m_beta = mn_sub(mn_from(1, 0), beta);
+	num = mn_add(mn_mul(one_m_beta, q.x_r), mn_mul(beta, mpcc_lnorm(c, &q, p->n)));
+	return mpcc_inc_fixed(mn_div(mn_mul(num, mpcc_gen_gain(&q, p->eta_q32)),
+				     mn_mul(q.tau_r, mn_mul(q.sum, q.sum))));
+}
+
+/* D_r = w_r/2: NewReno's halving (Reno, EWTCP, Coupled, Semicoupled, LIA, OLIA). Exact. */
+MPCC_FN __u64 mpcc_halve_on_loss(const struct mpcc_conn *c, __u32 r)
+{
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	return c->cwnd[MPCC_IDX(r)] >> 1;
+}
+
+/* Balia, eq. (2): D_r = w_r/2 · min(α_r, 1.5). */
+MPCC_FN __u64 mpcc_balia_on_loss(const struct mpcc_conn *c, __u32 r)
+{
+	struct mpcc_rates q;
+	mn_t f;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	f = mn_min(mpcc_alpha(&q), mn_from(3, 1));
+	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), f), MPCC_CWND_SHIFT);
+}
+
+/* Generalized: D_r = w_r/2 · (1 + η(α_r − 1)). */
+MPCC_FN __u64 mpcc_generalized_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+{
+	struct mpcc_rates q;
+
+	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), mpcc_gen_gain(&q, p->eta_q32)),
+			   MPCC_CWND_SHIFT);
+}
+
+/* Smallest window after a loss: 1 for Coupled and Balia with more than one route (Peng et al.
+ * §V), else 2 (Linux's ssthresh floor). In packets. */
+MPCC_INLINE __u32 mpcc_min_cwnd(enum mpcc_algo algo, __u32 n_routes)
+{
+	if ((algo == MPCC_BALIA || algo == MPCC_COUPLED) && n_routes > 1)
+		return 1;
+	return 2;
+}
+
+/* max(w_r − D_r, min_cwnd) in packets · 2^MPCC_CWND_SHIFT. */
+MPCC_INLINE __u64 mpcc_cwnd_after_loss(__u64 cwnd, __u64 dec, __u32 min_cwnd)
+{
+	__u64 w = cwnd > dec ? cwnd - dec : 0;
+	__u64 floor = (__u64)min_cwnd << MPCC_CWND_SHIFT;
+
+	return w > floor ? w : floor;
+}
+
+/* Dispatch (the BPF programs call the per-algorithm functions directly; the host tests use
+ * these). */
+MPCC_INLINE __s64 mpcc_on_ack(enum mpcc_algo algo, const struct mpcc_conn *c, __u32 r,
+			      const struct mpcc_params *p)
+{
+	switch (algo) {
+	case MPCC_RENO: return mpcc_reno_on_ack(c, r);
+	case MPCC_EWTCP: return mpcc_ewtcp_on_ack(c, r, p->a_q32);
+	case MPCC_COUPLED: return mpcc_coupled_on_ack(c, r);
+	case MPCC_SEMICOUPLED: return mpcc_semicoupled_on_ack(c, r);
+	case MPCC_LIA: return mpcc_lia_on_ack(c, r);
+	case MPCC_OLIA: return mpcc_olia_on_ack(c, r);
+	case MPCC_BALIA: return mpcc_balia_on_ack(c, r);
+	case MPCC_GENERALIZED: return mpcc_generalized_on_ack(c, r, p);
+	}
+	return 0;
+}
+
+MPCC_INLINE __u64 mpcc_on_loss(enum mpcc_algo algo, const struct mpcc_conn *c, __u32 r,
+			       const struct mpcc_params *p)
+{
+	switch (algo) {
+	case MPCC_BALIA: return mpcc_balia_on_loss(c, r);
+	case MPCC_GENERALIZED: return mpcc_generalized_on_loss(c, r, p);
+	default: return mpcc_halve_on_loss(c, r);
+	}
+}
+
+#endif /* MPCC_MATH_H */

@@ -1,0 +1,421 @@
+//! linkem — forward Ethernet frames between two interfaces through an emulated link.
+//!
+//! Run it in a relay network namespace between two veths:
+//!
+//! ```text
+//!   client ──veth── [a] linkem [b] ──veth── server
+//!                   a→b: loss → AQM → queue(buffer) → bandwidth → delay   ("forward", shaped)
+//!                   b→a: delay only (unless --rev-rate-mbps is given)      ("reverse")
+//! ```
+//!
+//! One thread per direction: it reads frames from its input AF_PACKET socket (recvmmsg,
+//! PACKET_IGNORE_OUTGOING so frames we send are not read back), runs them through the pipe
+//! model (`linkem::Pipe`), and writes each frame to the output socket at its release time.
+//! Waiting uses ppoll with a 1 ns timer slack until `spin` before the deadline, then spins.
+//! Stats go to `--stats FILE` every `--stats-interval-ms` as CSV lines:
+//! `t_mono_s,dir,queue_pkts,arrivals,forwarded,drops_tail,drops_red,drops_loss,marks,bytes_out,tx_errors`.
+
+use std::collections::VecDeque;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
+use std::sync::Arc;
+use std::time::Duration;
+
+use clap::Parser;
+use linkem::{frame, Pipe, PipeConfig, RedConfig, Verdict};
+
+#[derive(Parser, Debug)]
+#[command(name = "linkem", about = "Dummynet-style link emulator between two interfaces (AF_PACKET)")]
+struct Args {
+    /// Input interface of the forward (shaped) direction, e.g. the client side.
+    #[arg(long = "in")]
+    in_if: String,
+    /// Output interface of the forward direction, e.g. the server side.
+    #[arg(long = "out")]
+    out_if: String,
+    /// Forward bandwidth in Mb/s (IP bytes); 0 = unlimited.
+    #[arg(long, default_value_t = 0.0)]
+    rate_mbps: f64,
+    /// Forward one-way delay in ms.
+    #[arg(long, default_value_t = 0.0)]
+    delay_ms: f64,
+    /// Forward buffer in packets (queue + in service).
+    #[arg(long, default_value_t = 50)]
+    buffer_pkts: usize,
+    /// Forward random loss probability.
+    #[arg(long, default_value_t = 0.0)]
+    loss: f64,
+    /// Reverse one-way delay in ms (default: same as --delay-ms).
+    #[arg(long)]
+    rev_delay_ms: Option<f64>,
+    /// Reverse bandwidth in Mb/s; 0 = unlimited (delay only).
+    #[arg(long, default_value_t = 0.0)]
+    rev_rate_mbps: f64,
+    /// Reverse buffer in packets.
+    #[arg(long, default_value_t = 100_000)]
+    rev_buffer_pkts: usize,
+    /// Enable RED on the forward queue with these thresholds (packets of average queue).
+    #[arg(long)]
+    red_min_th: Option<f64>,
+    #[arg(long)]
+    red_max_th: Option<f64>,
+    #[arg(long, default_value_t = 0.1)]
+    red_max_p: f64,
+    #[arg(long, default_value_t = 0.002)]
+    red_weight: f64,
+    /// Disable gentle RED.
+    #[arg(long)]
+    red_no_gentle: bool,
+    /// Mark CE on ECN-capable packets instead of early drops.
+    #[arg(long)]
+    red_ecn: bool,
+    /// Seed of the loss/RED random numbers.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Write periodic stats (CSV) to this file.
+    #[arg(long)]
+    stats: Option<String>,
+    #[arg(long, default_value_t = 100)]
+    stats_interval_ms: u64,
+    /// Busy-wait this many µs before each release deadline (timing accuracy vs CPU).
+    #[arg(long, default_value_t = 30)]
+    spin_us: u64,
+    /// SCHED_FIFO priority of the forwarding threads (0 = normal scheduling). Real-time
+    /// priority keeps wake-up latency low when other work competes for the CPU.
+    #[arg(long, default_value_t = 10)]
+    rt_priority: i32,
+    /// Socket receive buffer per interface, bytes.
+    #[arg(long, default_value_t = 8 << 20)]
+    rcvbuf: usize,
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn die(what: &str) -> ! {
+    eprintln!("linkem: {what}: {}", std::io::Error::last_os_error());
+    std::process::exit(1);
+}
+
+/// AF_PACKET raw socket bound to one interface, reading every frame that arrives on it.
+fn packet_socket(ifname: &str, rcvbuf: usize) -> i32 {
+    let cname = std::ffi::CString::new(ifname).unwrap();
+    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+    if ifindex == 0 {
+        eprintln!("linkem: no interface {ifname:?} in this network namespace");
+        std::process::exit(1);
+    }
+    // protocol 0 at creation: receive nothing until bound to the interface (no stray frames)
+    let fd = unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_CLOEXEC, 0) };
+    if fd < 0 {
+        die("socket(AF_PACKET) (needs CAP_NET_RAW)");
+    }
+    let one: i32 = 1;
+    let set = |level, opt, val: &[u8]| unsafe {
+        libc::setsockopt(fd, level, opt, val.as_ptr() as *const libc::c_void, val.len() as u32)
+    };
+    // PACKET_IGNORE_OUTGOING (23): do not read back the frames we transmit on this interface
+    if set(libc::SOL_PACKET, 23, &one.to_ne_bytes()) != 0 {
+        die("PACKET_IGNORE_OUTGOING");
+    }
+    // PACKET_QDISC_BYPASS (20): hand frames straight to the driver (veth), no qdisc
+    set(libc::SOL_PACKET, 20, &one.to_ne_bytes());
+    let rb = rcvbuf as i32;
+    if set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &rb.to_ne_bytes()) != 0 {
+        set(libc::SOL_SOCKET, libc::SO_RCVBUF, &rb.to_ne_bytes());
+    }
+    set(libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, &rb.to_ne_bytes());
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = (libc::ETH_P_ALL as u16).to_be();
+    sll.sll_ifindex = ifindex as i32;
+    let r = unsafe {
+        libc::bind(fd, &sll as *const _ as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32)
+    };
+    if r != 0 {
+        die("bind(AF_PACKET)");
+    }
+    // promiscuous: frames for the far end's MAC must reach us
+    let mut mr: libc::packet_mreq = unsafe { std::mem::zeroed() };
+    mr.mr_ifindex = ifindex as i32;
+    mr.mr_type = libc::PACKET_MR_PROMISC as u16;
+    unsafe {
+        libc::setsockopt(
+            fd,
+            libc::SOL_PACKET,
+            libc::PACKET_ADD_MEMBERSHIP,
+            &mr as *const _ as *const libc::c_void,
+            std::mem::size_of::<libc::packet_mreq>() as u32,
+        )
+    };
+    fd
+}
+
+/// Live counters of one direction, read by the stats thread.
+#[derive(Default)]
+struct Live {
+    queue_pkts: AtomicU64,
+    arrivals: AtomicU64,
+    forwarded: AtomicU64,
+    drops_tail: AtomicU64,
+    drops_red: AtomicU64,
+    drops_loss: AtomicU64,
+    marks: AtomicU64,
+    bytes_out: AtomicU64,
+    tx_errors: AtomicU64,
+}
+
+const BATCH: usize = 32;
+const SLOT: usize = 65536;
+
+struct Rx {
+    fd: i32,
+    bufs: Vec<Vec<u8>>,
+    iov: Vec<libc::iovec>,
+    hdrs: Vec<libc::mmsghdr>,
+}
+
+impl Rx {
+    fn new(fd: i32) -> Self {
+        let mut bufs: Vec<Vec<u8>> = (0..BATCH).map(|_| vec![0u8; SLOT]).collect();
+        let mut iov: Vec<libc::iovec> = bufs
+            .iter_mut()
+            .map(|b| libc::iovec { iov_base: b.as_mut_ptr() as *mut libc::c_void, iov_len: SLOT })
+            .collect();
+        let hdrs = iov
+            .iter_mut()
+            .map(|v| {
+                let mut h: libc::mmsghdr = unsafe { std::mem::zeroed() };
+                h.msg_hdr.msg_iov = v as *mut libc::iovec;
+                h.msg_hdr.msg_iovlen = 1;
+                h
+            })
+            .collect();
+        Rx { fd, bufs, iov, hdrs }
+    }
+
+    /// Non-blocking batch read; returns the number of frames now in `bufs[..n]` with lengths.
+    fn read(&mut self, lens: &mut [usize; BATCH]) -> usize {
+        for (h, v) in self.hdrs.iter_mut().zip(self.iov.iter_mut()) {
+            h.msg_hdr.msg_iov = v as *mut libc::iovec;
+            h.msg_len = 0;
+        }
+        let n = unsafe {
+            libc::recvmmsg(self.fd, self.hdrs.as_mut_ptr(), BATCH as u32, libc::MSG_DONTWAIT, std::ptr::null_mut())
+        };
+        if n <= 0 {
+            return 0;
+        }
+        for i in 0..n as usize {
+            lens[i] = (self.hdrs[i].msg_len as usize).min(SLOT);
+        }
+        n as usize
+    }
+}
+
+/// One direction: read from `in_fd`, emulate, write to `out_fd`.
+fn run_direction(in_fd: i32, out_fd: i32, cfg: PipeConfig, seed: u64, spin_ns: u64, rt_priority: i32, live: Arc<Live>, stop: Arc<AtomicBool>) {
+    unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
+    if rt_priority > 0 {
+        // best effort: without CAP_SYS_NICE the thread keeps normal scheduling
+        let p = libc::sched_param { sched_priority: rt_priority };
+        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) };
+    }
+    let mut pipe = Pipe::new(cfg, seed);
+    let mut rx = Rx::new(in_fd);
+    let mut lens = [0usize; BATCH];
+    let mut line: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
+    let mut pool: Vec<Vec<u8>> = Vec::new();
+    let mut pfd = libc::pollfd { fd: in_fd, events: libc::POLLIN, revents: 0 };
+    let mut last_publish = 0u64;
+    while !stop.load(Relaxed) {
+        // 1. take in everything that has arrived
+        loop {
+            let n = rx.read(&mut lens);
+            if n == 0 {
+                break;
+            }
+            let now = now_ns();
+            for i in 0..n {
+                let f = &rx.bufs[i][..lens[i]];
+                match pipe.arrive(now, frame::wire_bytes(f), frame::is_ect(f)) {
+                    Verdict::Forward { release_ns, mark } => {
+                        let mut b = pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
+                        b.clear();
+                        b.extend_from_slice(f);
+                        if mark {
+                            frame::set_ce(&mut b);
+                        }
+                        line.push_back((release_ns, b));
+                    }
+                    _ => {}
+                }
+            }
+            if n < BATCH {
+                break;
+            }
+        }
+        // 2. release what is due
+        let now = now_ns();
+        while let Some((t, _)) = line.front() {
+            if *t > now {
+                break;
+            }
+            let (_, b) = line.pop_front().unwrap();
+            let r = unsafe { libc::send(out_fd, b.as_ptr() as *const libc::c_void, b.len(), 0) };
+            if r < 0 {
+                live.tx_errors.fetch_add(1, Relaxed);
+            } else {
+                live.forwarded.fetch_add(1, Relaxed);
+                live.bytes_out.fetch_add(b.len() as u64, Relaxed);
+            }
+            if pool.len() < 4096 {
+                pool.push(b);
+            }
+        }
+        if now - last_publish > 1_000_000 {
+            let q = pipe.queue_len(now) as u64;
+            let c = pipe.counters;
+            live.queue_pkts.store(q, Relaxed);
+            live.arrivals.store(c.arrivals, Relaxed);
+            live.drops_tail.store(c.drops_tail, Relaxed);
+            live.drops_red.store(c.drops_red, Relaxed);
+            live.drops_loss.store(c.drops_loss, Relaxed);
+            live.marks.store(c.marks, Relaxed);
+            last_publish = now;
+        }
+        // 3. wait for the next arrival or release: sleep until `spin` before it, then spin
+        let next = line.front().map(|(t, _)| *t);
+        let wait_ns = match next {
+            Some(t) => t.saturating_sub(now_ns()),
+            None => 50_000_000,
+        };
+        if wait_ns > spin_ns {
+            let sleep = (wait_ns - spin_ns).min(50_000_000);
+            let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as i64, tv_nsec: (sleep % 1_000_000_000) as i64 };
+            pfd.revents = 0;
+            unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+        } else if wait_ns > 0 {
+            std::hint::spin_loop();
+        }
+    }
+}
+
+static STOP_SIGNAL: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: i32) {
+    STOP_SIGNAL.store(true, Relaxed);
+}
+
+fn main() {
+    let a = Args::parse();
+    let check = |ok: bool, msg: &str| {
+        if !ok {
+            eprintln!("linkem: {msg}");
+            std::process::exit(2);
+        }
+    };
+    check(a.rate_mbps >= 0.0 && a.rev_rate_mbps >= 0.0, "rates must be ≥ 0");
+    check(a.delay_ms >= 0.0 && a.rev_delay_ms.unwrap_or(0.0) >= 0.0, "delays must be ≥ 0");
+    check((0.0..1.0).contains(&a.loss), "--loss must be in [0, 1)");
+    check(a.buffer_pkts >= 1, "--buffer-pkts must be ≥ 1");
+    let red = match (a.red_min_th, a.red_max_th) {
+        (Some(min_th), Some(max_th)) => {
+            check(min_th < max_th, "--red-min-th must be < --red-max-th");
+            check(a.red_max_p > 0.0 && a.red_max_p <= 1.0, "--red-max-p must be in (0, 1]");
+            check(a.red_weight > 0.0 && a.red_weight <= 1.0, "--red-weight must be in (0, 1]");
+            Some(RedConfig { min_th, max_th, max_p: a.red_max_p, weight: a.red_weight, gentle: !a.red_no_gentle, ecn: a.red_ecn })
+        }
+        (None, None) => None,
+        _ => {
+            check(false, "give both --red-min-th and --red-max-th");
+            None
+        }
+    };
+    // die with the parent (the testbed): never outlive the run that owns us
+    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM as u64, 0u64, 0u64, 0u64) };
+    unsafe {
+        libc::signal(libc::SIGTERM, on_signal as *const () as libc::sighandler_t);
+        libc::signal(libc::SIGINT, on_signal as *const () as libc::sighandler_t);
+    }
+    let rate = |m: f64| if m > 0.0 { Some(m * 1e6) } else { None };
+    let fwd = PipeConfig {
+        rate_bps: rate(a.rate_mbps),
+        delay_ns: (a.delay_ms * 1e6).round() as u64,
+        buffer_pkts: a.buffer_pkts,
+        loss: a.loss,
+        red,
+    };
+    let rev = PipeConfig {
+        rate_bps: rate(a.rev_rate_mbps),
+        delay_ns: (a.rev_delay_ms.unwrap_or(a.delay_ms) * 1e6).round() as u64,
+        buffer_pkts: a.rev_buffer_pkts,
+        loss: 0.0,
+        red: None,
+    };
+    let fd_in = packet_socket(&a.in_if, a.rcvbuf);
+    let fd_out = packet_socket(&a.out_if, a.rcvbuf);
+    let stop = Arc::new(AtomicBool::new(false));
+    let lives = [Arc::new(Live::default()), Arc::new(Live::default())];
+    let spin_ns = a.spin_us * 1000;
+    let rt_priority = a.rt_priority;
+    let mut threads = Vec::new();
+    for (dir, (i, o, cfg, seed)) in [(fd_in, fd_out, fwd, a.seed), (fd_out, fd_in, rev, a.seed ^ 0x5eed)].into_iter().enumerate() {
+        let (live, stop) = (lives[dir].clone(), stop.clone());
+        threads.push(
+            std::thread::Builder::new()
+                .name(if dir == 0 { "fwd".into() } else { "rev".into() })
+                .spawn(move || run_direction(i, o, cfg, seed, spin_ns, rt_priority, live, stop))
+                .unwrap(),
+        );
+    }
+    let mut out = a.stats.as_ref().map(|p| {
+        std::fs::File::create(p).unwrap_or_else(|e| {
+            eprintln!("linkem: cannot write {p}: {e}");
+            std::process::exit(1)
+        })
+    });
+    if let Some(f) = out.as_mut() {
+        let _ = writeln!(f, "t_mono_s,dir,queue_pkts,arrivals,forwarded,drops_tail,drops_red,drops_loss,marks,bytes_out,tx_errors");
+    }
+    eprintln!("linkem: forwarding {} <-> {} (fwd {:?}, rev {:?})", a.in_if, a.out_if, fwd, rev);
+    let write_stats = |out: &mut Option<std::fs::File>| {
+        if let Some(f) = out.as_mut() {
+            let t = now_ns() as f64 / 1e9;
+            for (dir, l) in ["fwd", "rev"].iter().zip(lives.iter()) {
+                let _ = writeln!(
+                    f,
+                    "{t:.6},{dir},{},{},{},{},{},{},{},{},{}",
+                    l.queue_pkts.load(Relaxed),
+                    l.arrivals.load(Relaxed),
+                    l.forwarded.load(Relaxed),
+                    l.drops_tail.load(Relaxed),
+                    l.drops_red.load(Relaxed),
+                    l.drops_loss.load(Relaxed),
+                    l.marks.load(Relaxed),
+                    l.bytes_out.load(Relaxed),
+                    l.tx_errors.load(Relaxed)
+                );
+            }
+            let _ = f.flush();
+        }
+    };
+    let interval = Duration::from_millis(a.stats_interval_ms.max(1));
+    while !STOP_SIGNAL.load(Relaxed) {
+        std::thread::sleep(interval.min(Duration::from_millis(20)));
+        static LAST: AtomicU64 = AtomicU64::new(0);
+        let now = now_ns();
+        if now - LAST.load(Relaxed) >= interval.as_nanos() as u64 {
+            LAST.store(now, Relaxed);
+            write_stats(&mut out);
+        }
+    }
+    stop.store(true, Relaxed);
+    for t in threads {
+        let _ = t.join();
+    }
+    write_stats(&mut out);
+}

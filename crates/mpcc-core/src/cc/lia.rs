@@ -1,0 +1,19 @@
+//! LIA, the "Max" algorithm of Peng et al. (RFC 6356):
+//! I_r = min(max_k(w_k/τ_k²) / (Σ_k w_k/τ_k)², 1/w_r), D_r = w_r/2.
+use super::{halve, Controller, Subflows};
+
+pub struct Lia;
+
+impl Controller for Lia {
+    fn name(&self) -> &'static str {
+        "lia"
+    }
+    fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
+        let tot = sf.total_rate();
+        let best = sf.cwnd.iter().zip(sf.rtt).map(|(w, t)| w / (t * t)).fold(f64::NEG_INFINITY, f64::max);
+        (best / (tot * tot)).min(1.0 / sf.cwnd[r])
+    }
+    fn on_loss(&self, sf: &Subflows, r: usize) -> f64 {
+        halve(sf, r)
+    }
+}

@@ -1,0 +1,124 @@
+//! The run description the Python layer hands to the engine (JSON, see
+//! `python/mpcc/sim/engine.py`): the scenario with link names resolved to indices, plus the
+//! seed, the sampling interval, the measurement window and the `[sim]` options.
+use serde::Deserialize;
+use serde_json::{Map, Value};
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct Config {
+    pub duration_s: f64,
+    #[serde(default = "d_packet_bytes")]
+    pub packet_bytes: u32,
+    #[serde(default)]
+    pub seed: u64,
+    /// Time-series sampling interval; 0 disables sampling.
+    #[serde(default)]
+    pub sample_interval_s: f64,
+    /// Measurement window [t0, t1] of the summary rates.
+    pub measure: (f64, f64),
+    pub links: Vec<LinkCfg>,
+    pub groups: Vec<GroupCfg>,
+    #[serde(default)]
+    pub background: Vec<BackgroundCfg>,
+    #[serde(default)]
+    pub options: Options,
+}
+
+fn d_packet_bytes() -> u32 {
+    1500
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct LinkCfg {
+    pub capacity_mbps: f64,
+    /// One-way propagation delay.
+    pub delay_ms: f64,
+    pub buffer_pkts: u32,
+    #[serde(default)]
+    pub red: Option<RedCfg>,
+    #[serde(default)]
+    pub loss: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct RedCfg {
+    pub min_th: f64,
+    pub max_th: f64,
+    pub max_p: f64,
+    #[serde(default)]
+    pub ecn: bool,
+    #[serde(default = "d_weight")]
+    pub weight: f64,
+    #[serde(default = "d_true")]
+    pub gentle: bool,
+}
+
+fn d_weight() -> f64 {
+    0.002
+}
+fn d_true() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct GroupCfg {
+    pub algorithm: String,
+    #[serde(default)]
+    pub params: Map<String, Value>,
+    pub count: u32,
+    /// One route per path, each a list of link indices.
+    pub paths: Vec<Vec<u32>>,
+    #[serde(default)]
+    pub start_s: f64,
+    pub stop_s: f64,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+pub struct BackgroundCfg {
+    pub path: Vec<u32>,
+    pub rate_mbps: f64,
+    pub mean_on_s: f64,
+    pub mean_off_s: f64,
+    #[serde(default)]
+    pub start_s: f64,
+    pub stop_s: f64,
+}
+
+/// The `[sim]` table of a scenario.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Options {
+    /// Flow start times are start_s + U[0, start_jitter_s) (desynchronises identical flows).
+    pub start_jitter_s: f64,
+    /// Initial window (Linux: 10).
+    pub initial_cwnd: f64,
+    /// Minimum retransmission timeout (Linux: 200 ms).
+    pub rto_min_s: f64,
+    /// Delayed ACKs: one ACK per two in-order segments, at most `delayed_ack_s` late.
+    pub delayed_ack: bool,
+    pub delayed_ack_s: f64,
+    /// Random host processing delay U[0, host_jitter_s) added to every ACK (breaks the phase
+    /// effects of a deterministic simulation).
+    pub host_jitter_s: f64,
+    /// Packets are ECN-capable (RED links with ecn = true mark instead of dropping).
+    pub ecn: bool,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            start_jitter_s: 1.0,
+            initial_cwnd: 10.0,
+            rto_min_s: 0.2,
+            delayed_ack: false,
+            delayed_ack_s: 0.04,
+            host_jitter_s: 0.0,
+            ecn: true,
+        }
+    }
+}
+
+/// Parse a JSON run description.
+pub fn parse(json: &str) -> Result<Config, String> {
+    serde_json::from_str(json).map_err(|e| e.to_string())
+}

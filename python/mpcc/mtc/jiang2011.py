@@ -1,0 +1,352 @@
+"""Reproduction of Jiang, Cai, Towsley (UM-CS-2011-005): functions returning plain dicts and
+writing figures to a directory. ``mpcc mtc figures --out DIR`` and ``mpcc reproduce jiang2011``
+call :func:`reproduce`.
+
+Figures (file names ``fig3.png`` ...):
+ 3  per-cycle utilization (6) and (10) versus f, for several buffer ratios gamma;
+ 4  single-flow U versus n (b = 1/2, W0 = 42), closed forms, with the numerically found
+    Assumption-2 orbits (:func:`mpcc.mtc.cycles.periodic_orbit`) as markers;
+ 6  U versus the number of flows m (Table 1; b = 1/2, W0 = 100), one panel per algorithm;
+ 7  direction fields of (15) for Fully Coupled MTCP, n = 2, tau = 0.02, a = 1, b = 1/2;
+ 8  number of paths used over the α–β square, n = 4, p = (0.01, 0.02, 0.03, 0.05);
+ 9, 10  U versus n and versus gamma from the deterministic-drop fluid simulation
+    (:func:`mpcc.mtc.cycles.simulate`, solid) and (6)/(10) at the measured f (dashed) — the
+    report's Figs. 9–10 method with a fluid instead of an ns-2 simulation;
+ flappiness  the metric of :mod:`mpcc.mtc.flappiness` for the four variants versus n.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+
+from . import cycles, equilibrium, flappiness, utilization as ut
+
+ALG_LABEL = {"mstcp": "MSTCP", "coupled-decrease": "Coupled Decrease",
+             "coupled-increase": "Coupled Increase", "fully-coupled": "Fully Coupled"}
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+# --- data (plain dicts) ----------------------------------------------------------------------------
+def fig3_data(gammas=(0.0, 0.25, 0.5, 1.0), points: int = 200) -> dict:
+    f = np.linspace(1e-4, 1.0, points)
+    return {"f": f.tolist(), "gamma": list(gammas),
+            "mimd": [[ut.cycle_utilization_mimd(x, 1 + g) for x in f] for g in gammas],
+            "aimd": [[ut.cycle_utilization_aimd(x, 1 + g) for x in f] for g in gammas]}
+
+
+def fig4_data(ns=range(1, 11), w0: float = 42.0, b: float = 0.5, orbit_ns=(1, 2, 3, 4, 6)) -> dict:
+    out = {"n": list(ns), "w0": w0, "b": b, "closed": {}, "orbit": {}}
+    for alg in ut.ALGORITHMS:
+        out["closed"][alg] = [ut.utilization(alg, n, 1, w0, 0.0, b).utilization for n in ns]
+        out["orbit"][alg] = {"n": list(orbit_ns),
+                             "U": [cycles.periodic_orbit(alg, n, w0, 0.0).utilization for n in orbit_ns]}
+    return out
+
+
+def fig6_data(ms=range(1, 21), ns=(1, 2, 4, 8), w0: float = 100.0, b: float = 0.5) -> dict:
+    return {"m": list(ms), "n": list(ns), "w0": w0, "b": b,
+            "U": {alg: {str(n): [ut.utilization(alg, n, m, w0, 0.0, b).utilization for m in ms] for n in ns}
+                  for alg in ut.ALGORITHMS}}
+
+
+def fig8_data(loss=(0.01, 0.02, 0.03, 0.05), points: int = 101) -> dict:
+    grid = np.linspace(0.0, 1.0, points)
+    used = np.array([[equilibrium.closed_form(a, b, loss).paths_used for a in grid] for b in grid])
+    return {"alpha": grid.tolist(), "beta": grid.tolist(), "loss": list(loss), "paths_used": used.tolist()}
+
+
+def fig9_10_data(ns=(1, 2, 3, 4, 6, 8), gammas=(0.05, 0.5, 1.0, 2.0), w0: float = 42.0,
+                 cycles_per_run: int = 40, warmup: int = 10, progress=None) -> dict:
+    """Deterministic-drop fluid runs: U(n, gamma) for each algorithm, plus the dashed curves
+    (6) (MSTCP) / (10) (Coupled Decrease) at the measured f; Coupled Increase's dashed curve is
+    single-path TCP, (10) with f = 1/2 (as in the report's Fig. 9(c))."""
+    out = {"n": list(ns), "gamma": list(gammas), "w0": w0, "sim": {}, "dashed": {}, "f_mean": {}}
+    kinds = {"mstcp": "mimd", "coupled-decrease": "aimd"}
+    for alg in ut.ALGORITHMS:
+        sim = np.full((len(gammas), len(ns)), np.nan)
+        dash = np.full_like(sim, np.nan)
+        fmean = np.full_like(sim, np.nan)
+        for gi, g in enumerate(gammas):
+            for ni, n in enumerate(ns):
+                r = cycles.simulate(alg, n, 1, w0, g, cycles=cycles_per_run, warmup_cycles=warmup)
+                sim[gi, ni] = r.complete_cycle_utilization()
+                fmean[gi, ni] = float(np.mean(r.f))
+                if alg in kinds:
+                    dash[gi, ni] = r.cycle_weighted_utilization(kinds[alg], 1 + g)
+                elif alg == "coupled-increase":
+                    dash[gi, ni] = ut.cycle_utilization_aimd(0.5, 1 + g)
+                if progress:
+                    progress()
+        out["sim"][alg], out["dashed"][alg], out["f_mean"][alg] = sim.tolist(), dash.tolist(), fmean.tolist()
+    return out
+
+
+def flappiness_data(subflows=(2, 3, 4), loss: float = 0.002, rtt: float = 0.1, rounds: int = 20000,
+                    replicas: int = 4, smooth_rtts: float = 20.0, engines=("window",)) -> dict:
+    """The flappiness metric for the four variants on n equal paths (random loss ``loss``), from
+    the window model and (engine "sim") the packet simulator with random link loss."""
+    rows = []
+    for engine in engines:
+        rows += flappiness.compare(subflows, loss, rtt, rounds, replicas, engine=engine,
+                                   smooth_s=smooth_rtts * rtt)
+    return {"loss": loss, "rtt": rtt, "rounds": rounds, "replicas": replicas,
+            "smooth_s": smooth_rtts * rtt, "engines": list(engines), "rows": rows}
+
+
+def sim_available() -> bool:
+    """True when the packet simulator (:mod:`mpcc.sim`, Rust core) can be imported."""
+    try:
+        from .. import sim  # noqa: F401
+
+        return hasattr(sim, "run")
+    except Exception:  # noqa: BLE001 - any import problem means "not available"
+        return False
+
+
+def _packet_run(text: str, seed: int, sample_interval_s: float):
+    from .. import scenario, sim
+
+    return sim.run(scenario.loads(text, "<jiang2011>"), seed=seed, sample_interval_s=sample_interval_s)
+
+
+def packet_fig9_10_data(ns=(1, 2, 3, 4, 6, 8), buffers=(2, 10, 21, 42, 84), duration_s: float = 1200.0,
+                        measure_from_s: float = 200.0, seed: int = 1, progress=None) -> dict:
+    """§5.1 at packet level (:mod:`mpcc.sim`): U(n, B) from delivered packets (solid) and the dashed
+    curves — (6) for MSTCP, (10) for Coupled Decrease at the f measured from the cwnd traces
+    (:func:`mpcc.mtc.cycles.cycles_from_trace`), single-path TCP (10) at f = 1/2 for Coupled
+    Increase; no dashed curve for Fully Coupled (as in the report)."""
+    from . import scenarios
+
+    c_mbps, d_s, pkt = 5.0, 0.1, 1500
+    w0 = c_mbps * 1e6 * d_s / (8 * pkt)
+    out = {"n": list(ns), "buffer_pkts": list(buffers), "gamma": [b / w0 for b in buffers], "w0": w0,
+           "duration_s": duration_s, "seed": seed, "sim": {}, "dashed": {}, "f_mean": {}, "timeouts": {}}
+    kinds = {"mstcp": "mimd", "coupled-decrease": "aimd"}
+    for alg in ut.ALGORITHMS:
+        sim_u = np.full((len(buffers), len(ns)), np.nan)
+        dash, fmean, tos = sim_u.copy(), sim_u.copy(), sim_u.copy()
+        for bi, buf in enumerate(buffers):
+            kappa = 1.0 + buf / w0
+            for ni, n in enumerate(ns):
+                r = _packet_run(scenarios.fig9_scenario(alg, n, buf, duration_s, measure_from_s), seed, 0.01)
+                g = r.result.groups["mtc"]
+                sim_u[bi, ni] = sum(g.path_rate_mbps) / (n * c_mbps)
+                tos[bi, ni] = g.extra.get("timeouts", np.nan)
+                sf = r.timeseries["subflows"]
+                tt = np.asarray(sf.column("time_s"))
+                route = np.asarray(sf.column("route"))
+                cw = np.asarray(sf.column("cwnd_pkts"))
+                st, ff = [], []
+                for i in range(n):
+                    sel = (route == i) & (tt >= measure_from_s)
+                    a, b = cycles.cycles_from_trace(tt[sel], cw[sel])
+                    st.append(a)
+                    ff.append(b)
+                allf = np.concatenate(ff) if ff else np.array([])
+                fmean[bi, ni] = float(allf.mean()) if allf.size else np.nan
+                if alg in kinds:
+                    dash[bi, ni] = cycles.trace_cycle_utilization(st, ff, kinds[alg], kappa)
+                elif alg == "coupled-increase":
+                    dash[bi, ni] = ut.cycle_utilization_aimd(0.5, kappa)
+                if progress:
+                    progress()
+        out["sim"][alg], out["dashed"][alg] = sim_u.tolist(), dash.tolist()
+        out["f_mean"][alg], out["timeouts"][alg] = fmean.tolist(), tos.tolist()
+    return out
+
+
+# --- plots ------------------------------------------------------------------------------------------
+def _save(fig, out: Path, name: str, fmt: str, files: list):
+    path = out / f"{name}.{fmt}"
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    _plt().close(fig)
+    files.append(str(path))
+
+
+def plot_fig3(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, key, title in ((axes[0], "mimd", "(a) STCP / MSTCP, eq. (6)"), (axes[1], "aimd", "(b) TCP, eq. (10)")):
+        for g, u in zip(d["gamma"], d[key]):
+            ax.plot(d["f"], u, label=f"γ = {g:g}")
+        ax.set(xlabel="f", ylabel="per-cycle utilization", title=title, ylim=(0, 1.02))
+        ax.legend()
+    _save(fig, out, "fig3", fmt, files)
+
+
+def plot_fig4(d, out, fmt, files):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for alg in ut.ALGORITHMS:
+        line, = ax.plot(d["n"], d["closed"][alg], marker=".", label=f"{ALG_LABEL[alg]} (closed form)")
+        ax.plot(d["orbit"][alg]["n"], d["orbit"][alg]["U"], "o", mfc="none", color=line.get_color())
+    ax.set(xlabel="number of subflows n", ylabel="link utilization U",
+           title=f"Fig. 4: b = {d['b']:g}, W0 = {d['w0']:g} (circles: numerical orbit)", ylim=(0, 1))
+    ax.legend(fontsize=8)
+    _save(fig, out, "fig4", fmt, files)
+
+
+def plot_fig6(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True, layout="constrained")
+    for ax, alg, tag in zip(axes.ravel(), ut.ALGORITHMS, "abcd"):
+        for n in d["n"]:
+            ax.plot(d["m"], d["U"][alg][str(n)], marker=".", label=f"n = {n}")
+        ax.set(title=f"({tag}) {ALG_LABEL[alg]}", xlabel="number of flows m", ylabel="U", ylim=(0, 1.02))
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Fig. 6: Table 1, b = {d['b']:g}, W0 = {d['w0']:g}")
+    _save(fig, out, "fig6", fmt, files)
+
+
+def plot_fig7(out, fmt, files, tau=0.02, a=1.0, b=0.5, cases=((0.01, 0.02), (0.01, 0.01))):
+    from scipy.integrate import solve_ivp
+
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4.6))
+    for ax, p, tag in zip(axes, cases, "ab"):
+        p = np.array(p)
+        wmax = 1.3 * np.sqrt(a / b * (1 - p.min()) / p.min())
+        g = np.linspace(0.0, wmax, 21)
+        W1, W2 = np.meshgrid(g, g)
+        W = np.stack([W1, W2], axis=-1)
+        dW = equilibrium.rhs15(W, p, tau, 1.0, 1.0, a, b)
+        ax.streamplot(W1, W2, dW[..., 0], dW[..., 1], color="0.6", density=1.0, linewidth=0.7)
+        for frac in ((0.1, 0.95), (0.95, 0.1), (0.45, 0.5), (0.9, 0.95), (0.05, 0.05), (0.15, 0.6)):
+            start = np.array(frac) * wmax
+            sol = solve_ivp(lambda t, w: equilibrium.rhs15(w, p, tau, 1.0, 1.0, a, b), (0, 60),
+                            np.array(start, float), rtol=1e-8, max_step=0.05)
+            ax.plot(sol.y[0], sol.y[1], "b-", lw=1)
+        e = equilibrium.closed_form(1.0, 1.0, p, a, b)
+        if p[0] < p[1]:
+            ax.plot([e.total_window], [0], "ro", ms=7)
+            ax.plot([0], [np.sqrt(a / b * (1 - p[1]) / p[1])], "o", color="r", mfc="none", ms=7)
+        else:
+            ax.plot([e.total_window, 0], [0, e.total_window], "r-", lw=2)
+        ax.set(xlim=(0, wmax), ylim=(0, wmax), xlabel="w1", ylabel="w2",
+               title=f"({tag}) p1 = {p[0]:g}, p2 = {p[1]:g}")
+    fig.suptitle("Fig. 7: Fully Coupled MTCP, τ = 0.02, a = 1, b = 1/2 (red: equilibria; filled = stable)")
+    _save(fig, out, "fig7", fmt, files)
+
+
+def plot_fig8(d, out, fmt, files):
+    plt = _plt()
+    fig, ax = plt.subplots(figsize=(5.5, 4.6))
+    used = np.array(d["paths_used"])
+    levels = np.arange(0.5, len(d["loss"]) + 1.0, 1.0)
+    cs = ax.contourf(d["alpha"], d["beta"], used, levels=levels, cmap="viridis")
+    cb = fig.colorbar(cs, ticks=range(1, len(d["loss"]) + 1))
+    cb.set_label("paths used N")
+    ax.set(xlabel="α", ylabel="β", title="Fig. 8: p = " + ", ".join(f"{p:g}" for p in d["loss"]))
+    _save(fig, out, "fig8", fmt, files)
+
+
+def plot_fig9_10(d, out, fmt, files, suffix="", what="deterministic-drop fluid"):
+    plt = _plt()
+    for name, xkey, ckey in (("fig9", "n", "gamma"), ("fig10", "gamma", "n")):
+        fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharey=True, layout="constrained")
+        for ax, alg, tag in zip(axes.ravel(), ut.ALGORITHMS, "abcd"):
+            sim, dash = np.array(d["sim"][alg]), np.array(d["dashed"][alg])
+            if name == "fig10":
+                sim, dash = sim.T, dash.T
+            for k, cval in enumerate(d[ckey]):
+                line, = ax.plot(d[xkey], sim[k], marker="o", label=f"{'γ' if ckey == 'gamma' else 'n'} = {cval:g}")
+                if np.isfinite(dash[k]).any():
+                    ax.plot(d[xkey], dash[k], "--", color=line.get_color())
+            ax.set(title=f"({tag}) {ALG_LABEL[alg]}", xlabel="subflows n" if xkey == "n" else "buffer ratio γ",
+                   ylabel="U", ylim=(0, 1.02))
+            ax.legend(fontsize=7)
+        fig.suptitle(f"{'Fig. 9' if name == 'fig9' else 'Fig. 10'} ({what}; "
+                     "solid = simulation, dashed = (6)/(10) at measured f, TCP for Coupled Increase)")
+        _save(fig, out, name + suffix, fmt, files)
+
+
+def plot_flappiness(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+    for ax, key, lab in zip(axes, ("dominance", "mean_dwell_s", "concentration"),
+                            ("fraction of time one subflow dominates", "mean dwell time (s)",
+                             "normalized Herfindahl concentration")):
+        for k, alg in enumerate(ut.ALGORITHMS):
+            for engine in d.get("engines", ["window"]):
+                rows = [r for r in d["rows"] if r["algorithm"] == alg and r.get("engine", "window") == engine]
+                ax.errorbar([r["subflows"] for r in rows], [r[key] for r in rows],
+                            yerr=[r[key + "_se"] for r in rows], marker="o" if engine == "window" else "s",
+                            ls="-" if engine == "window" else "--", color=f"C{k}", capsize=3,
+                            label=f"{ALG_LABEL[alg]} ({'window model' if engine == 'window' else 'packet sim'})")
+        ax.set(xlabel="subflows n", ylabel=lab)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"Flappiness, window model: p = {d['loss']:g} on every path, τ = {d['rtt']:g} s, "
+                 f"{d['rounds']} rounds × {d['replicas']} replicas, {d['smooth_s']:g} s smoothing")
+    _save(fig, out, "flappiness", fmt, files)
+
+
+def plot_trace_example(out, fmt, files, loss=0.002, rtt=0.1, rounds=6000, seed=3):
+    """Fig. 13-like sample paths of the window model (smoothed over 20 RTTs)."""
+    plt = _plt()
+    fig, axes = plt.subplots(4, 1, figsize=(10, 9), sharex=True)
+    for ax, alg in zip(axes, ("fully-coupled", "mstcp", "coupled-increase", "coupled-decrease")):
+        t, tr = flappiness.window_trace(alg, [loss, loss], rtt, rounds, 1, seed)
+        w = flappiness._moving_average(t, tr[0], 20 * rtt)
+        ax.plot(t, w[:, 0], lw=0.8)
+        ax.plot(t, w[:, 1], lw=0.8)
+        m = flappiness.flappiness(t, tr[0], smooth_s=20 * rtt)
+        ax.set(ylabel="cwnd (pkts)", title=f"{ALG_LABEL[alg]}: dominance {m.dominance:.2f}, "
+                                           f"dwell {m.mean_dwell_s:.1f} s")
+    axes[-1].set_xlabel("time (s)")
+    _save(fig, out, "fig13_window_model", fmt, files)
+
+
+def reproduce(out_dir, quick: bool = False, fmt: str = "png") -> dict:
+    """Compute everything, write the figures and ``jiang2011.json`` to ``out_dir``; return the dict."""
+    import json
+
+    from rich.progress import Progress
+
+    out = Path(out_dir)
+    os.makedirs(out, exist_ok=True)
+    files: list[str] = []
+    res: dict = {}
+    ns9 = (1, 2, 4) if quick else (1, 2, 3, 4, 6, 8)
+    g9 = (0.05, 1.0) if quick else (0.05, 0.5, 1.0, 2.0)
+    steps = 7 + len(ut.ALGORITHMS) * len(ns9) * len(g9)
+    with Progress(transient=True) as prog:
+        task = prog.add_task("jiang2011", total=steps)
+        adv = lambda: prog.advance(task)  # noqa: E731
+        res["fig3"] = fig3_data(); plot_fig3(res["fig3"], out, fmt, files); adv()
+        res["fig4"] = fig4_data(orbit_ns=(1, 2, 4) if quick else (1, 2, 3, 4, 6))
+        plot_fig4(res["fig4"], out, fmt, files); adv()
+        res["fig6"] = fig6_data(); plot_fig6(res["fig6"], out, fmt, files); adv()
+        plot_fig7(out, fmt, files); adv()
+        res["fig8"] = fig8_data(points=41 if quick else 101); plot_fig8(res["fig8"], out, fmt, files); adv()
+        res["fig9_10"] = fig9_10_data(ns9, g9, cycles_per_run=20 if quick else 40,
+                                      warmup=5 if quick else 10, progress=adv)
+        plot_fig9_10(res["fig9_10"], out, fmt, files)
+        res["flappiness"] = flappiness_data(rounds=4000 if quick else 20000, replicas=2 if quick else 4,
+                                            engines=("window", "sim") if sim_available() else ("window",))
+        plot_flappiness(res["flappiness"], out, fmt, files); adv()
+        plot_trace_example(out, fmt, files, rounds=2000 if quick else 6000); adv()
+        if sim_available():
+            pn = (1, 2, 4) if quick else (1, 2, 3, 4, 6, 8)
+            pb = (2, 42) if quick else (2, 10, 21, 42, 84)
+            prog.update(task, total=steps + len(ut.ALGORITHMS) * len(pn) * len(pb))
+            res["packet_fig9_10"] = packet_fig9_10_data(pn, pb, 300.0 if quick else 1200.0,
+                                                        50.0 if quick else 200.0, progress=adv)
+            plot_fig9_10(res["packet_fig9_10"], out, fmt, files, "_packet", "packet simulator")
+        else:
+            res["packet_fig9_10"] = "skipped: mpcc.sim is not available"
+    res["files"] = files
+    with open(out / "jiang2011.json", "w") as fh:
+        json.dump(res, fh, indent=1, default=float)
+    files.append(str(out / "jiang2011.json"))
+    return res

@@ -1,0 +1,235 @@
+"""Run one scenario on the packet-level simulator (Rust core, :mod:`mpcc._core`).
+
+``run(scenario, seed=0)`` → :class:`SimRun` with ``result`` (the output contract,
+:class:`mpcc.results.RunResult`, engine ``"sim"``) and ``timeseries`` (pyarrow Tables
+``"subflows"`` and ``"links"``); ``SimRun.write(dir)`` writes Parquet files and PNG plots.
+
+Measurement. A flow's rate is the number of its packets delivered (cumulatively ACKed or
+SACKed, first copy only) in the measurement window [t0, t1] × packet size / (t1 − t0); a
+group's ``rate_mbps`` is the mean over its flows, ``path_rate_mbps[r]`` the mean rate of the
+flows' route r. A link's ``price`` is the fraction of arriving packets dropped or ECN-marked in
+the window, its ``load_mbps`` the accepted traffic.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+import numpy as np
+import pyarrow as pa
+
+from .. import algorithms
+from ..errors import MpccError, ScenarioError
+from ..results import GroupResult, LinkResult, RunResult
+from ..scenario import Group, Scenario
+
+#: ``[sim]`` table fields: name → (default, example, kind, minimum, exclusive).
+SIM_OPTIONS: dict[str, tuple[Any, str, str, float | None, bool]] = {
+    "measure_from_s": (None, "20.0", "number", 0.0, False),
+    "measure_to_s": (None, "100.0", "number", 0.0, True),
+    "sample_interval_s": (None, "0.1", "number", 0.0, False),
+    "start_jitter_s": (1.0, "1.0", "number", 0.0, False),
+    "initial_cwnd": (10.0, "10", "number", 1.0, False),
+    "rto_min_s": (0.2, "0.2", "number", 0.0, True),
+    "delayed_ack": (False, "false", "bool", None, False),
+    "delayed_ack_s": (0.04, "0.04", "number", 0.0, True),
+    "ecn": (True, "true", "bool", None, False),
+    "host_jitter_s": (0.0, "0.0001", "number", 0.0, False),
+}
+
+#: Options passed to the Rust core (the others are handled here).
+_CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "ecn", "host_jitter_s")
+
+
+def sim_options(scenario: Scenario) -> dict[str, Any]:
+    """Validate the scenario's ``[sim]`` table and fill in defaults."""
+    raw = dict(scenario.engine.get("sim", {}))
+    out = {k: v[0] for k, v in SIM_OPTIONS.items()}
+    for key, value in raw.items():
+        fld = f"sim.{key}"
+        if key not in SIM_OPTIONS:
+            raise ScenarioError(scenario.source, fld, "unknown field", f"remove it or use one of: {', '.join(SIM_OPTIONS)}")
+        _, example, kind, minimum, exclusive = SIM_OPTIONS[key]
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ScenarioError(scenario.source, fld, f"expected true or false, got {value!r}", f"write {key} = {example}")
+        else:
+            ok = isinstance(value, int) if kind == "int" else isinstance(value, (int, float))
+            if isinstance(value, bool) or not ok or not math.isfinite(value):
+                what = "an integer" if kind == "int" else "a finite number"
+                raise ScenarioError(scenario.source, fld, f"expected {what}, got {value!r}", f"write {key} = {example}")
+            if minimum is not None and (value <= minimum if exclusive else value < minimum):
+                rel = ">" if exclusive else "≥"
+                raise ScenarioError(scenario.source, fld, f"must be {rel} {minimum:g}, got {value!r}", f"use e.g. {key} = {example}")
+        out[key] = value
+    return out
+
+
+def measurement_window(scenario: Scenario, measure: tuple[float, float] | None = None) -> tuple[float, float]:
+    """[t0, t1]: the argument, else ``[sim] measure_from_s``/``measure_to_s``, else
+    [duration/5, duration]."""
+    opts = sim_options(scenario)
+    if measure is None:
+        t0 = opts["measure_from_s"] if opts["measure_from_s"] is not None else scenario.duration_s / 5.0
+        t1 = opts["measure_to_s"] if opts["measure_to_s"] is not None else scenario.duration_s
+    else:
+        t0, t1 = float(measure[0]), float(measure[1])
+    if not (0 <= t0 < t1 <= scenario.duration_s):
+        raise ScenarioError(scenario.source, "sim.measure", f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] with t0 < t1",
+                            "choose 0 ≤ measure_from_s < measure_to_s ≤ duration_s")
+    return t0, t1
+
+
+def _algo_params(algo: algorithms.Algorithm) -> dict[str, Any]:
+    return {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in algo.params.items()}
+
+
+def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
+                measure: tuple[float, float] | None = None) -> dict[str, Any]:
+    """The JSON run description the Rust core reads (``crates/mpcc-core/src/config.rs``)."""
+    opts = sim_options(scenario)
+    if opts["sample_interval_s"] is not None:
+        sample_interval_s = opts["sample_interval_s"]
+    t0, t1 = measurement_window(scenario, measure)
+    idx = scenario.link_index
+    links = []
+    for l in scenario.links:
+        d = {"capacity_mbps": l.capacity_mbps, "delay_ms": l.delay_ms, "buffer_pkts": l.buffer_pkts, "loss": l.loss}
+        if l.aqm == "red" and l.red is not None:
+            r = l.red
+            d["red"] = {"min_th": r.min_th, "max_th": r.max_th, "max_p": r.max_p, "ecn": r.ecn,
+                        "weight": r.weight, "gentle": r.gentle}
+        links.append(d)
+    groups = [{"algorithm": g.algorithm.name, "params": _algo_params(g.algorithm), "count": g.count,
+               "paths": [[idx[n] for n in p] for p in g.paths], "start_s": g.start_s,
+               "stop_s": min(g.stop_s, scenario.duration_s)} for g in scenario.groups]
+    background = [{"path": [idx[n] for n in b.path], "rate_mbps": b.rate_mbps, "mean_on_s": b.mean_on_s,
+                   "mean_off_s": b.mean_off_s, "start_s": b.start_s, "stop_s": min(b.stop_s, scenario.duration_s)}
+                  for b in scenario.background]
+    return {"duration_s": scenario.duration_s, "packet_bytes": scenario.packet_bytes, "seed": int(seed),
+            "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
+            "groups": groups, "background": background,
+            "options": {k: opts[k] for k in _CORE_OPTIONS}}
+
+
+@dataclass
+class SimRun:
+    """One simulation: the summary (output contract), the time series and run statistics."""
+
+    scenario: Scenario
+    seed: int
+    result: RunResult
+    timeseries: dict[str, pa.Table]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def write(self, out_dir: str | Path, *, plots: bool = True) -> list[Path]:
+        """Write ``result.json``, ``subflows.parquet``, ``links.parquet`` and PNG plots into
+        ``out_dir``; files appear only when all of them were written (temp dir + rename)."""
+        from .output import write_outputs
+        return write_outputs(out_dir, [self], self.result, plots=plots)
+
+
+def _columns(raw: Mapping[str, Any]) -> dict[str, np.ndarray]:
+    return {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
+
+
+def _result(scenario: Scenario, seed: int, cols: dict[str, np.ndarray], t0: float, t1: float) -> RunResult:
+    bits = scenario.packet_bytes * 8.0
+    span = t1 - t0
+    sf_rate = cols["sf_delivered"] * bits / span / 1e6
+    groups: dict[str, GroupResult] = {}
+    for gi, g in enumerate(scenario.groups):
+        sel = cols["sf_group"] == gi
+        flows = cols["sf_flow"][sel]
+        routes = cols["sf_route"][sel]
+        n_paths = len(g.paths)
+        per_route = np.zeros((g.count, n_paths))
+        per_route[flows, routes] = sf_rate[sel]
+        per_flow = per_route.sum(axis=1)
+
+        def total(name):
+            return int(cols[name][sel].sum())
+
+        extra = {"per_flow_mbps": per_flow.tolist(), "total_mbps": float(per_flow.sum()),
+                 "losses": total("sf_drops") + total("sf_marks"), "drops": total("sf_drops"),
+                 "marks": total("sf_marks"), "loss_events": total("sf_loss_events"),
+                 "timeouts": total("sf_timeouts"), "retransmits": total("sf_retrans"),
+                 "sent_pkts": total("sf_sent"),
+                 # empirical D_s (Peng et al. §III-F): mean relative decrease of the flow's total
+                 # window per loss event in the window; 0.5 for NewReno
+                 "ds": float(cols["sf_ds_sum"][sel].sum() / max(int(cols["sf_ds_n"][sel].sum()), 1)),
+                 "mean_srtt_s": [float(np.mean(cols["sf_srtt"][sel][routes == r])) for r in range(n_paths)]}
+        groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=float(per_flow.mean()),
+                                     path_rate_mbps=per_route.mean(axis=0).tolist(), extra=extra)
+    links: dict[str, LinkResult] = {}
+    for li, l in enumerate(scenario.links):
+        arr = int(cols["link_arrivals"][li])
+        drops, marks, acc = int(cols["link_drops"][li]), int(cols["link_marks"][li]), int(cols["link_accepted"][li])
+        load = acc * bits / span / 1e6
+        links[l.name] = LinkResult(load_mbps=load, price=(drops + marks) / arr if arr else 0.0,
+                                   extra={"utilization": load / l.capacity_mbps, "drops": drops, "marks": marks,
+                                          "arrivals": arr, "max_queue_pkts": int(cols["link_max_queue"][li])})
+    return RunResult(engine="sim", scenario=scenario.name, groups=groups, links=links,
+                     extra={"seed": int(seed), "measure_s": [t0, t1]})
+
+
+def _timeseries(scenario: Scenario, cols: dict[str, np.ndarray]) -> dict[str, pa.Table]:
+    ids = cols["ts_sf_id"].astype(np.int64)
+    gnames = np.array([g.name for g in scenario.groups], dtype=object)
+    lnames = np.array([l.name for l in scenario.links], dtype=object)
+    group_idx = cols["sf_group"][ids]
+    subflows = pa.table({
+        "time_s": pa.array(cols["ts_sf_time"]),
+        "group": pa.DictionaryArray.from_arrays(pa.array(group_idx.astype(np.int32)), pa.array(list(gnames), pa.string())),
+        "flow": pa.array(cols["sf_flow"][ids]),
+        "route": pa.array(cols["sf_route"][ids]),
+        "cwnd_pkts": pa.array(cols["ts_cwnd"]),
+        "srtt_s": pa.array(cols["ts_srtt"]),
+        "rate_mbps": pa.array(cols["ts_rate"]),
+    })
+    links = pa.table({
+        "time_s": pa.array(cols["ts_link_time"]),
+        "link": pa.DictionaryArray.from_arrays(pa.array(cols["ts_link_id"].astype(np.int32)), pa.array(list(lnames), pa.string())),
+        "queue_pkts": pa.array(cols["ts_queue"]),
+        "drops": pa.array(cols["ts_drops"]),
+    })
+    return {"subflows": subflows, "links": links}
+
+
+def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
+        measure: tuple[float, float] | None = None) -> SimRun:
+    """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
+    series; ``measure`` = (t0, t1) overrides the measurement window."""
+    from .. import _core
+
+    cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
+    start = time.perf_counter()
+    try:
+        raw = _core.simulate(json.dumps(cfg))
+    except ValueError as e:  # the scenario passed validation, so this names an engine limit
+        raise MpccError(f"{scenario.source}: simulator rejected the scenario: {e}") from None
+    wall = time.perf_counter() - start
+    cols = _columns(raw)
+    t0, t1 = cfg["measure"]
+    stats = {"events": int(raw["events"]), "data_packets": int(raw["data_packets"]), "wall_s": wall}
+    return SimRun(scenario, int(seed), _result(scenario, seed, cols, t0, t1), _timeseries(scenario, cols), stats)
+
+
+def with_algorithm(scenario: Scenario, spec: str | Mapping[str, Any], *, multipath_only: bool = True) -> Scenario:
+    """The scenario with the algorithm of its multipath groups (or all groups) replaced."""
+    try:
+        algo = algorithms.get(spec)
+    except algorithms.AlgorithmSpecError as e:
+        raise ScenarioError("--algorithm", e.field, e.problem, e.fix) from None
+    from dataclasses import replace
+    groups = tuple(replace(g, algorithm=algo, algorithm_spec=spec) if (g.multipath or not multipath_only) else g
+                   for g in scenario.groups)
+    return scenario.with_changes(groups=groups)

@@ -1,0 +1,108 @@
+"""Files of a simulation: ``result.json`` (output contract), ``subflows.parquet`` and
+``links.parquet`` (time series; with several runs a ``seed`` column), ``cwnd.png`` (window
+trajectories like Peng et al. Figs. 3–4) and ``queues.png``. Everything is written to a
+temporary directory next to the target and moved into place only once complete, so a failed
+run leaves no partial output."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ..errors import MpccError
+from ..results import RunResult
+
+
+def _concat(runs, key: str) -> pa.Table:
+    if len(runs) == 1:
+        return runs[0].timeseries[key]
+    tables = [r.timeseries[key].append_column("seed", pa.array([r.seed] * r.timeseries[key].num_rows, pa.int64()))
+              for r in runs]
+    return pa.concat_tables(tables, promote_options="permissive")
+
+
+def write_outputs(out_dir: str | Path, runs, result: RunResult, *, plots: bool = True) -> list[Path]:
+    out = Path(out_dir)
+    if out.exists() and not out.is_dir():
+        raise MpccError(f"--out {out}: exists and is not a directory (fix: choose a directory path)")
+    parent = out.parent if str(out.parent) else Path(".")
+    try:
+        parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+    except OSError as e:
+        raise MpccError(f"--out {out}: cannot create it: {e.strerror} (fix: choose a writable directory)") from None
+    try:
+        (tmp / "result.json").write_text(result.to_json() + "\n")
+        pq.write_table(_concat(runs, "subflows"), tmp / "subflows.parquet")
+        pq.write_table(_concat(runs, "links"), tmp / "links.parquet")
+        if plots:
+            plot_cwnd(runs[0], tmp / "cwnd.png")
+            plot_queues(runs[0], tmp / "queues.png")
+        names = sorted(p.name for p in tmp.iterdir())
+        if out.exists():
+            for name in names:
+                os.replace(tmp / name, out / name)
+            tmp.rmdir()
+        else:
+            os.replace(tmp, out)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return [out / n for n in names]
+
+
+def plot_cwnd(run, path: Path, max_flows: int = 2) -> None:
+    """Window of every route of the first ``max_flows`` flows of each group over time."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    t = run.timeseries["subflows"]
+    groups = [g for g in run.scenario.groups]
+    fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.6 * len(groups)), squeeze=False, sharex=True)
+    gcol = np.asarray(t.column("group").to_pylist(), dtype=object)
+    time_s = t.column("time_s").to_numpy()
+    flow = t.column("flow").to_numpy()
+    route = t.column("route").to_numpy()
+    cwnd = t.column("cwnd_pkts").to_numpy()
+    for ax, g in zip(axes[:, 0], groups):
+        for f in range(min(g.count, max_flows)):
+            for r in range(len(g.paths)):
+                sel = (gcol == g.name) & (flow == f) & (route == r)
+                if sel.any():
+                    ax.plot(time_s[sel], cwnd[sel], lw=0.8, label=f"flow {f} route {r + 1} ({'→'.join(g.paths[r])})")
+        ax.set_ylabel("cwnd (pkts)")
+        ax.set_title(f"{g.name}: {g.algorithm.describe()}", fontsize=9)
+        ax.legend(fontsize=7, loc="upper right")
+    axes[-1, 0].set_xlabel("time (s)")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def plot_queues(run, path: Path) -> None:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    t = run.timeseries["links"]
+    lcol = np.asarray(t.column("link").to_pylist(), dtype=object)
+    time_s = t.column("time_s").to_numpy()
+    q = t.column("queue_pkts").to_numpy()
+    fig, ax = plt.subplots(figsize=(8, 3))
+    for l in run.scenario.links:
+        sel = lcol == l.name
+        ax.plot(time_s[sel], q[sel], lw=0.8, label=f"{l.name} (buffer {l.buffer_pkts})")
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("queue (pkts)")
+    ax.legend(fontsize=7)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)

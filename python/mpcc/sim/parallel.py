@@ -1,0 +1,141 @@
+"""Independent repetitions of a scenario: seeds ``seed, seed+1, …`` run in parallel on local
+cores (threads: the Rust core releases the GIL while it simulates) or on a Dask distributed
+cluster (``scheduler="tcp://host:8786"``, or a ``distributed.Client``). A run is a pure function
+of (scenario, seed), so the results do not depend on the executor."""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor, as_completed
+from typing import Any, Callable
+
+import numpy as np
+from scipy import stats as sstats
+
+from ..errors import MpccError
+from ..results import GroupResult, LinkResult, RunResult
+from ..scenario import Scenario
+from .engine import SimRun, run
+
+
+class SimRuns(list):
+    """The runs of :func:`run_many` (a list of :class:`SimRun`, in seed order) and their
+    aggregate ``result`` (means over runs with 95 % confidence half-widths)."""
+
+    @property
+    def result(self) -> RunResult:
+        return aggregate(list(self))
+
+
+def ci95(values) -> float:
+    """Half-width of the 95 % confidence interval of the mean (Student t); 0 for one value."""
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return 0.0
+    return float(sstats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def aggregate(runs: list[SimRun]) -> RunResult:
+    """Mean of every number over the runs; ``ci95_mbps`` per group (of the per-flow rate) and
+    ``path_ci95_mbps``; ``runs`` and ``seeds`` in ``extra``."""
+    if not runs:
+        raise ValueError("no runs to aggregate")
+    first = runs[0].result
+    groups = {}
+    for name, g in first.groups.items():
+        rates = [r.result.groups[name].rate_mbps for r in runs]
+        paths = np.array([r.result.groups[name].path_rate_mbps for r in runs])
+        extra = {"ci95_mbps": ci95(rates), "path_ci95_mbps": [ci95(paths[:, k]) for k in range(paths.shape[1])],
+                 "runs_mbps": rates}
+        for key in ("losses", "drops", "marks", "loss_events", "timeouts", "retransmits", "total_mbps", "ds"):
+            extra[key] = float(np.mean([r.result.groups[name].extra[key] for r in runs]))
+        groups[name] = GroupResult(g.algorithm, g.count, float(np.mean(rates)), paths.mean(axis=0).tolist(), extra)
+    links = {}
+    for name, l in first.links.items():
+        loads = [r.result.links[name].load_mbps for r in runs]
+        prices = [r.result.links[name].price for r in runs]
+        links[name] = LinkResult(float(np.mean(loads)), float(np.mean(prices)),
+                                 {"ci95_load_mbps": ci95(loads), "ci95_price": ci95(prices),
+                                  "utilization": float(np.mean([r.result.links[name].extra["utilization"] for r in runs]))})
+    return RunResult("sim", first.scenario, groups, links,
+                     {"runs": len(runs), "seeds": [r.seed for r in runs], "measure_s": first.extra["measure_s"]})
+
+
+def _one(scenario: Scenario, seed: int, sample_interval_s: float, measure) -> SimRun:
+    return run(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
+
+
+def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None, progress: bool = True, *,
+             sample_interval_s: float = 0.1, measure: tuple[float, float] | None = None,
+             workers: int | None = None, on_done: Callable[[SimRun], None] | None = None) -> SimRuns:
+    """Run seeds ``seed … seed+runs−1``. Local threads by default (``workers`` = CPU count);
+    ``scheduler`` = a Dask scheduler address or ``distributed.Client`` sends them to Dask."""
+    if runs < 1:
+        raise MpccError(f"--runs must be ≥ 1, got {runs}")
+    seeds = [seed + i for i in range(runs)]
+    results: dict[int, SimRun] = {}
+    bar = _Progress(progress, runs, scenario.name)
+    with bar:
+        if scheduler is None:
+            n = workers or os.cpu_count() or 1
+            with ThreadPoolExecutor(max_workers=min(n, runs)) as pool:
+                futs = {pool.submit(_one, scenario, s, sample_interval_s, measure): s for s in seeds}
+                for f in as_completed(futs):
+                    r = f.result()
+                    results[r.seed] = r
+                    bar.advance()
+                    if on_done:
+                        on_done(r)
+        else:
+            for r in _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
+                results[r.seed] = r
+                bar.advance()
+                if on_done:
+                    on_done(r)
+    return SimRuns(results[s] for s in seeds)
+
+
+def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
+    try:
+        from distributed import Client, as_completed as dask_completed
+    except ImportError:  # pragma: no cover - dependency of the package
+        raise MpccError("--scheduler needs dask[distributed]: pip install 'dask[distributed]'") from None
+    own = not isinstance(scheduler, Client)
+    try:
+        client = Client(scheduler, timeout=10) if own else scheduler
+    except OSError as e:
+        raise MpccError(f"cannot reach the Dask scheduler at {scheduler}: {e} (fix: start `dask scheduler` or check the address)") from None
+    try:
+        futs = [client.submit(_one, scenario, s, sample_interval_s, measure, pure=False) for s in seeds]
+        for f in dask_completed(futs):
+            yield f.result()
+    finally:
+        if own:
+            client.close()
+
+
+class _Progress:
+    """A rich progress bar on stderr (no-op when disabled)."""
+
+    def __init__(self, enabled: bool, total: int, name: str):
+        self.enabled, self.total, self.name = enabled, total, name
+        self._p = None
+
+    def __enter__(self):
+        if self.enabled:
+            from rich.console import Console
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                               console=Console(stderr=True), transient=True)
+            self._p.__enter__()
+            self._task = self._p.add_task(f"sim {self.name}", total=self.total)
+        return self
+
+    def advance(self):
+        if self._p is not None:
+            self._p.advance(self._task)
+
+    def __exit__(self, *exc):
+        if self._p is not None:
+            self._p.__exit__(*exc)
+        return False

@@ -1,0 +1,431 @@
+"""Loader for the BPF struct_ops congestion controls in ``bpf/`` (``mpcc kernel ...``).
+
+Each algorithm is one ``tcp_congestion_ops`` struct_ops object (``bpf/<algo>.bpf.c``), compiled
+with clang against a ``vmlinux.h`` generated from the running kernel's BTF (CO-RE), and
+registered with ``bpftool struct_ops register`` (libbpf). Registration is kernel-global: the name
+(``mpcc_balia`` …) appears in ``net.ipv4.tcp_available_congestion_control`` of every network
+namespace, and can be chosen with ``setsockopt(TCP_CONGESTION)`` on an MPTCP socket (upstream
+propagates it to every subflow) or per namespace with ``net.ipv4.tcp_congestion_control``.
+
+Ownership. A registration outlives the process that made it (bpftool registers without a
+link), so every registration has a record ``/run/mpcc/struct_ops/<kernel name>.json`` listing
+its holders (pid + process start time) and whether it was loaded persistently
+(``mpcc kernel load``). :func:`load` adds the calling process as a holder (and registers if no
+one has); leaving the :class:`Registration` removes it and unregisters when no live holder is
+left. :func:`cleanup_stale` unregisters what only dead processes held — after a crash or
+SIGKILL — and never touches a struct_ops it has no record for.
+
+API used by the testbed (names are a contract): :func:`algorithms`, :func:`kernel_name`,
+:func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import json
+import os
+import platform
+import shutil
+import subprocess
+import time
+import uuid
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ..errors import EnvironmentProblem, MpccError
+
+#: mpcc algorithm name → kernel congestion-control name (≤ 15 characters, TCP_CA_NAME_MAX).
+KERNEL_NAMES = {
+    "balia": "mpcc_balia",
+    "lia": "mpcc_lia",
+    "olia": "mpcc_olia",
+    "ewtcp": "mpcc_ewtcp",
+    "semicoupled": "mpcc_semicoup",
+    "coupled": "mpcc_coupled",
+}
+ALIASES = {"max": "lia"}
+
+BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
+OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT", BPF_DIR / ".output"))
+STATE_DIR = Path(os.environ.get("MPCC_RUN_DIR", "/run/mpcc")) / "struct_ops"
+_APT_FIX = "apt-get install clang llvm bpftool libbpf-dev (or: make setup)"
+
+
+class BpfBuildError(MpccError):
+    """clang or the verifier rejected a program (message carries the last lines of the log)."""
+
+
+# --- names ------------------------------------------------------------------------------------
+def algorithms() -> list[str]:
+    """mpcc names of the algorithms that have a BPF implementation."""
+    return list(KERNEL_NAMES)
+
+
+def _algo_name(algo) -> str:
+    name = getattr(algo, "name", algo)
+    if isinstance(algo, dict):
+        name = algo.get("name")
+    name = str(name).strip().lower()
+    if name.startswith("mpcc_"):
+        for a, k in KERNEL_NAMES.items():
+            if k == name:
+                return a
+    name = ALIASES.get(name, name)
+    if name not in KERNEL_NAMES:
+        raise MpccError(f"no BPF congestion control named {name!r} (available: {', '.join(KERNEL_NAMES)})")
+    return name
+
+
+def kernel_name(algo) -> str:
+    """Kernel name of an mpcc algorithm ("balia" → "mpcc_balia"); accepts Algorithm objects."""
+    return KERNEL_NAMES[_algo_name(algo)]
+
+
+# --- environment ------------------------------------------------------------------------------
+def _tool(name: str) -> str | None:
+    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}")
+                                       if os.access(p, os.X_OK)), None)
+
+
+def check_environment(need_root: bool = True) -> None:
+    """Raise EnvironmentProblem (one line, with the fix) if struct_ops congestion controls cannot
+    be loaded here."""
+    if need_root and os.geteuid() != 0:
+        raise EnvironmentProblem("loading BPF struct_ops needs root (CAP_BPF, CAP_NET_ADMIN): run as root or with sudo")
+    btf = Path("/sys/kernel/btf/vmlinux")
+    if not btf.exists():
+        raise EnvironmentProblem("the kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
+                                 "use a kernel built with CONFIG_DEBUG_INFO_BTF=y")
+    if not _btf_has(b"bpf_struct_ops_tcp_congestion_ops"):
+        raise EnvironmentProblem("the kernel has no BPF struct_ops for TCP congestion control "
+                                 "(needs CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT, Linux >= 5.6)")
+    jit = Path("/proc/sys/net/core/bpf_jit_enable")
+    if jit.exists() and jit.read_text().strip() == "0":
+        raise EnvironmentProblem("the BPF JIT is off and struct_ops needs it: sysctl -w net.core.bpf_jit_enable=1")
+    if not Path("/proc/sys/net/mptcp/enabled").exists() or not _btf_has(b"mptcp_subflow_context"):
+        raise EnvironmentProblem("the kernel has no MPTCP (CONFIG_MPTCP=y needed for the multipath congestion controls)")
+    for tool in ("clang", "bpftool"):
+        if _tool(tool) is None:
+            raise EnvironmentProblem(f"{tool} not found: the BPF congestion controls are built and "
+                                     f"registered with it (fix: {_APT_FIX})")
+
+
+_BTF_CACHE: dict[bytes, bool] = {}
+
+
+def _btf_has(token: bytes) -> bool:
+    if token not in _BTF_CACHE:
+        try:
+            _BTF_CACHE[token] = token in Path("/sys/kernel/btf/vmlinux").read_bytes()
+        except OSError:
+            _BTF_CACHE[token] = False
+    return _BTF_CACHE[token]
+
+
+def _run(cmd: list[str], what: str, error=MpccError) -> str:
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        log = [ln for ln in (p.stderr + p.stdout).splitlines() if ln.strip()]
+        tail = " | ".join(log[-4:])
+        raise error(f"{what} failed ({' '.join(cmd[:3])} …): {tail}")
+    return p.stdout
+
+
+# --- build ------------------------------------------------------------------------------------
+def _bpf_arch() -> str:
+    m = platform.machine()
+    return {"x86_64": "x86", "aarch64": "arm64", "armv7l": "arm", "ppc64le": "powerpc",
+            "s390x": "s390", "riscv64": "riscv"}.get(m, m)
+
+
+@contextlib.contextmanager
+def _locked(path: Path):
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "a+") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _vmlinux_h() -> Path:
+    """vmlinux.h of the running kernel (regenerated when its BTF changes)."""
+    btf = Path("/sys/kernel/btf/vmlinux").read_bytes()
+    digest = hashlib.sha256(btf).hexdigest()[:16]
+    header, stamp = OUTPUT_DIR / "vmlinux.h", OUTPUT_DIR / "vmlinux.btf-sha256"
+    if header.exists() and stamp.exists() and stamp.read_text().strip() == digest:
+        return header
+    out = _run([_tool("bpftool"), "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"],
+               "generating vmlinux.h from the kernel BTF", EnvironmentProblem)
+    tmp = header.with_suffix(".tmp")
+    tmp.write_text(out)
+    tmp.replace(header)
+    stamp.write_text(digest + "\n")
+    return header
+
+
+def object_path(algo) -> Path:
+    return OUTPUT_DIR / f"{_algo_name(algo)}.bpf.o"
+
+
+def build(algo=None, force: bool = False) -> list[Path]:
+    """Compile bpf/<algo>.bpf.c (all algorithms if None) to bpf/.output/<algo>.bpf.o when the
+    sources or the kernel's BTF changed. Returns the object paths."""
+    check_environment(need_root=False)
+    names = algorithms() if algo is None else [_algo_name(algo)]
+    out = []
+    with _locked(OUTPUT_DIR / ".lock"):
+        header = _vmlinux_h()
+        deps = [header, *sorted((BPF_DIR / "include").glob("*.h"))]
+        for name in names:
+            src, obj = BPF_DIR / f"{name}.bpf.c", object_path(name)
+            newest = max(p.stat().st_mtime for p in [src, *deps])
+            if force or not obj.exists() or obj.stat().st_mtime < newest:
+                tmp = obj.with_suffix(".tmp.o")
+                _run([_tool("clang"), "-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}",
+                      "-Wall", "-Werror", "-I", str(OUTPUT_DIR), "-I", str(BPF_DIR / "include"),
+                      "-c", str(src), "-o", str(tmp)], f"compiling {src.name}", BpfBuildError)
+                tmp.replace(obj)
+            out.append(obj)
+    return out
+
+
+# --- kernel state -----------------------------------------------------------------------------
+def struct_ops_maps() -> dict[str, int]:
+    """tcp_congestion_ops struct_ops maps bpftool lists: name → newest map id. Includes maps
+    already unregistered but not yet freed (sockets still using them keep them alive)."""
+    out = _run([_tool("bpftool"), "-j", "struct_ops", "list"], "listing struct_ops", EnvironmentProblem)
+    try:
+        rows = json.loads(out or "[]")
+    except ValueError:
+        rows = []
+    ids: dict[str, int] = {}
+    for r in rows:
+        if r.get("kernel_struct_ops") == "tcp_congestion_ops":
+            ids[r["name"]] = max(int(r["id"]), ids.get(r["name"], -1))
+    return ids
+
+
+def registered() -> dict[str, int]:
+    """Registered (selectable) struct_ops congestion controls: kernel name → map id. A name is
+    registered while it is in net.ipv4.tcp_available_congestion_control."""
+    avail = set(available_in_kernel())
+    return {k: v for k, v in struct_ops_maps().items() if k in avail}
+
+
+def available_in_kernel() -> list[str]:
+    return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+
+
+def _proc_start_time(pid: int) -> str | None:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return stat.rsplit(")", 1)[1].split()[19]   # field 22: starttime (clock ticks after boot)
+
+
+def _alive(holder: dict) -> bool:
+    st = _proc_start_time(int(holder["pid"]))
+    return st is not None and st == holder.get("start_time")
+
+
+def _record_path(kname: str) -> Path:
+    return STATE_DIR / f"{kname}.json"
+
+
+def _read_record(kname: str) -> dict | None:
+    try:
+        return json.loads(_record_path(kname).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _write_record(kname: str, rec: dict) -> None:
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    tmp = _record_path(kname).with_suffix(".tmp")
+    tmp.write_text(json.dumps(rec, indent=1) + "\n")
+    tmp.replace(_record_path(kname))
+
+
+def _me() -> dict:
+    """A new hold by this process (the token tells two holds of one process apart)."""
+    return {"pid": os.getpid(), "start_time": _proc_start_time(os.getpid()), "token": uuid.uuid4().hex[:12]}
+
+
+def _allow(kname: str) -> None:
+    """Add the name to net.ipv4.tcp_allowed_congestion_control (so unprivileged sockets may pick
+    it too); the kernel drops it from the list when the struct_ops is unregistered."""
+    path = Path("/proc/sys/net/ipv4/tcp_allowed_congestion_control")
+    try:
+        allowed = path.read_text().split()
+        if kname not in allowed:
+            path.write_text(" ".join([*allowed, kname]) + "\n")
+    except OSError:
+        pass
+
+
+def _register(algo: str) -> int:
+    obj = build(algo)[0]
+    _run([_tool("bpftool"), "struct_ops", "register", str(obj)],
+         f"registering {kernel_name(algo)} (BPF verifier)", BpfBuildError)
+    ids = registered()
+    kname = kernel_name(algo)
+    if kname not in ids:
+        raise BpfBuildError(f"bpftool reported success but {kname} is not registered")
+    _allow(kname)
+    return ids[kname]
+
+
+def _unregister(kname: str) -> bool:
+    ids = registered()
+    if kname not in ids:
+        return False
+    p = subprocess.run([_tool("bpftool"), "struct_ops", "unregister", "id", str(ids[kname])],
+                       capture_output=True, text=True)
+    # EINPROGRESS: already unregistered, the map waits for its last socket to close
+    if p.returncode != 0 and "in progress" not in (p.stderr + p.stdout):
+        raise MpccError(f"unregistering {kname} (struct_ops id {ids[kname]}) failed: "
+                        f"{(p.stderr or p.stdout).strip().splitlines()[-1:]}")
+    return True
+
+
+@dataclass
+class Registration:
+    """A held registration of one algorithm; a context manager (leaving it releases the hold,
+    and unregisters when no live holder remains and it was not loaded persistently)."""
+
+    algorithm: str
+    kernel_name: str
+    map_id: int
+    created: bool                   # this call registered it (False: it was already loaded)
+    held: bool = True
+    token: str = ""
+    _pid: int = field(default_factory=os.getpid, repr=False)
+
+    def __enter__(self) -> "Registration":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
+
+    def release(self) -> None:
+        if not self.held or os.getpid() != self._pid:   # a forked child never releases
+            return
+        self.held = False
+        _release(self.kernel_name, self.token)
+
+
+def load(algo, persistent: bool = False) -> Registration:
+    """Register the algorithm's struct_ops (building it if needed) and hold it. Idempotent: if it
+    is already registered, only the hold is added. ``persistent`` (``mpcc kernel load``): keep
+    it registered after this process exits, until ``unload``."""
+    check_environment()
+    name = _algo_name(algo)
+    kname = kernel_name(name)
+    with _locked(STATE_DIR / ".lock"):
+        rec = _read_record(kname) or {"name": kname, "algorithm": name, "holders": [], "persistent": False}
+        rec["holders"] = [h for h in rec.get("holders", []) if _alive(h)]
+        hold = None if persistent else _me()
+        if hold:
+            rec["holders"].append(hold)
+        rec["persistent"] = bool(rec.get("persistent")) or persistent
+        ids = registered()
+        created = kname not in ids
+        _write_record(kname, rec)          # the record exists before the kernel object does
+        try:
+            map_id = _register(name) if created else ids[kname]
+        except BaseException:
+            if created:
+                _record_path(kname).unlink(missing_ok=True)
+            raise
+        if created:
+            rec["registered_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
+            rec["map_id"] = map_id
+            _write_record(kname, rec)
+    return Registration(name, kname, map_id, created, held=not persistent, token=hold["token"] if hold else "")
+
+
+def _release(kname: str, token: str) -> None:
+    with _locked(STATE_DIR / ".lock"):
+        rec = _read_record(kname)
+        if rec is None:
+            return
+        rec["holders"] = [h for h in rec.get("holders", []) if _alive(h) and h.get("token") != token]
+        if rec["holders"] or rec.get("persistent"):
+            _write_record(kname, rec)
+            return
+        _unregister(kname)
+        _record_path(kname).unlink(missing_ok=True)
+
+
+def unload(algo) -> bool:
+    """Unregister now, whoever holds it (``mpcc kernel unload``). True if it was registered."""
+    check_environment()
+    kname = kernel_name(algo)
+    with _locked(STATE_DIR / ".lock"):
+        was = _unregister(kname)
+        _record_path(kname).unlink(missing_ok=True)
+    return was
+
+
+@dataclass(frozen=True)
+class StructOpsStatus:
+    """One mpcc_* congestion control: registered? who holds it?"""
+
+    algorithm: str
+    kernel_name: str
+    registered: bool
+    map_id: int | None
+    available: bool                 # listed in net.ipv4.tcp_available_congestion_control
+    persistent: bool
+    holders: tuple[int, ...]        # live holder pids
+    owned: bool                     # mpcc has a record for it (False: someone else registered it)
+    built: bool
+
+    def to_json(self) -> dict:
+        return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
+
+
+def status() -> list[StructOpsStatus]:
+    """State of every mpcc algorithm's struct_ops."""
+    check_environment()
+    ids, avail = registered(), available_in_kernel()
+    out = []
+    for name, kname in KERNEL_NAMES.items():
+        rec = _read_record(kname)
+        holders = tuple(int(h["pid"]) for h in (rec or {}).get("holders", []) if _alive(h))
+        out.append(StructOpsStatus(name, kname, kname in ids, ids.get(kname), kname in avail,
+                                   bool((rec or {}).get("persistent")), holders, rec is not None,
+                                   object_path(name).exists()))
+    return out
+
+
+def cleanup_stale() -> list[str]:
+    """Unregister mpcc struct_ops whose holders are all dead (and that were not loaded
+    persistently), and drop records of struct_ops that are gone. Returns the names
+    unregistered. Never touches a struct_ops without an mpcc record."""
+    if os.geteuid() != 0 or _tool("bpftool") is None or not STATE_DIR.is_dir():
+        return []
+    removed = []
+    with _locked(STATE_DIR / ".lock"):
+        ids = registered()
+        for path in sorted(STATE_DIR.glob("mpcc_*.json")):
+            kname = path.stem
+            rec = _read_record(kname)
+            if rec is None:
+                continue
+            live = [h for h in rec.get("holders", []) if _alive(h)]
+            if kname not in ids:
+                path.unlink(missing_ok=True)
+            elif not live and not rec.get("persistent"):
+                if _unregister(kname):
+                    removed.append(kname)
+                path.unlink(missing_ok=True)
+            elif len(live) != len(rec.get("holders", [])):
+                rec["holders"] = live
+                _write_record(kname, rec)
+    return removed

@@ -1,0 +1,52 @@
+"""``mpcc testbed SCENARIO`` — run a scenario on the real kernel (network namespaces, linkem,
+kernel MPTCP/TCP, BPF congestion controls)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from ..scenario import load
+
+
+@click.command("testbed")
+@click.argument("scenario", required=False, type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON (engine \"testbed\").")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write result.json, subflows.parquet, links.parquet and cwnd.png here.")
+@click.option("--runs", type=int, help="Repetitions (default: [testbed] runs or 1).")
+@click.option("--duration", "duration_s", type=float, help="Run length in seconds (group start/stop scale with it).")
+@click.option("--warmup", "warmup_s", type=float, help="Seconds excluded at the start of each group (default min(10, 20%)).")
+@click.option("--algorithm", help="Algorithm of the multipath groups (e.g. balia, lia, or kernel reno/cubic).")
+@click.option("--sample-ms", type=float, help="Sampling interval of cwnd/srtt/bytes acked (10–1000 ms).")
+@click.option("--no-progress", is_flag=True, help="No progress bar.")
+@click.option("--cleanup", "cleanup_only", is_flag=True, help="Only remove state left by crashed runs, then exit.")
+def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sample_ms, no_progress, cleanup_only):
+    """Run SCENARIO on the real kernel: one namespace per side, one linkem relay per link.
+
+    Needs root, MPTCP, and linkem built (`cargo build --release -p linkem`).
+    `mpcc testbed --cleanup` removes state left by crashed runs (every run also does this first).
+    """
+    if cleanup_only:
+        from . import netns
+
+        netns.check_environment()
+        removed = netns.cleanup_stale()
+        click.echo("removed: " + ", ".join(removed) if removed else "nothing to clean")
+        return
+    if scenario is None:
+        raise click.UsageError("missing SCENARIO (a .toml file)")
+    from . import engine
+
+    s = load(scenario)
+    st = engine.settings_from(s, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=algorithm,
+                              sample_ms=sample_ms)
+    res = engine.run_scenario(s, st, out, progress=not (no_progress or as_json))
+    if as_json:
+        click.echo(res.to_json())
+    else:
+        res.print()
+        if out:
+            click.echo(f"wrote {out}/result.json, subflows.parquet, links.parquet, cwnd.png")
+

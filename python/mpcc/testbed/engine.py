@@ -1,0 +1,446 @@
+"""Run a scenario on the real kernel: build the namespace topology, start linkem per link, run
+MPTCP/TCP bulk traffic, sample every subflow, and summarise as a RunResult (engine "testbed").
+
+Measured quantities (window = [start_s + warmup_s, stop_s] of each group):
+  path_rate_mbps  per-flow payload bytes acked on each route's subflow (sender TCP_INFO
+                  tcpi_bytes_acked), mean over flows
+  rate_mbps       per-flow Σ of its path rates, mean over flows (goodput_mbps: application
+                  bytes at the receiver; over short windows MPTCP's reordering buffer biases it)
+  link load_mbps  IP bytes linkem forwarded on the shaped direction
+  link price      (drops + CE marks) / arrivals at the link — the loss/marking probability p_l
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+import os
+import signal
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable
+
+import numpy as np
+
+from ..errors import EnvironmentProblem, MpccError, ScenarioError
+from ..results import GroupResult, LinkResult, RunResult
+from ..scenario import Scenario
+from . import netns, topology
+
+BUILTIN_CC = ("reno", "cubic")  # kernel congestion controls usable without BPF
+
+
+@dataclass(frozen=True)
+class Settings:
+    """The [testbed] table of a scenario (all optional) merged with CLI options."""
+
+    runs: int = 1
+    duration_s: float | None = None  # default: the scenario's duration_s
+    warmup_s: float | None = None  # default: min(10 s, 20 % of the duration)
+    sample_ms: float = 100.0
+    algorithm: str | None = None  # override the algorithm of multipath groups
+    seed: int = 1
+    spin_us: int = 30
+
+    KEYS = ("runs", "duration_s", "warmup_s", "sample_ms", "algorithm", "seed", "spin_us")
+
+
+def settings_from(s: Scenario, **overrides: Any) -> Settings:
+    table = dict(s.engine.get("testbed", {}))
+    src = s.source
+    for k in table:
+        if k not in Settings.KEYS:
+            raise ScenarioError(src, f"testbed.{k}", "unknown field", f"use one of: {', '.join(Settings.KEYS)}")
+
+    def num(key, v, lo, hi, integer=False):
+        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
+            raise ScenarioError(src, f"testbed.{key}", f"expected {'an integer' if integer else 'a number'}, got {v!r}",
+                                f"write {key} = {lo if integer else float(lo)}")
+        if not (lo <= v <= hi):
+            raise ScenarioError(src, f"testbed.{key}", f"must be in [{lo}, {hi}], got {v!r}", f"use a value in [{lo}, {hi}]")
+        return v
+
+    kw: dict[str, Any] = {}
+    merged = {**table, **{k: v for k, v in overrides.items() if v is not None}}
+    for k, v in merged.items():
+        if k == "runs":
+            kw[k] = num(k, v, 1, 1000, True)
+        elif k == "duration_s":
+            kw[k] = num(k, v, 1.0, 1e5)
+        elif k == "warmup_s":
+            kw[k] = num(k, v, 0.0, 1e5)
+        elif k == "sample_ms":
+            kw[k] = num(k, v, 10, 1000)
+        elif k == "seed":
+            kw[k] = num(k, v, 0, 2**31, True)
+        elif k == "spin_us":
+            kw[k] = num(k, v, 0, 1000, True)
+        elif k == "algorithm":
+            if not isinstance(v, str) or not v:
+                raise ScenarioError(src, "testbed.algorithm", f"expected an algorithm name, got {v!r}", 'write algorithm = "balia"')
+            kw[k] = v
+    st = Settings(**kw)
+    dur = st.duration_s or s.duration_s
+    if st.warmup_s is not None and st.warmup_s >= dur:
+        raise ScenarioError(src, "testbed.warmup_s", f"warm-up {st.warmup_s:g} s is not shorter than the run ({dur:g} s)",
+                            "lower warmup_s or raise duration_s")
+    return st
+
+
+def scaled(s: Scenario, duration_s: float) -> Scenario:
+    """The scenario run for ``duration_s`` instead: group start/stop times scale with it."""
+    if duration_s == s.duration_s:
+        return s
+    f = duration_s / s.duration_s
+    from dataclasses import replace
+    groups = tuple(replace(g, start_s=g.start_s * f, stop_s=min(g.stop_s, s.duration_s) * f) for g in s.groups)
+    bgs = tuple(replace(b, start_s=b.start_s * f, stop_s=min(b.stop_s, s.duration_s) * f) for b in s.background)
+    return replace(s, duration_s=duration_s, groups=groups, background=bgs)
+
+
+# --- congestion controls -----------------------------------------------------------------------
+def _bpf():
+    try:
+        from . import bpf  # written by the BPF helper; optional until it lands
+    except Exception:
+        return None
+    return bpf if all(hasattr(bpf, n) for n in ("load", "kernel_name", "algorithms")) else None
+
+
+def kernel_cc(name: str) -> tuple[str, bool]:
+    """Kernel congestion-control name for an mpcc algorithm name; bool = needs the BPF loader.
+    ``reno`` (and ``cubic``) are the kernel's own: on a multipath group they run uncoupled on
+    every subflow."""
+    if name in BUILTIN_CC:
+        return name, False
+    if name.startswith("kernel:"):
+        return name.split(":", 1)[1], False
+    bpf = _bpf()
+    if bpf is None:
+        raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.testbed.bpf), "
+                                 "which is not available; run with --algorithm reno, or build bpf/ (make setup)")
+    if name not in bpf.algorithms():
+        raise EnvironmentProblem(f"algorithm {name!r} has no BPF implementation (available: "
+                                 f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic)")
+    return bpf.kernel_name(name), True
+
+
+def group_ccs(s: Scenario, st: Settings) -> list[str]:
+    names = []
+    for g in s.groups:
+        a = st.algorithm if (st.algorithm and g.multipath) else g.algorithm.name
+        names.append(a)
+    return names
+
+
+# --- one run ---------------------------------------------------------------------------------------
+@dataclass
+class RawRun:
+    t0: float
+    sender: np.ndarray  # structured rows of the sender CSV
+    receiver: np.ndarray
+    links: dict[str, np.ndarray]
+    errors: str = ""
+
+
+def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
+    if not path.exists() or path.stat().st_size == 0:
+        return np.zeros(0, dtype=dtype)
+    with open(path) as f:
+        next(f, None)
+        rows = [tuple(line.rstrip("\n").split(",")) for line in f if line.count(",") == len(dtype) - 1]
+    if not rows:
+        return np.zeros(0, dtype=dtype)
+    return np.array(rows, dtype=[(n, object) for n, _ in dtype]).astype(dtype)
+
+
+SENDER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("local", "U16"), ("route", "i4"), ("cwnd", "i8"),
+             ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8")]
+RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]
+LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
+           ("drops_tail", "i8"), ("drops_red", "i8"), ("drops_loss", "i8"), ("marks", "i8"), ("bytes_out", "i8"),
+           ("tx_errors", "i8")]
+
+
+class _Stop(Exception):
+    pass
+
+
+def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
+             tick: Callable[[float], None] | None = None) -> RawRun:
+    """Build the topology, run the traffic for s.duration_s, tear everything down."""
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with netns.Run() as r:
+        topo = topology.build(s, r, run_dir, seed=st.seed, spin_us=st.spin_us)
+        plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
+                "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
+                "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
+        for bi, b in enumerate(s.background):
+            lp = topo.links[b.path[0]]
+            plan["background"].append({"name": b.name, "bind_addr": lp.client_addr(0), "server_addr": lp.server_addr,
+                                       "port": topology.BG_PORT, "rate_mbps": b.rate_mbps, "mean_on_s": b.mean_on_s,
+                                       "mean_off_s": b.mean_off_s, "start_s": b.start_s, "stop_s": b.stop_s,
+                                       "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
+        py = [sys.executable, "-m", "mpcc.testbed.traffic"]
+        env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        recv_log = open(run_dir / "receiver.log", "w")
+        send_log = open(run_dir / "sender.log", "w")
+        import subprocess
+        # both processes start before t0 (Python start-up takes a few hundred ms)
+        t0 = time.monotonic() + 2.0
+        plan["t0"] = t0
+        _write_plan(run_dir, plan)
+        rp = r.spawn([*py, "recv", str(run_dir / "plan.json")], topo.server_ns, stdout=subprocess.PIPE, stderr=recv_log, env=env)
+        line = rp.stdout.readline()
+        if b"ready" not in line:
+            raise EnvironmentProblem(f"testbed receiver failed to start (see {run_dir / 'receiver.log'})")
+        sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stderr=send_log, env=env)
+        end = t0 + s.duration_s
+        while time.monotonic() < end + 1.0:
+            time.sleep(0.2)
+            if tick:
+                tick(max(0.0, min(s.duration_s, time.monotonic() - t0)))
+            if sp.poll() is not None and time.monotonic() < end:
+                break
+            for p in r.procs:
+                if p.poll() is not None and p not in (sp, rp):
+                    raise EnvironmentProblem(f"linkem exited early (code {p.returncode}); see {run_dir}/linkem-*.log")
+        try:
+            sp.wait(timeout=5)
+        except Exception:
+            pass
+        rp.send_signal(signal.SIGTERM)
+        time.sleep(0.3)
+        code = sp.returncode
+    send_log.close()
+    recv_log.close()
+    errors = (run_dir / "sender.log").read_text().strip()
+    if code not in (0, None) and errors:
+        raise EnvironmentProblem(f"testbed traffic failed: {errors.splitlines()[0]}")
+    links = {name: _read_csv(path, LINK_DT) for name, path in topo.linkem_stats.items()}
+    return RawRun(t0, _read_csv(run_dir / "sender.csv", SENDER_DT), _read_csv(run_dir / "receiver.csv", RECEIVER_DT),
+                  links, errors)
+
+
+def _write_plan(run_dir: Path, plan: dict) -> None:
+    tmp = run_dir / "plan.json.tmp"
+    tmp.write_text(json.dumps(plan, indent=1))
+    tmp.replace(run_dir / "plan.json")
+
+
+# --- summaries -------------------------------------------------------------------------------------
+def _interp(t: np.ndarray, v: np.ndarray, at: float) -> float:
+    """Cumulative counter at time ``at`` (linear between samples, clamped at the ends)."""
+    if len(t) == 0:
+        return math.nan
+    return float(np.interp(at, t, v))
+
+
+@dataclass
+class Summary:
+    flow_rate: dict[int, list[float]]  # group -> per-flow rate (Σ routes of bytes acked), Mb/s
+    goodput: dict[int, list[float]]  # group -> per-flow application goodput at the receiver, Mb/s
+    path_rate: dict[int, list[list[float]]]  # group -> flow -> route -> Mb/s
+    link: dict[str, dict[str, float]]
+    subflows: dict[str, list] = field(default_factory=dict)  # time series columns
+    links_ts: dict[str, list] = field(default_factory=dict)
+
+
+def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
+    t0 = raw.t0
+    flow_rate: dict[int, list[float]] = {}
+    goodput: dict[int, list[float]] = {}
+    path_rate: dict[int, list[list[float]]] = {}
+    rc, sd = raw.receiver, raw.sender
+    for gi, g in enumerate(s.groups):
+        a, b = t0 + g.start_s + warmup_s, t0 + g.stop_s
+        if b - a <= 0:
+            a = t0 + g.start_s
+        rates, paths = [], []
+        for k in range(g.count):
+            m = (rc["group"] == gi) & (rc["flow"] == k)
+            t, v = rc["t"][m], rc["bytes"][m]
+            got = (_interp(t, v, b) - _interp(t, v, a)) if len(t) else 0.0
+            rates.append(8 * got / (b - a) / 1e6)
+            pr = []
+            for j in range(len(g.paths)):
+                m2 = (sd["group"] == gi) & (sd["flow"] == k) & (sd["route"] == j)
+                t2, v2 = sd["t"][m2], sd["bytes_acked"][m2]
+                d = (_interp(t2, v2, b) - _interp(t2, v2, a)) if len(t2) else 0.0
+                pr.append(8 * d / (b - a) / 1e6)
+            paths.append(pr)
+        goodput[gi], path_rate[gi] = rates, paths
+        flow_rate[gi] = [float(sum(p)) for p in paths]
+    # windows of the links: the union of the groups' windows
+    a = t0 + min(g.start_s for g in s.groups) + warmup_s
+    b = t0 + max(g.stop_s for g in s.groups)
+    link: dict[str, dict[str, float]] = {}
+    links_ts = {"time_s": [], "link": [], "queue_pkts": [], "drops": [], "marks": [], "load_mbps": []}
+    for name, rows in raw.links.items():
+        f = rows[rows["dir"] == "fwd"]
+        if len(f) == 0:
+            link[name] = {"load_mbps": math.nan, "price": math.nan}
+            continue
+        t = f["t"]
+        drops = f["drops_tail"] + f["drops_red"] + f["drops_loss"]
+        ip_bytes = f["bytes_out"] - 14 * f["forwarded"]
+        arr = _interp(t, f["arrivals"], b) - _interp(t, f["arrivals"], a)
+        dd = _interp(t, drops, b) - _interp(t, drops, a)
+        mk = _interp(t, f["marks"], b) - _interp(t, f["marks"], a)
+        load = 8 * (_interp(t, ip_bytes, b) - _interp(t, ip_bytes, a)) / (b - a) / 1e6
+        w = (t >= a) & (t <= b)
+        link[name] = {"load_mbps": load, "price": (dd + mk) / arr if arr > 0 else 0.0,
+                      "queue_mean_pkts": float(f["queue_pkts"][w].mean()) if w.any() else math.nan,
+                      "queue_max_pkts": int(f["queue_pkts"].max()),
+                      "drops_tail": int(f["drops_tail"][-1]), "drops_red": int(f["drops_red"][-1]),
+                      "drops_loss": int(f["drops_loss"][-1]),
+                      "drops": int(dd), "marks": int(mk), "arrivals": int(arr)}
+        dt = np.diff(t, prepend=t[0])
+        inc = np.diff(ip_bytes, prepend=ip_bytes[0])
+        links_ts["time_s"] += list(t - t0)
+        links_ts["link"] += [name] * len(t)
+        links_ts["queue_pkts"] += list(f["queue_pkts"])
+        links_ts["drops"] += list(np.diff(drops, prepend=drops[0]))
+        links_ts["marks"] += list(np.diff(f["marks"], prepend=f["marks"][0]))
+        links_ts["load_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
+    sub = {"time_s": [], "group": [], "flow": [], "route": [], "cwnd_pkts": [], "srtt_s": [], "rate_mbps": [],
+           "ssthresh_pkts": [], "retrans": []}
+    if len(sd):
+        keys = np.unique(sd[["group", "flow", "route"]])
+        for key in keys:
+            m = (sd["group"] == key["group"]) & (sd["flow"] == key["flow"]) & (sd["route"] == key["route"])
+            rows = sd[m]
+            t = rows["t"]
+            dt = np.diff(t, prepend=t[0])
+            inc = np.diff(rows["bytes_acked"], prepend=rows["bytes_acked"][0])
+            n = len(rows)
+            sub["time_s"] += list(t - t0)
+            sub["group"] += [s.groups[int(key["group"])].name] * n
+            sub["flow"] += [int(key["flow"])] * n
+            sub["route"] += [int(key["route"])] * n
+            sub["cwnd_pkts"] += list(rows["cwnd"])
+            sub["srtt_s"] += list(rows["srtt_us"] / 1e6)
+            sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
+            sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
+            sub["retrans"] += list(rows["total_retrans"])
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts)
+
+
+def _ci95(xs: list[float]) -> float | None:
+    xs = [x for x in xs if not math.isnan(x)]
+    if len(xs) < 2:
+        return None
+    from scipy import stats
+    return float(stats.t.ppf(0.975, len(xs) - 1) * np.std(xs, ddof=1) / math.sqrt(len(xs)))
+
+
+def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, warmup_s: float) -> RunResult:
+    groups = {}
+    for gi, g in enumerate(s.groups):
+        per_run = [float(np.mean(sm.flow_rate[gi])) for sm in summaries]
+        flows = [x for sm in summaries for x in sm.flow_rate[gi]]
+        paths = np.array([np.mean(sm.path_rate[gi], axis=0) for sm in summaries])
+        ci = _ci95(per_run) if len(summaries) > 1 else _ci95(flows)
+        groups[g.name] = GroupResult(
+            algorithm=ccs[gi], count=g.count, rate_mbps=float(np.mean(per_run)),
+            path_rate_mbps=[float(x) for x in paths.mean(axis=0)],
+            extra={"ci95_mbps": ci, "goodput_mbps": float(np.mean([x for sm in summaries for x in sm.goodput[gi]])), "ci95_over": "runs" if len(summaries) > 1 else "flows",
+                   "rate_per_run_mbps": per_run, "min_flow_mbps": float(np.min(flows)),
+                   "max_flow_mbps": float(np.max(flows))})
+    links = {}
+    for l in s.links:
+        vals = [sm.link[l.name] for sm in summaries]
+        mean = lambda k: float(np.nanmean([v.get(k, math.nan) for v in vals]))  # noqa: E731
+        links[l.name] = LinkResult(load_mbps=mean("load_mbps"), price=mean("price"),
+                                   extra={"queue_mean_pkts": mean("queue_mean_pkts"),
+                                          "queue_max_pkts": int(max(v.get("queue_max_pkts", 0) for v in vals)),
+                                          **{k: int(sum(v.get(k, 0) for v in vals))
+                                             for k in ("drops", "marks", "arrivals", "drops_tail", "drops_red", "drops_loss")},
+                                          "utilisation": mean("load_mbps") / l.capacity_mbps})
+    return RunResult("testbed", s.name, groups, links,
+                     extra={"runs": len(summaries), "duration_s": s.duration_s, "warmup_s": warmup_s,
+                            "sample_ms": st.sample_ms, "kernel": os.uname().release})
+
+
+def _kernel_names(ccs: list[str], stack: contextlib.ExitStack) -> list[str]:
+    out = []
+    bpf = None
+    for a in ccs:
+        name, needs_bpf = kernel_cc(a)
+        if needs_bpf:
+            bpf = _bpf()
+            stack.enter_context(bpf.load(a))
+        out.append(name)
+    return out
+
+
+def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
+                 progress: bool = True) -> RunResult:
+    """Run ``st.runs`` repetitions and write time series / plots to ``out_dir`` if given."""
+    return run_detailed(s, st, out_dir, progress)[0]
+
+
+def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
+                 progress: bool = True) -> tuple[RunResult, list[Summary]]:
+    """As :func:`run_scenario`, also returning each run's :class:`Summary` (time series)."""
+    netns.check_environment()
+    _terminate_cleanly()
+    removed = netns.cleanup_stale()
+    if removed:
+        print(f"mpcc testbed: removed stale state of a crashed run: {', '.join(removed)}", file=sys.stderr)
+    s = scaled(s, st.duration_s or s.duration_s)
+    warmup = st.warmup_s if st.warmup_s is not None else min(10.0, 0.2 * s.duration_s)
+    ccs = group_ccs(s, st)
+    import tempfile
+    work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="mpcc-testbed-"))
+    summaries = []
+    try:
+        with contextlib.ExitStack() as stack:
+            knames = _kernel_names(ccs, stack)
+            bar = _progress(progress, st.runs * s.duration_s)
+            with bar as pb:
+                task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
+                for i in range(st.runs):
+                    tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
+                    raw = run_once(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
+                                   work / f"run{i}", tick)
+                    summaries.append(summarise(s, raw, warmup))
+        res = result(s, [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)], summaries, st, warmup)
+        if out_dir:
+            from . import output
+            output.write(res, summaries, Path(out_dir))
+        return res, summaries
+    finally:
+        if not out_dir:
+            import shutil
+            shutil.rmtree(work, ignore_errors=True)
+
+
+def _terminate_cleanly() -> None:
+    """SIGTERM/SIGHUP unwind like Ctrl-C, so every ``finally`` removes namespaces/struct_ops."""
+    import threading
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def handler(signum, frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        if signal.getsignal(sig) in (signal.SIG_DFL, None):
+            signal.signal(sig, handler)
+
+
+class _NoBar(contextlib.nullcontext):
+    pass
+
+
+def _progress(enabled: bool, total: float):
+    if not enabled:
+        return _NoBar(None)
+    from rich.console import Console
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+    return Progress(TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:.0f}/{task.total:.0f} s"),
+                    TimeRemainingColumn(), console=Console(stderr=True), transient=True)

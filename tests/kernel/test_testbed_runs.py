@@ -1,0 +1,182 @@
+"""The namespace testbed end to end on the real kernel: Table IV-like WiFi/3G runs with kernel
+Reno per subflow and (when the BPF loader is there) mpcc_balia; friendliness on a shared
+bottleneck; SIGKILL mid-run leaves nothing behind after the next cleanup.
+
+Needs root, MPTCP and a built linkem; skips otherwise. ~90 s in total.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem, ScenarioError
+
+ROOT = Path(__file__).resolve().parents[2]
+TABLE4 = ROOT / "scenarios" / "peng2016" / "table4.toml"
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+
+
+def _ready():
+    from mpcc.testbed import netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+
+
+def _bpf_algorithms() -> list[str]:
+    try:
+        from mpcc.testbed import bpf
+        bpf.check_environment()
+        return list(bpf.algorithms())
+    except Exception:
+        return []
+
+
+def _run(s, **kw):
+    from mpcc.testbed import engine
+    _ready()
+    return engine.run_scenario(s, engine.settings_from(s, **kw), None, progress=False)
+
+
+# --- without root: validation -----------------------------------------------------------------------
+def test_multi_link_paths_are_refused_with_a_clear_error():
+    from mpcc.testbed import topology
+    s = scenario.load(ROOT / "scenarios" / "peng2016" / "fig1.toml")
+    if all(len(p) == 1 for g in s.groups for p in g.paths):
+        pytest.skip("fig1 has no multi-link path")
+    with pytest.raises(ScenarioError, match="one link per path"):
+        topology.check_supported(s)
+
+
+def test_testbed_table_is_validated():
+    from mpcc.testbed import engine
+    s = scenario.loads('name = "x"\nduration_s = 10\n[[links]]\nname = "l"\ncapacity_mbps = 1\ndelay_ms = 1\n'
+                       'buffer_pkts = 5\n[[groups]]\nname = "g"\ncount = 1\nalgorithm = "reno"\npaths = [["l"]]\n'
+                       '[testbed]\nruns = 0\n', "t.toml")
+    with pytest.raises(ScenarioError, match=r"testbed\.runs"):
+        engine.settings_from(s)
+    with pytest.raises(ScenarioError, match=r"warmup_s"):
+        engine.settings_from(scenario.loads(
+            'name = "x"\nduration_s = 10\n[[links]]\nname = "l"\ncapacity_mbps = 1\ndelay_ms = 1\nbuffer_pkts = 5\n'
+            '[[groups]]\nname = "g"\ncount = 1\nalgorithm = "reno"\npaths = [["l"]]\n'), warmup_s=20.0)
+
+
+def test_route_addresses_give_each_use_of_a_link_its_own_address():
+    from mpcc.testbed import topology
+    from mpcc.scenario import Link
+    links = {n: topology.LinkPlan(i, Link(n, 1, 1, 5), f"ns{i}") for i, n in enumerate(["a", "b"])}
+    assert topology.route_addresses((("a",), ("b",)), links) == ["198.18.0.1", "198.18.1.1"]
+    assert topology.route_addresses((("a",), ("a",), ("b",)), links) == ["198.18.0.1", "198.18.0.11", "198.18.1.1"]
+
+
+# --- on the kernel ------------------------------------------------------------------------------------
+@needs_root
+@pytest.mark.parametrize("algorithm", ["reno", "balia"])
+def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm):
+    if algorithm != "reno" and algorithm not in _bpf_algorithms():
+        pytest.skip(f"BPF loader/algorithm {algorithm} not available")
+    res = _run(scenario.load(TABLE4), duration_s=15.0, warmup_s=4.0, algorithm=algorithm)
+    g = res.groups["mp"]
+    wifi, g3 = g.path_rate_mbps
+    # both subflows carry data; together ≥ 90 % of the 8 + 2 Mb/s (payload bytes acked)
+    assert wifi > 0.5 * 8.0 and g3 > 0.3 * 2.0, g.path_rate_mbps
+    assert g.rate_mbps >= 0.9 * 10.0, g
+    assert res.links["wifi"].load_mbps <= 8.0 * 1.01 and res.links["3g"].load_mbps <= 2.0 * 1.01
+
+
+SHARED = """
+name = "shared-bottleneck"
+duration_s = 16.0
+[[links]]
+name = "l"
+capacity_mbps = 20.0
+delay_ms = 10.0
+buffer_pkts = 50
+[[groups]]
+name = "mp"
+count = 1
+algorithm = "{algo}"
+paths = [["l"], ["l"]]
+[[groups]]
+name = "sp"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+"""
+
+
+@needs_root
+def test_shared_bottleneck_coupled_flow_takes_about_one_share():
+    """Two balia subflows through one bottleneck next to one Reno flow: the multipath flow
+    takes about one Reno share (Peng et al., design goal of TCP friendliness), not two.
+    (Uncoupled kernel Reno on both subflows measured only 0.8–1.6 shares here, not the ideal
+    2: MPTCP subflows send in bursts and see 2–2.5× the drop-tail loss rate of a plain TCP
+    flow — see docs/testbed.md — so it is not a usable contrast in a short CI run.)"""
+    if "balia" not in _bpf_algorithms():
+        pytest.skip("BPF loader/balia not available")
+    res = _run(scenario.loads(SHARED.format(algo="balia")), warmup_s=4.0)
+    ratio = res.groups["mp"].rate_mbps / res.groups["sp"].rate_mbps
+    assert 0.3 <= ratio <= 1.3, (ratio, res.to_json())
+    assert min(res.groups["mp"].path_rate_mbps) > 0.5  # both subflows carry data
+    assert res.links["l"].load_mbps >= 0.9 * 20.0
+
+
+@needs_root
+def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
+    _ready()
+    from mpcc.testbed import netns
+    algo = "balia" if "balia" in _bpf_algorithms() else "reno"
+    before = set(p.name for p in netns.RUN_DIR.iterdir()) if netns.RUN_DIR.is_dir() else set()
+    p = subprocess.Popen([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(TABLE4),
+                          "--duration", "30", "--no-progress", "--algorithm", algo],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    rec = None
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and rec is None:
+        time.sleep(0.2)
+        for d in netns.RUN_DIR.iterdir() if netns.RUN_DIR.is_dir() else []:
+            f = d / "owner.json"
+            if d.name not in before and f.exists():
+                r = json.loads(f.read_text())
+                if r.get("pid") == p.pid and len(r.get("pids", [])) >= 4:  # 2 linkem + receiver + sender
+                    rec = r
+    assert rec is not None, "the testbed run did not start"
+    time.sleep(2.0)  # traffic flowing
+    p.send_signal(signal.SIGKILL)
+    p.wait()
+    time.sleep(0.5)
+    left = [n for n in netns.list_netns() if n in rec["namespaces"]]
+    assert left, "SIGKILL should leave namespaces for the next run to clean"
+    out = subprocess.run([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", "--cleanup"],
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    runid = rec["namespaces"][0].split("-")[1]
+    assert not [n for n in netns.list_netns() if n.startswith(f"mpcc-{runid}-")]
+    assert not (netns.RUN_DIR / runid).exists()
+    for pid in rec["pids"]:  # linkem and traffic processes are gone (or zombies awaiting reaping)
+        assert _gone_or_zombie(pid), pid
+    if algo != "reno":
+        from mpcc.testbed import bpf
+        for st in bpf.status():
+            assert p.pid not in st.holders, st
+        assert not [st for st in bpf.status() if st.registered and st.owned and not st.holders and not st.persistent]
+
+
+def _gone_or_zombie(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
