@@ -6,7 +6,8 @@ Paths: client ns ──(emulator)── server ns, MTU 1500, offloads off.
   linkem:      veth ── relay ns [linkem --in lkc --out lks] ── veth   (the testbed's topology)
   wirefilter:  tap ── vde_switch ── wirefilter ── vde_switch ── tap
 Measures
-  1. delay accuracy: RTT of a UDP echo probe (kernel SO_TIMESTAMPNS receive stamps) through a
+  1. delay accuracy: RTT of an ICMP echo probe (answered by the server's kernel; receive time
+     from kernel SO_TIMESTAMPNS stamps) through a
      link of one-way delay 10 ms and 100 ms, 400 probes at 10 ms spacing; error = RTT − 2·delay,
      median and p99 (the probe's own overhead is the 0 ms row);
   2. forwarding rate: iperf3 UDP, 1472-byte payload (1500-byte IP packets), offered 2 Gb/s for
@@ -31,41 +32,48 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
 
 from mpcc import scenario  # noqa: E402
-from mpcc.testbed import netns, topology  # noqa: E402
+from mpcc.testbed import engine, netns, topology  # noqa: E402
 
 PROBE = r"""
-import socket, struct, sys, time, statistics
+# ICMP echo through the path: the server's kernel answers (no user-space echo to schedule);
+# send time taken just before sendto, receive time = kernel SO_TIMESTAMPNS stamp.
+import os, socket, struct, sys, time
 addr, n, gap = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS: kernel receive time
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)
+s.setsockopt(socket.SOL_SOCKET, 35, 1)  # SO_TIMESTAMPNS
 s.settimeout(2.0)
+ident = os.getpid() & 0xFFFF
+
+def csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    x = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    x = (x >> 16) + (x & 0xFFFF)
+    x += x >> 16
+    return ~x & 0xFFFF
+
 out = []
-for i in range(n):
+for seq in range(n):
+    body = struct.pack("!HH", ident, seq) + bytes(56)
+    pkt = struct.pack("!BBH", 8, 0, csum(b"\x08\x00\x00\x00" + body)) + body
     t_send = time.clock_gettime_ns(time.CLOCK_REALTIME)
-    s.sendto(struct.pack("!I", i), (addr, 7777))
-    try:
-        data, anc, _, _ = s.recvmsg(64, 64)
-    except socket.timeout:
-        continue
-    t_recv = None
-    for lvl, typ, d in anc:
-        if lvl == socket.SOL_SOCKET and typ == 35:
-            sec, nsec = struct.unpack("qq", d[:16])
-            t_recv = sec * 10**9 + nsec
-    if t_recv is not None:
-        out.append((t_recv - t_send) / 1e6)
+    s.sendto(pkt, (addr, 0))
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            data, anc, _, _ = s.recvmsg(2048, 64)
+        except socket.timeout:
+            break
+        ihl = (data[0] & 0xF) * 4
+        typ, _, _, rid, rseq = struct.unpack_from("!BBHHH", data, ihl)
+        if typ == 0 and rid == ident and rseq == seq:
+            for lvl, t, d in anc:
+                if lvl == socket.SOL_SOCKET and t == 35:
+                    sec, nsec = struct.unpack("qq", d[:16])
+                    out.append((sec * 10**9 + nsec - t_send) / 1e6)
+            break
     time.sleep(gap)
 print(" ".join(f"{x:.4f}" for x in out))
-"""
-
-ECHO = r"""
-import socket
-s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-s.bind(("0.0.0.0", 7777))
-print("ready", flush=True)
-while True:
-    d, a = s.recvfrom(2048)
-    s.sendto(d, a)
 """
 
 
@@ -90,14 +98,10 @@ def percentile(xs, q):
 
 
 def measure_rtt(client, server, server_addr, n):
-    echo = subprocess.Popen(["ip", "netns", "exec", server, sys.executable, "-c", ECHO], stdout=subprocess.PIPE, text=True)
-    echo.stdout.readline()
-    try:
-        sh(["ip", "netns", "exec", client, sys.executable, "-c", PROBE, server_addr, "5", "0.01"])
-        out = sh(["ip", "netns", "exec", client, sys.executable, "-c", PROBE, server_addr, str(n), "0.01"], timeout=600).stdout
-    finally:
-        echo.kill()
-        echo.wait()
+    sh(["ip", "netns", "exec", client, sys.executable, "-c", PROBE, server_addr, "5", "0.01"])
+    # the probe runs SCHED_FIFO so that its own scheduling delays do not count as path delay
+    out = sh(["ip", "netns", "exec", client, "chrt", "-f", "20", sys.executable, "-c", PROBE, server_addr, str(n), "0.01"],
+             timeout=900).stdout
     return [float(x) for x in out.split()]
 
 
@@ -110,7 +114,8 @@ def measure_rate(client, server, server_addr, pids, secs):
             timeout=secs + 30)
     c1, t1 = cpu_ticks(pids), time.monotonic()
     srv_out = srv.communicate(timeout=30)[0]
-    res = json.loads(srv_out)["end"]["sum"]
+    end = json.loads(srv_out)["end"]
+    res = end.get("sum_received") or end["sum"]  # iperf3 ≥ 3.12 reports the receiver in sum_received
     sent = json.loads(cl.stdout)["end"]["sum"]
     cpu = (c1 - c0) / hz / (t1 - t0) * 100
     udp = {"offered_mbps": sent["bits_per_second"] / 1e6, "received_mbps": res["bits_per_second"] / 1e6,
@@ -187,12 +192,13 @@ def main():
     n_probe = 100 if quick else 300
     secs = 3 if quick else 5
     netns.check_environment()
+    engine._terminate_cleanly()  # SIGTERM unwinds through the finally blocks
     topology.linkem_binary()
     for tool in ("iperf3", "wirefilter", "vde_switch"):
         if shutil.which(tool) is None:
             sys.exit(f"bench needs {tool}: apt-get install iperf3 vde2")
     netns.cleanup_stale()
-    rows = {}
+    rows = {"loadavg_start": os.getloadavg()}
     for emu, build in (("linkem", linkem_path), ("vde-wirefilter", vde_path)):
         for delay in (0, 10, 100):
             with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
@@ -213,6 +219,7 @@ def main():
                 r.close()
         rows[(emu, "rate")] = {"udp": udp, "tcp": tcp}
         print(emu, "rate", rows[(emu, "rate")], flush=True)
+    rows["loadavg_end"] = os.getloadavg()
     write_results(rows, n_probe, secs)
 
 
@@ -223,13 +230,14 @@ def write_results(rows, n_probe, secs):
         "# linkem vs vde-wirefilter",
         "",
         f"Machine: {os.cpu_count()} vCPU ({cpu}), Linux {platform.release()}; "
-        f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Other jobs may share the CPU.",
+        f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Other jobs shared the CPU: load average "
+        f"{rows['loadavg_start'][0]:.1f} at the start, {rows['loadavg_end'][0]:.1f} at the end.",
         f"Command: `sudo .venv/bin/python bench/linkem/run.py` ({n_probe} probes per delay, {secs} s per rate test).",
         "",
-        "## Delay accuracy (UDP echo RTT − 2 × one-way delay, ms)",
+        "## Delay accuracy (ICMP echo RTT − 2 × one-way delay, ms)",
         "",
-        "The 0 ms row is the path's own overhead (veths/taps, the emulator's two traversals, the echo",
-        "process); the error an emulator adds to a configured delay is the row minus that overhead.",
+        "The 0 ms row is the path's own overhead (veths/taps, the emulator's two traversals, the",
+        "probe); the error an emulator adds to a configured delay is the row minus that overhead.",
         "",
         "| emulator | one-way delay | probes | median error | p99 error | max error |",
         "|---|---|---|---|---|---|",
@@ -249,7 +257,7 @@ def write_results(rows, n_probe, secs):
               "The UDP sender (iperf3, one core) is part of the path and may be the limit on 2 vCPUs.", ""]
     out = Path(__file__).with_name("RESULTS.md")
     out.write_text("\n".join(lines))
-    (Path(__file__).with_name("results.json")).write_text(json.dumps({f"{k[0]}:{k[1]}": v for k, v in rows.items()}, indent=1))
+    (Path(__file__).with_name("results.json")).write_text(json.dumps({(f"{k[0]}:{k[1]}" if isinstance(k, tuple) else k): v for k, v in rows.items()}, indent=1))
     print(f"wrote {out}")
 
 

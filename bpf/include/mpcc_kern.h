@@ -51,6 +51,64 @@ struct mpcc_ca {
 	__u32 inc_age;  /* ACK events since inc was computed */
 };
 
+/* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
+ * I_r and D_r are bit-identical to the host build of mpcc_math.h for the inputs the kernel saw).
+ * Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route), 1 = last on_loss. */
+struct mpcc_trace {
+	struct bpf_spin_lock lock;
+	__u32 n;
+	__u32 self;
+	__u32 ssthresh;
+	__u32 pad;
+	__u64 cwnd[MPCC_MAX_ROUTES];
+	__u64 rtt[MPCC_MAX_ROUTES];
+	__u64 ell[MPCC_MAX_ROUTES];
+	__s64 inc;
+	__u64 dec;
+	__u64 samples;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} mpcc_trace_on SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 2);
+	__type(key, __u32);
+	__type(value, struct mpcc_trace);
+} mpcc_trace SEC(".maps");
+
+static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, __u32 self,
+					__s64 inc, __u64 dec, __u32 ssthresh)
+{
+	__u32 zero = 0, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
+	struct mpcc_trace *t;
+	__u32 k;
+
+	if (!on || !*on || c->n < 2)
+		return;
+	t = bpf_map_lookup_elem(&mpcc_trace, &kind);
+	if (!t)
+		return;
+	bpf_spin_lock(&t->lock);      /* irqs off: no torn record across CPUs or contexts */
+	t->n = c->n;
+	t->self = self;
+	t->inc = inc;
+	t->dec = dec;
+	t->ssthresh = ssthresh;
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		t->cwnd[k] = c->cwnd[k];
+		t->rtt[k] = c->rtt[k];
+		t->ell[k] = c->ell[k];
+	}
+	t->samples++;
+	bpf_spin_unlock(&t->lock);
+}
+
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
  * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
  * sibling's window or RTT is seen within a few ACKs. Like the out-of-tree kernel, which
@@ -221,6 +279,8 @@ static __always_inline int mpcc_compute_inc(struct sock *sk, int algo, __s64 *in
 		return -1;
 	}
 	*inc = mpcc_increase(algo, &c, self);
+	if (algo != MPCC_EWTCP)
+		mpcc_record(0, &c, self, *inc, 0, 0);
 	return 0;
 }
 
@@ -293,7 +353,7 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk, int algo)
 	struct mpcc_ca *ca = inet_csk_ca(sk);
 	struct mpcc_conn c = {};
 	__u32 self;
-	__u64 w;
+	__u64 w, dec;
 
 	if (algo == MPCC_OLIA && tp->bytes_acked != ca->loss2) {   /* a new loss interval */
 		ca->loss1 = ca->loss2;
@@ -302,9 +362,10 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk, int algo)
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
 	if (mpcc_gather(sk, &c, &self, algo) < 0)
 		return tcp_reno_ssthresh(sk);
-	w = mpcc_cwnd_after_loss(c.cwnd[self & (MPCC_MAX_ROUTES - 1)],
-				 mpcc_decrease(algo, &c, self & (MPCC_MAX_ROUTES - 1)),
-				 mpcc_min_cwnd((enum mpcc_algo)algo, c.n));
+	self &= MPCC_MAX_ROUTES - 1;
+	dec = mpcc_decrease(algo, &c, self);
+	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd((enum mpcc_algo)algo, c.n));
+	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT));
 	return (__u32)(w >> MPCC_CWND_SHIFT);
 }
 

@@ -47,15 +47,30 @@ def _struct_ops_names() -> set[str]:
     return {r["name"] for r in json.loads(out or "[]")}
 
 
-def _mpcc_struct_ops_after_sockets_close(timeout_s=15.0) -> set[str]:
-    """mpcc struct_ops bpftool still lists; an unregistered one lingers until the last socket
-    that used it is freed (closing subflows, namespace teardown), so poll for a while."""
+def _struct_ops_ids() -> set[int]:
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "list"], capture_output=True, text=True, check=True).stdout
+    return {int(r["id"]) for r in json.loads(out or "[]")}
+
+
+def _gone(map_id: int, timeout_s=15.0) -> bool:
+    """True once bpftool no longer lists the struct_ops map: an unregistered map lingers until the
+    last socket that used it is freed (closing subflows, namespace teardown), so poll."""
     deadline = time.monotonic() + timeout_s
-    while True:
-        left = {n for n in _struct_ops_names() if n.startswith("mpcc_")}
-        if not left or time.monotonic() > deadline:
-            return left
+    while map_id in _struct_ops_ids():
+        if time.monotonic() > deadline:
+            return False
         time.sleep(0.2)
+    return True
+
+
+CREATED: set[int] = set()       # struct_ops map ids this module registered
+
+
+def _load(algo):
+    reg = bpf.load(algo)
+    if reg.created:
+        CREATED.add(reg.map_id)
+    return reg
 
 
 def _in_use_by_others() -> dict[str, tuple[int, ...]]:
@@ -76,8 +91,11 @@ def _no_struct_ops_left_at_the_end():
     (other than ones other processes hold)."""
     yield
     if _SKIP is None:
-        left = _mpcc_struct_ops_after_sockets_close() - set(_in_use_by_others())
-        assert not left, f"mpcc struct_ops maps outlived their sockets: {left}"
+        deadline = time.monotonic() + 15
+        while CREATED & _struct_ops_ids() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        left = CREATED & _struct_ops_ids()
+        assert not left, f"struct_ops maps registered by these tests outlived their sockets: ids {left}"
 
 
 @pytest.fixture(autouse=True)
@@ -98,7 +116,7 @@ def _nothing_left_behind():
 def test_registers_is_selectable_and_unloads(algo):
     _skip_if_in_use(algo)
     kname = bpf.kernel_name(algo)
-    with bpf.load(algo) as reg:
+    with _load(algo) as reg:
         assert reg.created and reg.kernel_name == kname
         assert kname in _struct_ops_names()
         assert kname in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
@@ -110,19 +128,19 @@ def test_registers_is_selectable_and_unloads(algo):
             s.close()
         assert got == kname
     assert kname not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    assert kname not in _mpcc_struct_ops_after_sockets_close()
+    assert _gone(reg.map_id)
 
 
 def test_load_is_idempotent_and_held_until_the_last_holder_leaves():
     _skip_if_in_use("balia")
     kname = bpf.kernel_name("balia")
-    outer = bpf.load("balia")
-    inner = bpf.load("balia")
+    outer = _load("balia")
+    inner = _load("balia")
     assert outer.created and not inner.created and inner.map_id == outer.map_id
     inner.release()
     assert kname in _struct_ops_names(), "released by one holder while another still holds it"
     outer.release()
-    assert kname not in _mpcc_struct_ops_after_sockets_close()
+    assert kname not in bpf.registered() and _gone(outer.map_id)
 
 
 def test_unknown_algorithm_is_a_one_line_error():
@@ -137,6 +155,7 @@ def test_cli_load_status_unload():
     r = subprocess.run([*mpcc, "kernel", "load", "olia"], capture_output=True, text=True)
     assert r.returncode == 0, r.stderr
     assert "mpcc_olia" in _struct_ops_names()          # persists after the CLI exited
+    olia_id = bpf.registered()["mpcc_olia"]
     st = json.loads(subprocess.run([*mpcc, "kernel", "status", "--json"], capture_output=True,
                                    text=True, check=True).stdout)
     row = next(x for x in st if x["algorithm"] == "olia")
@@ -144,7 +163,7 @@ def test_cli_load_status_unload():
     assert bpf.cleanup_stale() == []                     # persistent loads are not stale
     r = subprocess.run([*mpcc, "kernel", "unload", "olia"], capture_output=True, text=True)
     assert r.returncode == 0 and "unregistered" in r.stdout
-    assert "mpcc_olia" not in _mpcc_struct_ops_after_sockets_close()
+    assert "mpcc_olia" not in bpf.registered() and _gone(olia_id)
 
 
 def test_sigkilled_holder_is_cleaned_up_by_the_next_run():
@@ -160,6 +179,7 @@ def test_sigkilled_holder_is_cleaned_up_by_the_next_run():
     try:
         assert p.stdout.readline().strip() == "loaded"
         assert "mpcc_lia" in _struct_ops_names()
+        lia_id = bpf.registered()["mpcc_lia"]
         assert bpf.cleanup_stale() == []                 # holder alive: not stale
         p.send_signal(signal.SIGKILL)
         p.wait(10)
@@ -168,7 +188,7 @@ def test_sigkilled_holder_is_cleaned_up_by_the_next_run():
             p.kill()
     assert "mpcc_lia" in _struct_ops_names()             # SIGKILL ran no cleanup
     assert bpf.cleanup_stale() == ["mpcc_lia"]
-    assert "mpcc_lia" not in _mpcc_struct_ops_after_sockets_close()
+    assert "mpcc_lia" not in bpf.registered() and _gone(lia_id)
 
 
 # --- MPTCP over two paths --------------------------------------------------------------------
@@ -215,7 +235,9 @@ def _ip(*args, ns=None):
 @pytest.fixture(scope="module")
 def two_paths(tmp_path_factory):
     """Client and server namespaces joined by two veth pairs (198.18.1.0/24, 198.18.2.0/24);
-    the server announces its second address, so MPTCP opens a second subflow over path 2."""
+    the server announces its second address, so MPTCP opens a second subflow over path 2.
+    A tbf on each client egress (200 Mb/s, 40 packets) makes losses, so every transfer also runs
+    congestion avoidance and ssthresh, not only slow start."""
     if _SKIP is not None:
         pytest.skip(_SKIP)
     tag = f"mpcc-bpft{os.getpid()}"
@@ -229,6 +251,8 @@ def two_paths(tmp_path_factory):
             _ip("addr", "add", f"198.18.{i}.2/24", "dev", f"p{i}s", ns=srv)
             _ip("link", "set", f"p{i}c", "up", ns=cli)
             _ip("link", "set", f"p{i}s", "up", ns=srv)
+            subprocess.run(["ip", "netns", "exec", cli, "tc", "qdisc", "add", "dev", f"p{i}c", "root", "tbf",
+                            "rate", "200mbit", "burst", "20000", "limit", "60000"], check=True)
         for ns in (cli, srv):
             _ip("link", "set", "lo", "up", ns=ns)
             _ip("mptcp", "limits", "set", "subflows", "4", "add_addr_accepted", "4", ns=ns)
@@ -276,7 +300,7 @@ def _parse_ss(text: str) -> list[dict]:
 @pytest.mark.parametrize("algo", ALGOS)
 def test_mptcp_connection_over_two_paths(two_paths, algo):
     port = 5300 + ALGOS.index(algo)
-    with bpf.load(algo) as reg:
+    with _load(algo) as reg:
         sent, received, subflows = _transfer(two_paths, port, reg.kernel_name)
     assert received == sent > 10_000_000
     assert len(subflows) == 2, subflows
@@ -288,7 +312,63 @@ def test_mptcp_connection_over_two_paths(two_paths, algo):
 
 
 def test_plain_tcp_socket_falls_back_to_reno(two_paths):
-    with bpf.load("balia") as reg:
+    with _load("balia") as reg:
         sent, received, flows = _transfer(two_paths, 5399, reg.kernel_name, secs=1.0, proto="tcp")
     assert received == sent > 10_000_000
     assert len(flows) == 1 and flows[0]["ca"] == "mpcc_balia" and flows[0]["cwnd"] >= 10
+
+
+# --- the kernel computes what the host build computes ------------------------------------------
+ALGO_IDS = {"ewtcp": 1, "coupled": 2, "semicoupled": 3, "lia": 4, "olia": 5, "balia": 6}
+
+
+@pytest.fixture(scope="module")
+def host_math(tmp_path_factory):
+    import ctypes
+    import shutil
+    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+    if cc is None:
+        pytest.skip("no C compiler for the host build of mpcc_math.h")
+    so = tmp_path_factory.mktemp("hostmath") / "libmpcc_math.so"
+    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(ROOT / "bpf" / "host" / "mpcc_math_host.c")],
+                   check=True)
+    lib = ctypes.CDLL(str(so))
+    u64p = ctypes.POINTER(ctypes.c_uint64)
+    args = [ctypes.c_int, ctypes.c_uint32, u64p, u64p, u64p, ctypes.c_uint32,
+            ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32]
+    lib.mpcc_host_on_ack.argtypes, lib.mpcc_host_on_ack.restype = args, ctypes.c_int64
+    lib.mpcc_host_on_loss.argtypes, lib.mpcc_host_on_loss.restype = args, ctypes.c_uint64
+    lib.mpcc_host_cwnd_after_loss.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
+    lib.mpcc_host_cwnd_after_loss.restype = ctypes.c_uint64
+    return lib
+
+
+@pytest.mark.parametrize("algo", [a for a in ALGOS if a != "ewtcp"])
+def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host_math, algo):
+    """During a two-path transfer the program records the inputs it read from the kernel (both
+    subflows' windows and srtt, OLIA's loss intervals) and what it computed; the host build of
+    the same header, given those inputs, returns exactly the same I_r and D_r."""
+    import ctypes
+    port = 5400 + ALGOS.index(algo)
+    with _load(algo) as reg:
+        bpf.trace_set(algo, True)
+        try:
+            _transfer(two_paths, port, reg.kernel_name, secs=2.0)
+            tr = bpf.trace_read(algo)
+        finally:
+            bpf.trace_set(algo, False)
+    arr = ctypes.c_uint64 * 8
+    for kind in ("ack", "loss"):
+        t = tr[kind]
+        assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"
+        assert t["n"] == 2, t                                 # both subflows counted
+        assert all(t["cwnd"][k] >= 1 << 32 and t["rtt"][k] > 0 for k in range(2)), t
+        cwnd, rtt, ell = arr(*t["cwnd"]), arr(*t["rtt"]), arr(*t["ell"])
+        if kind == "ack":
+            host = host_math.mpcc_host_on_ack(ALGO_IDS[algo], 2, cwnd, rtt, ell, t["self"], 1 << 32, 0, 0, 0)
+            assert host == t["inc"], (host, t)
+        else:
+            dec = host_math.mpcc_host_on_loss(ALGO_IDS[algo], 2, cwnd, rtt, ell, t["self"], 1 << 32, 0, 0, 0)
+            assert dec == t["dec"], (dec, t)
+            after = host_math.mpcc_host_cwnd_after_loss(ALGO_IDS[algo], 2, t["cwnd"][t["self"]], dec)
+            assert after >> 32 == t["ssthresh"], (after, t)

@@ -73,6 +73,23 @@ def test_testbed_table_is_validated():
             '[[groups]]\nname = "g"\ncount = 1\nalgorithm = "reno"\npaths = [["l"]]\n'), warmup_s=20.0)
 
 
+def test_without_root_the_error_is_one_line(monkeypatch):
+    from mpcc.testbed import netns
+    monkeypatch.setattr(os, "geteuid", lambda: 1000)
+    with pytest.raises(EnvironmentProblem, match="needs root") as e:
+        netns.check_environment()
+    assert "\n" not in str(e.value)
+
+
+def test_cli_reports_a_bad_testbed_table_in_one_line(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(TABLE4.read_text() + "\n[testbed]\nsample_ms = 5\n")
+    p = subprocess.run([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(f)],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2
+    assert p.stderr.count("\n") == 1 and "testbed.sample_ms" in p.stderr and "Traceback" not in p.stderr
+
+
 def test_route_addresses_give_each_use_of_a_link_its_own_address():
     from mpcc.testbed import topology
     from mpcc.scenario import Link

@@ -81,10 +81,10 @@ def test_flappiness_cli_model_runs():
     assert rc == 0 and 0.0 <= d["dominance"] <= 1.0 and d["subflows"] == 2
 
 
-def test_figures_quick(tmp_path):
+def test_figures_smoke(tmp_path):
     from mpcc.mtc import jiang2011
 
-    res = jiang2011.reproduce(tmp_path, quick=True)
+    res = jiang2011.reproduce(tmp_path, level="smoke")
     names = {p.rsplit("/", 1)[-1] for p in res["files"]}
     for f in ("fig3.png", "fig4.png", "fig6.png", "fig7.png", "fig8.png", "fig9.png", "fig10.png",
               "flappiness.png", "jiang2011.json"):

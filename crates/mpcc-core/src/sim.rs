@@ -463,7 +463,7 @@ impl Sim {
 
     /// Run to `duration_s` and return the measurements.
     pub fn run(mut self) -> Output {
-        while let Some(Reverse(key)) = self.heap.pop() {
+        while let Some(&Reverse(key)) = self.heap.peek() {
             let t = (key >> 64) as u64;
             if t > self.end {
                 break;
@@ -472,8 +472,27 @@ impl Sim {
             self.events += 1;
             let tag = key as u64;
             let id = tag as u32;
-            match tag >> 32 {
-                K_ACK => self.ack_event(id as usize),
+            let kind = tag >> 32;
+            if kind == K_ACK {
+                // The subflow's next ACK (if any) replaces this entry at the top of the heap:
+                // one sift-down instead of a pop and a push.
+                let s = id as usize;
+                let ack = self.sf[s].acks.pop_front().expect("ack event without ack");
+                match self.sf[s].acks.front() {
+                    Some(next) => {
+                        let k = ((next.time as u128) << 64) | key as u64 as u128;
+                        *self.heap.peek_mut().unwrap() = Reverse(k);
+                    }
+                    None => {
+                        self.heap.pop();
+                    }
+                }
+                self.process_ack(s, ack);
+                self.try_send(s);
+                continue;
+            }
+            self.heap.pop();
+            match kind {
                 K_PIPE => self.pipe_event(id as usize),
                 K_RTO => self.rto_event(id as usize),
                 K_DELACK => self.delack_event(id as usize),
@@ -759,16 +778,6 @@ impl Sim {
         }
     }
 
-    fn ack_event(&mut self, s: usize) {
-        let ack = self.sf[s].acks.pop_front().expect("ack event without ack");
-        if let Some(next) = self.sf[s].acks.front() {
-            let t = next.time;
-            self.push(t, K_ACK, s as u32);
-        }
-        self.process_ack(s, ack);
-        self.try_send(s);
-    }
-
     fn process_ack(&mut self, s: usize, ack: Ack) {
         let now = self.now;
         let rto_min = self.opt.rto_min_s;
@@ -784,7 +793,7 @@ impl Sim {
             self.srtt[s] = r;
             sf.rttvar = r / 2.0;
         }
-        sf.rto_ns = ns(self.srtt[s] + (4.0 * sf.rttvar).max(rto_min)).min(MAX_RTO_NS);
+        sf.rto_ns = (((self.srtt[s] + (4.0 * sf.rttvar).max(rto_min)) * NS_PER_S) as u64).min(MAX_RTO_NS);
         if r < self.base_rtt[s] {
             self.base_rtt[s] = r;
         }

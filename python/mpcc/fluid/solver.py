@@ -262,6 +262,22 @@ def _newton_stage(sysm, u, v, t, m, nl, tol, max_steps):
     return u, v, False, k
 
 
+def _predict(sysm, u, v, x0, p0, ratio):
+    """Move along the central path when t shrinks by ``ratio``: on links that look unpriced
+    (p_l/p⁰_l < slack) p_l·(c_l − y_l) = t n_l means p_l scales with t; likewise x_r on routes
+    that look unused."""
+    x, p = np.exp(u), np.exp(v)
+    net = sysm.net
+    phi, _ = phi_all(net, x, jac=False)
+    q = sysm.HT @ p
+    y = sysm.Hm @ x
+    slack_l = (net.capacity - y) / net.capacity
+    slack_r = (q - phi) / q
+    idle_l = (p / p0 < slack_l) & (slack_l > 0.05)
+    idle_r = (x / x0 < slack_r) & (slack_r > 0.05)
+    return u + np.where(idle_r, np.log(ratio), 0.0), v + np.where(idle_l, np.log(ratio), 0.0)
+
+
 def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, max_iter=600):
     """Follow the barrier path t → 0. ``polish(x, p)`` is tried once t ≤ 1e-4 and returns an
     exact solution or None."""
@@ -275,14 +291,16 @@ def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, ma
         if ok:
             u, v = un, vn
             good = (u, v, t)
-            if t <= 1e-4:
+            if t <= 1e-5:
                 exact = polish(np.exp(u), np.exp(v))
                 if exact is not None:
                     return exact[0], exact[1], total, True
             if t <= t_min:
                 return np.exp(u), np.exp(v), total, False
             sigma = 0.02 if k <= 2 else (0.1 if k <= 5 else sigma)
-            t = max(t * sigma, t_min)
+            t_new = max(t * sigma, t_min)
+            u, v = _predict(sysm, u, v, x0, p0, t_new / t)
+            t = t_new
         else:
             if good is None:
                 raise SolverFailure(f"no convergence at the start of the barrier path ({total} Newton steps)")
@@ -315,26 +333,55 @@ def kkt_residuals(net: Network, x, p, phi=None) -> dict:
     }
 
 
-def _polish(sysm: _System, x, p, x0, p0):
-    """Exact active-set Newton from the barrier solution."""
+def _polish(sysm: _System, x, p, x0, p0, rounds: int = 4):
+    """Exact active-set Newton from a barrier solution: zero-rate routes Z (x_r = 0) and priced
+    links A (p_l > 0) are read off the complementarity pairs; after each solve, violated
+    inequalities (y_l > c_l off A, φ_r > q_r on Z, p_l < 0 on A) move between the sets."""
     net = sysm.net
     phi, _ = phi_all(net, x, jac=False)
-    q = net.H.T @ p
-    y = net.Hm @ x
+    q = sysm.HT @ p
+    y = sysm.Hm @ x
     zero_r = (x / x0) < np.maximum((q - phi) / q, 0.0)
     active_l = (p / p0) >= np.maximum((net.capacity - y) / net.capacity, 0.0)
-    free_r, free_l = ~zero_r, active_l
-    xz = np.where(zero_r, _ZERO * x0, x)
-    pz = np.where(active_l, p, 0.0)
+    xs, ps = np.where(zero_r, _ZERO * x0, x), p.copy()
+    for _ in range(rounds):
+        # every used route needs a priced link: price its most congested one
+        q_act = sysm.HT @ active_l.astype(float)
+        for r in np.flatnonzero(~zero_r & (q_act == 0)):
+            links = net.H.indices[net.H.indptr[0]:0] if False else sysm.HT.indices[sysm.HT.indptr[r]:sysm.HT.indptr[r + 1]]
+            active_l[links[np.argmax(p[links] / p0[links])]] = True
+        sol = _polish_newton(sysm, np.where(zero_r, _ZERO * x0, xs), np.where(active_l, np.maximum(ps, 1e-300), 0.0),
+                             ~zero_r, active_l)
+        if sol is None:
+            return None
+        xs, ps = sol
+        xe = np.where(zero_r, _ZERO * x0, xs)
+        phi, _ = phi_all(net, xe, jac=False)
+        q = sysm.HT @ ps
+        y = sysm.Hm @ np.where(zero_r, 0.0, xs)
+        over = (~active_l) & (y > net.capacity * (1 + 1e-12))
+        wake = zero_r & (phi > q * (1 + 1e-12))
+        if not over.any() and not wake.any():
+            return np.where(zero_r, 0.0, xs), ps
+        active_l |= over
+        zero_r &= ~wake
+        xs = np.where(wake, x0 * 1e-3, xs)
+        ps = np.where(over, p0 * 1e-3, ps)
+    return None
+
+
+def _polish_newton(sysm, x, p, free_r, free_l, steps: int = 30):
     m0, n0 = np.zeros_like(x), np.zeros_like(p)
-    u = np.log(xz)
-    v = np.log(np.where(active_l, pz, 1.0))
+    u = np.log(x)
+    v = np.log(np.where(free_l, p, 1.0))
     best = None
-    for _ in range(30):
-        xx, pp = np.exp(u), np.where(active_l, np.exp(v), 0.0)
+    for _ in range(steps):
+        xx, pp = np.exp(u), np.where(free_l, np.exp(v), 0.0)
         try:
             du, dv, G, F = sysm.step(xx, pp, 0.0, m0, n0, free_r, free_l)
-        except (np.linalg.LinAlgError, SolverFailure, ValueError):
+        except (np.linalg.LinAlgError, SolverFailure, ValueError) as e:
+            if _DEBUG:
+                print("polish step failed:", e)
             break
         res = max(np.abs(G).max(initial=0), np.abs(F).max(initial=0))
         if best is None or res < best[0]:
@@ -345,10 +392,9 @@ def _polish(sysm: _System, x, p, x0, p0):
         a = min(1.0, 1.0 / big) if big > 0 else 1.0
         u = u + a * np.where(free_r, du, 0.0)
         v = v + a * np.where(free_l, dv, 0.0)
-    if best is None:
+    if best is None or best[0] > 1e-10:
         return None
-    _, xx, pp = best
-    return np.where(zero_r, 0.0, xx), pp
+    return best[1], best[2]
 
 
 # --- non-uniqueness ------------------------------------------------------------------------------
@@ -431,6 +477,8 @@ def solve(net: Network, *, ranges: bool = True) -> Equilibrium:
 
     def polish(x, p):
         pol = _polish(sysm, x, p, x0, p0)
+        if _DEBUG:
+            print("polish", pol is not None and kkt_residuals(net, *pol))
         if pol is not None and max(kkt_residuals(net, *pol).values()) < 1e-10:
             return pol
         return None

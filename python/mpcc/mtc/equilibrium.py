@@ -141,8 +141,10 @@ def ode_equilibrium(alpha: float, beta: float, loss, a: float = 1.0, b: float = 
     """Integrate (15) from an interior starting point to its limit (independent of Cases 1–4).
 
     Integration is in u_i = log w_i (du_i/dt = (15)/w_i) so that windows decaying to 0 remain
-    resolvable; a path counts as used if its limit window exceeds ``used_tol``·w. The start is
-    equal windows (or ``w_init``); for α = β = 1 with tied best paths the limit depends on it."""
+    resolvable; a path counts as used if its per-capita growth rate at the end is 0 (≥ −1e−7 per
+    RTT: it sits at an equilibrium) rather than negative (still decaying), or if its window
+    exceeds ``used_tol``·w. The start is equal windows (or ``w_init``); for α = β = 1 with tied
+    best paths the limit depends on it."""
     p = check_inputs(alpha, beta, loss)
     n = p.size
     tau = np.full(n, 0.1) if rtt is None else np.broadcast_to(np.asarray(rtt, float), (n,)).copy()
@@ -169,7 +171,12 @@ def ode_equilibrium(alpha: float, beta: float, loss, a: float = 1.0, b: float = 
     if not sol.success:
         raise RuntimeError(f"ODE integration failed: {sol.message}")
     w = np.exp(sol.y[:, -1])
-    used = w > used_tol * w.sum()
+    # A used path sits at its equilibrium (per-capita growth rate 0); an unused one keeps decaying
+    # at the (negative) invasion rate of (18). Classify by that rate per RTT, which stays
+    # meaningful when a used window is tiny (e.g. α = 0 with a very lossy path); a window still
+    # above used_tol·w counts as used too (only possible right at a region boundary).
+    growth = du(0.0, sol.y[:, -1]) * tau
+    used = (growth > -1e-7) | (w > used_tol * w.sum())
     w_out = np.where(used, w, 0.0)
     p_min_used = p[used]
     is_set = bool(alpha == 1.0 and beta == 1.0 and used.sum() > 1 and np.all(p_min_used == p_min_used[0]))

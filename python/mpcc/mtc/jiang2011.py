@@ -166,6 +166,61 @@ def packet_fig9_10_data(ns=(1, 2, 3, 4, 6, 8), buffers=(2, 10, 21, 42, 84), dura
     return out
 
 
+def packet_fig11_data(ms=(1, 2, 4, 8, 16), ns=(1, 2, 4), duration_s: float = 1200.0,
+                      measure_from_s: float = 200.0, seed: int = 1, progress=None) -> dict:
+    """§5.1, Fig. 11 at packet level: U versus the number m of identical MTC flows (10 Mb/s,
+    80 ms, 1000-byte packets, buffer 5), with Table 1 (W0 = 100) for comparison."""
+    from . import scenarios
+
+    c_mbps = 10.0
+    out = {"m": list(ms), "n": list(ns), "duration_s": duration_s, "seed": seed, "sim": {}, "table1": {}}
+    for alg in ut.ALGORITHMS:
+        sim_u = np.full((len(ns), len(ms)), np.nan)
+        tab = sim_u.copy()
+        for ni, n in enumerate(ns):
+            for mi, m in enumerate(ms):
+                r = _packet_run(scenarios.fig11_scenario(alg, n, m, duration_s).replace(
+                    "measure_from_s = 200.0", f"measure_from_s = {measure_from_s}"), seed, 0.0)
+                g = r.result.groups["mtc"]
+                sim_u[ni, mi] = m * sum(g.path_rate_mbps) / (n * c_mbps)
+                tab[ni, mi] = ut.utilization(alg, n, m, 100.0, 0.0, 0.5).utilization
+                if progress:
+                    progress()
+        out["sim"][alg], out["table1"][alg] = sim_u.tolist(), tab.tolist()
+    return out
+
+
+def packet_fig12_data(duration_s: float = 1200.0, interval_s: float = 20.0, seed: int = 1) -> dict:
+    """§5.2, Fig. 12 at packet level: each subflow's rate averaged over 20 s intervals, 3 paths with
+    on-off UDP background and a surge on path 2 in 400–800 s."""
+    from . import scenarios
+
+    out = {"interval_s": interval_s, "duration_s": duration_s, "seed": seed, "runs": {}}
+    for alg in ut.ALGORITHMS:
+        text = scenarios.fig12_scenario(alg, duration_s)
+        r = _packet_run(text, seed, 0.1)
+        sf = r.timeseries["subflows"]
+        tt = np.asarray(sf.column("time_s"))
+        route = np.asarray(sf.column("route"))
+        rate = np.asarray(sf.column("rate_mbps"))
+        edges = np.arange(0.0, duration_s + 1e-9, interval_s)
+        mid = 0.5 * (edges[1:] + edges[:-1])
+        series = []
+        for i in range(3):
+            sel = route == i
+            k = np.digitize(tt[sel], edges) - 1
+            series.append([float(np.mean(rate[sel][k == j])) if np.any(k == j) else float("nan")
+                           for j in range(len(mid))])
+        s_arr = np.array(series)
+        surge = (mid > 420) & (mid < 780)
+        calm = (mid > 100) & ((mid < 380) | (mid > 820))
+        out["runs"][alg] = {"t": mid.tolist(), "rate_mbps": s_arr.tolist(),
+                            "mean_surge_mbps": np.nanmean(s_arr[:, surge], axis=1).tolist(),
+                            "mean_calm_mbps": np.nanmean(s_arr[:, calm], axis=1).tolist(),
+                            "total_mbps": float(r.result.groups["mtc"].rate_mbps)}
+    return out
+
+
 # --- plots ------------------------------------------------------------------------------------------
 def _save(fig, out: Path, name: str, fmt: str, files: list):
     path = out / f"{name}.{fmt}"
@@ -307,42 +362,87 @@ def plot_trace_example(out, fmt, files, loss=0.002, rtt=0.1, rounds=6000, seed=3
     _save(fig, out, "fig13_window_model", fmt, files)
 
 
-def reproduce(out_dir, quick: bool = False, fmt: str = "png") -> dict:
-    """Compute everything, write the figures and ``jiang2011.json`` to ``out_dir``; return the dict."""
+def plot_fig11_packet(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(2, 2, figsize=(10, 7), sharex=True, sharey=True, layout="constrained")
+    for ax, alg, tag in zip(axes.ravel(), ut.ALGORITHMS, "abcd"):
+        for k, n in enumerate(d["n"]):
+            ax.plot(d["m"], d["sim"][alg][k], "o-", color=f"C{k}", label=f"n = {n} (packet sim)")
+            ax.plot(d["m"], d["table1"][alg][k], "--", color=f"C{k}")
+        ax.set(title=f"({tag}) {ALG_LABEL[alg]}", xlabel="flows m", ylabel="U", ylim=(0, 1.02), xscale="log")
+        ax.legend(fontsize=7)
+    fig.suptitle("Fig. 11 (packet simulator; dashed: Table 1, W0 = 100)")
+    _save(fig, out, "fig11_packet", fmt, files)
+
+
+def plot_fig12_packet(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(4, 1, figsize=(9, 10), sharex=True, sharey=True, layout="constrained")
+    for ax, alg in zip(axes, ut.ALGORITHMS):
+        run = d["runs"][alg]
+        for i, series in enumerate(run["rate_mbps"]):
+            ax.plot(run["t"], series, marker=".", label=f"subflow {i + 1}")
+        ax.axvspan(400, 800, color="0.9")
+        ax.set(title=f"{ALG_LABEL[alg]} (total {run['total_mbps']:.2f} Mb/s)", ylabel="Mb/s")
+        ax.legend(fontsize=7)
+    axes[-1].set_xlabel("time (s)")
+    fig.suptitle(f"Fig. 12 (packet simulator): rate averaged over {d['interval_s']:g} s; surge on path 2 in 400–800 s")
+    _save(fig, out, "fig12_packet", fmt, files)
+
+
+#: Sizes of the runs: "full" (the figures in docs/mtc.md), "quick" (--quick), "smoke" (tests).
+LEVELS = {
+    "full": dict(ns9=(1, 2, 3, 4, 6, 8), g9=(0.05, 0.5, 1.0, 2.0), cyc=40, warm=10, orbit=(1, 2, 3, 4, 6),
+                 fig8=101, flap_n=(2, 3, 4), rounds=20000, replicas=4, trace_rounds=6000,
+                 pn=(1, 2, 3, 4, 6, 8), pb=(2, 10, 21, 42, 84), pdur=1200.0, pfrom=200.0,
+                 pm=(1, 2, 4, 8, 16), pmn=(1, 2, 4), f12dur=1200.0),
+    "quick": dict(ns9=(1, 2, 4), g9=(0.05, 1.0), cyc=20, warm=5, orbit=(1, 2, 4), fig8=41,
+                  flap_n=(2, 3, 4), rounds=4000, replicas=2, trace_rounds=2000,
+                  pn=(1, 2, 4), pb=(2, 42), pdur=300.0, pfrom=50.0, pm=(1, 4, 16), pmn=(1, 4), f12dur=1200.0),
+    "smoke": dict(ns9=(1, 2), g9=(0.05,), cyc=6, warm=2, orbit=(1, 2), fig8=11, flap_n=(2,), rounds=300,
+                  replicas=1, trace_rounds=300, pn=(1, 2), pb=(2,), pdur=40.0, pfrom=10.0, pm=(1, 2), pmn=(1,),
+                  f12dur=60.0),
+}
+
+
+def reproduce(out_dir, quick: bool = False, fmt: str = "png", level: str | None = None) -> dict:
+    """Compute everything, write the figures and ``jiang2011.json`` to ``out_dir``; return the dict.
+
+    ``level``: "full" (default), "quick" (= ``quick=True``) or "smoke" (tiny runs, for tests)."""
     import json
 
     from rich.progress import Progress
 
+    z = LEVELS[level or ("quick" if quick else "full")]
     out = Path(out_dir)
     os.makedirs(out, exist_ok=True)
     files: list[str] = []
-    res: dict = {}
-    ns9 = (1, 2, 4) if quick else (1, 2, 3, 4, 6, 8)
-    g9 = (0.05, 1.0) if quick else (0.05, 0.5, 1.0, 2.0)
-    steps = 7 + len(ut.ALGORITHMS) * len(ns9) * len(g9)
+    res: dict = {"level": level or ("quick" if quick else "full")}
+    with_sim = sim_available()
+    steps = 7 + len(ut.ALGORITHMS) * len(z["ns9"]) * len(z["g9"])
+    if with_sim:
+        steps += len(ut.ALGORITHMS) * (len(z["pn"]) * len(z["pb"]) + len(z["pm"]) * len(z["pmn"])) + 1
     with Progress(transient=True) as prog:
         task = prog.add_task("jiang2011", total=steps)
         adv = lambda: prog.advance(task)  # noqa: E731
         res["fig3"] = fig3_data(); plot_fig3(res["fig3"], out, fmt, files); adv()
-        res["fig4"] = fig4_data(orbit_ns=(1, 2, 4) if quick else (1, 2, 3, 4, 6))
-        plot_fig4(res["fig4"], out, fmt, files); adv()
+        res["fig4"] = fig4_data(orbit_ns=z["orbit"]); plot_fig4(res["fig4"], out, fmt, files); adv()
         res["fig6"] = fig6_data(); plot_fig6(res["fig6"], out, fmt, files); adv()
         plot_fig7(out, fmt, files); adv()
-        res["fig8"] = fig8_data(points=41 if quick else 101); plot_fig8(res["fig8"], out, fmt, files); adv()
-        res["fig9_10"] = fig9_10_data(ns9, g9, cycles_per_run=20 if quick else 40,
-                                      warmup=5 if quick else 10, progress=adv)
+        res["fig8"] = fig8_data(points=z["fig8"]); plot_fig8(res["fig8"], out, fmt, files); adv()
+        res["fig9_10"] = fig9_10_data(z["ns9"], z["g9"], cycles_per_run=z["cyc"], warmup=z["warm"], progress=adv)
         plot_fig9_10(res["fig9_10"], out, fmt, files)
-        res["flappiness"] = flappiness_data(rounds=4000 if quick else 20000, replicas=2 if quick else 4,
-                                            engines=("window", "sim") if sim_available() else ("window",))
+        res["flappiness"] = flappiness_data(z["flap_n"], rounds=z["rounds"], replicas=z["replicas"],
+                                            engines=("window", "sim") if with_sim else ("window",))
         plot_flappiness(res["flappiness"], out, fmt, files); adv()
-        plot_trace_example(out, fmt, files, rounds=2000 if quick else 6000); adv()
-        if sim_available():
-            pn = (1, 2, 4) if quick else (1, 2, 3, 4, 6, 8)
-            pb = (2, 42) if quick else (2, 10, 21, 42, 84)
-            prog.update(task, total=steps + len(ut.ALGORITHMS) * len(pn) * len(pb))
-            res["packet_fig9_10"] = packet_fig9_10_data(pn, pb, 300.0 if quick else 1200.0,
-                                                        50.0 if quick else 200.0, progress=adv)
+        plot_trace_example(out, fmt, files, rounds=z["trace_rounds"]); adv()
+        if with_sim:
+            res["packet_fig9_10"] = packet_fig9_10_data(z["pn"], z["pb"], z["pdur"], z["pfrom"], progress=adv)
             plot_fig9_10(res["packet_fig9_10"], out, fmt, files, "_packet", "packet simulator")
+            res["packet_fig11"] = packet_fig11_data(z["pm"], z["pmn"], z["pdur"], z["pfrom"], progress=adv)
+            plot_fig11_packet(res["packet_fig11"], out, fmt, files)
+            res["packet_fig12"] = packet_fig12_data(z["f12dur"])
+            plot_fig12_packet(res["packet_fig12"], out, fmt, files); adv()
         else:
             res["packet_fig9_10"] = "skipped: mpcc.sim is not available"
     res["files"] = files

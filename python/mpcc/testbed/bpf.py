@@ -28,6 +28,7 @@ import json
 import os
 import platform
 import shutil
+import struct
 import subprocess
 import time
 import uuid
@@ -429,3 +430,44 @@ def cleanup_stale() -> list[str]:
                 rec["holders"] = live
                 _write_record(kname, rec)
     return removed
+
+
+# --- trace of the kernel's computations (tests) ------------------------------------------------
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8QqQQ")   # struct mpcc_trace in bpf/include/mpcc_kern.h
+
+
+def _trace_maps(algo) -> dict[str, int]:
+    """Map ids (mpcc_trace_on, mpcc_trace) of the newest loaded programs of this algorithm."""
+    prog = f"{_algo_name(algo)}_cong_avoid"
+    rows = json.loads(_run([_tool("bpftool"), "-j", "prog", "show"], "listing programs") or "[]")
+    mine = [r for r in rows if r.get("type") == "struct_ops" and r.get("name") == prog]
+    if not mine:
+        raise MpccError(f"{kernel_name(algo)} is not loaded")
+    out = {}
+    for mid in max(mine, key=lambda r: r["id"]).get("map_ids", []):
+        m = json.loads(_run([_tool("bpftool"), "-j", "map", "show", "id", str(mid)], "map show"))
+        out[m["name"]] = mid
+    return out
+
+
+def trace_set(algo, on: bool) -> None:
+    """Turn the program's record of its last on_ack/on_loss computation on or off."""
+    mid = _trace_maps(algo)["mpcc_trace_on"]
+    _run([_tool("bpftool"), "map", "update", "id", str(mid), "key", "0", "0", "0", "0",
+          "value", str(int(on)), "0", "0", "0"], "enabling the trace")
+
+
+def trace_read(algo) -> dict[str, dict]:
+    """The last recorded multi-route computations: {"ack": {...}, "loss": {...}} with n, self,
+    cwnd (packets·2^32), rtt (srtt_us), ell, inc (packets·2^40), dec, ssthresh, samples."""
+    mid = _trace_maps(algo)["mpcc_trace"]
+    rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
+    out = {}
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
+        _, n, self_, ssthresh, _, *rest = v
+        cwnd, rtt, ell, (inc, dec, samples) = rest[0:8], rest[8:16], rest[16:24], rest[24:27]
+        out["ack" if key == 0 else "loss"] = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd,
+                                              "rtt": rtt, "ell": ell, "inc": inc, "dec": dec, "samples": samples}
+    return out

@@ -17,6 +17,7 @@ import json
 import math
 import os
 import signal
+import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
@@ -25,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import EnvironmentProblem, MpccError, ScenarioError
+from ..errors import EnvironmentProblem, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from . import netns, topology
@@ -165,10 +166,6 @@ LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"),
            ("tx_errors", "i8")]
 
 
-class _Stop(Exception):
-    pass
-
-
 def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
              tick: Callable[[float], None] | None = None) -> RawRun:
     """Build the topology, run the traffic for s.duration_s, tear everything down."""
@@ -188,7 +185,6 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
         send_log = open(run_dir / "sender.log", "w")
-        import subprocess
         # both processes start before t0 (Python start-up takes a few hundred ms)
         t0 = time.monotonic() + 2.0
         plan["t0"] = t0
@@ -219,7 +215,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
     recv_log.close()
     errors = (run_dir / "sender.log").read_text().strip()
     if code not in (0, None) and errors:
-        raise EnvironmentProblem(f"testbed traffic failed: {errors.splitlines()[0]}")
+        raise EnvironmentProblem(f"testbed traffic failed: {errors.splitlines()[-1]} (log: {run_dir / 'sender.log'})")
     links = {name: _read_csv(path, LINK_DT) for name, path in topo.linkem_stats.items()}
     return RawRun(t0, _read_csv(run_dir / "sender.csv", SENDER_DT), _read_csv(run_dir / "receiver.csv", RECEIVER_DT),
                   links, errors)

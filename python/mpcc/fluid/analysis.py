@@ -1,0 +1,294 @@
+"""Analyses of §III of Peng et al. over the fluid model: conditions C0–C5, the linearisation (12)
+and Theorem III.5, friendliness on the Fig. 1 network (Theorem III.4), the window-oscillation
+metric D_s (eq. 13), and the (β, η, n) design space of the generalized algorithm (16, Table II).
+
+All functions take numpy arrays and return small records; ∂Φ/∂x is computed by central
+differences of ``algo.fluid_phi`` (relative step 1e-6, accuracy ~1e-9 relative).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field, replace
+
+import numpy as np
+import scipy.linalg as sla
+
+from .. import algorithms as algs
+from .network import Network, SourceClass
+from .solver import Equilibrium, phi_jac, solve
+
+
+def _cls(algo, tau):
+    return SourceClass(algs.get(algo), np.asarray(tau, float), 0, 0)
+
+
+def jacobian(algo, x, tau) -> np.ndarray:
+    """∂Φ_s/∂x_s at x (…, n): J[…, r, k] = ∂φ_r/∂x_k."""
+    x = np.asarray(x, float)
+    shape = x.shape
+    xb = x.reshape(-1, shape[-1])
+    tb = np.broadcast_to(np.asarray(tau, float), shape).reshape(-1, shape[-1])
+    _, J = phi_jac(_cls(algo, tb), xb)
+    return J.reshape(*shape, shape[-1])
+
+
+def phi(algo, x, tau) -> np.ndarray:
+    x = np.asarray(x, float)
+    return algs.get(algo).fluid_phi(x, np.broadcast_to(np.asarray(tau, float), x.shape))
+
+
+# --- C0–C5 ---------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class Conditions:
+    """C0–C5 at each point of a batch (arrays over the batch). The measured quantities:
+    ``asymmetry`` = ‖J − Jᵀ‖/‖J‖ (C0), ``max_eig_sym`` = largest eigenvalue of [J]^+ divided by
+    ‖J‖ (C2: < 0), ``c1_worst`` = max over route subsets S of 1_Sᵀ J⁻¹ 1_S scaled (C1: ≤ 0),
+    ``c4_worst`` = largest column sum of J⁻¹ scaled (C4: ≤ 0)."""
+
+    c0: np.ndarray
+    c1: np.ndarray
+    c2: np.ndarray
+    c3: np.ndarray
+    c4: np.ndarray
+    c5: np.ndarray
+    asymmetry: np.ndarray
+    max_eig_sym: np.ndarray
+    c1_worst: np.ndarray
+    c4_worst: np.ndarray
+
+    def summary(self) -> dict:
+        return {k: float(np.mean(getattr(self, k))) for k in ("c0", "c1", "c2", "c3", "c4", "c5")}
+
+
+def conditions(algo, x, tau, *, tol: float = 1e-7) -> Conditions:
+    """Check C0–C5 numerically at the points x (…, n) (n ≥ 1 routes, RTTs tau).
+
+    C1 is checked in its local form: at x the source's response to prices is ∂x/∂q = J⁻¹
+    (implicit function theorem on Φ_s(x_s) = q_s), so for any link l shared by a set S of the
+    source's routes ∂y_l^s/∂p_l = 1_Sᵀ J⁻¹ 1_S ≤ 0; every nonempty S is checked.
+    C3: φ_r(x_r → 0) → ∞ (φ_r at x_r·1e-8 exceeds 1e4·φ_r(x) and still grows from x_r·1e-4).
+    C5: φ_r(x_r → ∞) → 0 (φ_r at x_r·1e8 below 1e-4·φ_r(x)). C3's rank condition on H is a
+    property of the network, not of the algorithm, and is not part of this check."""
+    algo = algs.get(algo)
+    x = np.asarray(x, float)
+    n = x.shape[-1]
+    xb = x.reshape(-1, n)
+    tb = np.broadcast_to(np.asarray(tau, float), x.shape).reshape(-1, n)
+    J = jacobian(algo, xb, tb)
+    norm = np.linalg.norm(J, axis=(-2, -1))
+    asym = np.linalg.norm(J - np.swapaxes(J, -1, -2), axis=(-2, -1)) / norm
+    sym = 0.5 * (J + np.swapaxes(J, -1, -2))
+    emax = np.linalg.eigvalsh(sym)[:, -1] / norm
+    with np.errstate(all="ignore"):
+        Jinv = np.linalg.inv(J)
+    scale = 1.0 / norm
+    col = Jinv.sum(axis=-2) / scale[:, None]
+    c4w = col.max(axis=-1)
+    c1w = np.full(xb.shape[0], -np.inf)
+    for size in range(1, n + 1):
+        for S in itertools.combinations(range(n), size):
+            idx = list(S)
+            v = Jinv[:, idx][:, :, idx].sum(axis=(-2, -1)) / scale
+            c1w = np.maximum(c1w, v)
+    f0 = algo.fluid_phi(xb, tb)
+    c3 = np.ones(xb.shape[0], bool)
+    c5 = np.ones(xb.shape[0], bool)
+    with np.errstate(all="ignore"):
+        for r in range(n):
+            small4, small8, big = xb.copy(), xb.copy(), xb.copy()
+            small4[:, r] *= 1e-4
+            small8[:, r] *= 1e-8
+            big[:, r] *= 1e8
+            f4 = algo.fluid_phi(small4, tb)[:, r]
+            f8 = algo.fluid_phi(small8, tb)[:, r]
+            fb = algo.fluid_phi(big, tb)[:, r]
+            c3 &= (f8 > 1e4 * f0[:, r]) & (f8 > 10 * f4)
+            c5 &= fb < 1e-4 * f0[:, r]
+    finite = np.all(np.isfinite(Jinv), axis=(-2, -1))
+    out = Conditions(
+        c0=asym <= tol, c1=finite & (c1w <= tol), c2=emax < -tol, c3=c3, c4=finite & (c4w <= tol), c5=c5,
+        asymmetry=asym, max_eig_sym=emax, c1_worst=c1w, c4_worst=c4w)
+    shape = x.shape[:-1]
+    return Conditions(**{k: getattr(out, k).reshape(shape) for k in out.__dataclass_fields__})
+
+
+def sample_region(n_routes: int, samples: int, *, seed: int = 0, decades: float = 2.0,
+                  x_scale: float = 100.0) -> np.ndarray:
+    """Random rate vectors, each component log-uniform over ``decades`` decades around x_scale."""
+    rng = np.random.default_rng(seed)
+    return x_scale * 10.0 ** rng.uniform(-decades / 2, decades / 2, size=(samples, n_routes))
+
+
+def conditions_region(algo, n_routes: int, *, tau=0.1, samples: int = 2000, seed: int = 0,
+                      decades: float = 2.0) -> tuple[dict, Conditions, np.ndarray]:
+    """C0–C5 over a random sample of the region; returns (fraction satisfied per condition,
+    the per-point record, the points)."""
+    x = sample_region(n_routes, samples, seed=seed, decades=decades)
+    cond = conditions(algo, x, tau)
+    return cond.summary(), cond, x
+
+
+# --- linearisation (12) and Theorem III.5 ------------------------------------------------------------
+@dataclass
+class Linearization:
+    J: np.ndarray                 # Jacobian (12) over active routes and priced links
+    eigenvalues: np.ndarray
+    max_real: float               # slowest mode (responsiveness)
+    pencil_min: float             # λ_min of ([∂Φ/∂x]^+, Λ_k⁻¹): lower bound on Re λ
+    pencil_max: float             # λ_max of the same pencil (the quotient with p = 0)
+    rayleigh_error: float         # max |Re λ − quotient at its eigenvector| (proof of Thm III.5)
+    routes: np.ndarray
+    links: np.ndarray
+
+    @property
+    def bound_holds(self) -> bool:
+        """Re λ ≤ 0 for all λ (Thm III.5, λ̄ ≤ 0) and λ_min(pencil) ≤ Re λ."""
+        re = self.eigenvalues.real
+        tol = 1e-9 * max(1.0, abs(self.pencil_min))
+        return bool(np.all(re <= tol) and np.all(re >= self.pencil_min - tol))
+
+
+def linearization(eq: Equilibrium, gamma) -> Linearization:
+    """J* of (12) at the equilibrium, restricted to routes with x_r > 0 and links with p_l > 0:
+
+        J* = [[Λ_k ∂Φ/∂x, −Λ_k Hᵀ], [Λ_γ H, 0]]
+
+    Theorem III.5 defines λ̄(J*) = max over unit z = (x, p) of
+    xᴴ[∂Φ/∂x]^+x / (xᴴΛ_k⁻¹x + pᴴΛ_γ⁻¹p); taken literally the maximum is 0 (z = (0, p)), so the
+    informative checks are: Re λ < 0 for every eigenvalue; Re λ equals that quotient at its own
+    eigenvector (the identity the proof rests on, ``rayleigh_error``); and
+    λ_min(pencil) ≤ Re λ, the pencil being ([∂Φ/∂x]^+, Λ_k⁻¹) (scipy.linalg.eigh)."""
+    net = eq.network
+    routes = np.flatnonzero(eq.x > 0)
+    links = np.flatnonzero(eq.p > 0)
+    R = net.n_routes
+    dphi = np.zeros((R, R))
+    from .dynamics import k_all
+    k = k_all(net, np.where(eq.x > 0, eq.x, 1e-300))
+    for c in net.classes:
+        B, n = c.shape
+        _, Jb = phi_jac(c, np.maximum(eq.x[c.routes].reshape(B, n), 1e-300))
+        for b in range(B):
+            sl = slice(c.route0 + b * n, c.route0 + (b + 1) * n)
+            dphi[sl, sl] = Jb[b]
+    # a group of m identical flows: each flow's route is a separate route of (12); the
+    # symmetric modes are what the aggregate sees, so use the per-flow Jacobian with H·m
+    Hm = net.Hm.toarray()[np.ix_(links, routes)]
+    H = net.H.toarray()[np.ix_(links, routes)]
+    D = dphi[np.ix_(routes, routes)]
+    Lk = np.diag(k[routes])
+    g = np.broadcast_to(np.asarray(gamma, float), (net.n_links,))[links]
+    Lg = np.diag(g)
+    J = np.block([[Lk @ D, -Lk @ H.T], [Lg @ Hm, np.zeros((links.size, links.size))]])
+    lam, vecs = np.linalg.eig(J)
+    sym = 0.5 * (D + D.T)
+    # pencil in the per-flow inner product weighted by multiplicity (symmetrises H vs Hm)
+    mvec = net.multiplicity[routes]
+    Mx = np.diag(mvec)
+    pen = sla.eigh(Mx @ sym, Mx @ np.diag(1.0 / k[routes]), eigvals_only=True)
+    nr = routes.size
+    err = 0.0
+    for i in range(lam.size):
+        z = vecs[:, i]
+        xv, pv = z[:nr], z[nr:]
+        num = np.real(np.conj(xv) @ (Mx @ sym) @ xv)
+        den = np.real(np.conj(xv) @ (Mx / k[routes][:, None]) @ xv + np.conj(pv) @ (pv / g))
+        if den > 0:
+            err = max(err, abs(lam[i].real - num / den) / max(1.0, abs(lam[i].real)))
+    return Linearization(J, lam, float(lam.real.max()), float(pen.min()), float(pen.max()), err, routes, links)
+
+
+# --- window oscillation, eq. (13) -------------------------------------------------------------------
+def oscillation(eq: Equilibrium) -> np.ndarray:
+    """D_s of eq. (13) for every source: (1/‖x_s‖₁) Σ τ_r q_r k_r / Σ τ_r q_r x_r (Reno: 1/2)."""
+    from .dynamics import k_all
+
+    net = eq.network
+    k = k_all(net, np.where(eq.x > 0, eq.x, 1e-300))
+    k = np.where(eq.x > 0, k, 0.0)
+    tau = net.tau
+    S = len(net.source_names) if net.source_names else int(net.source_of_route.max()) + 1
+    src = net.source_of_route
+    num = np.bincount(src, tau * eq.q * k, minlength=S)
+    den = np.bincount(src, tau * eq.q * eq.x, minlength=S)
+    tot = np.bincount(src, eq.x, minlength=S)
+    return num / den / tot
+
+
+# --- friendliness on Fig. 1 (Theorem III.4) -------------------------------------------------------------
+@dataclass(frozen=True)
+class Friendliness:
+    algorithm: str
+    mp_mbps: float        # ‖x̂‖₁, the multipath flow's total throughput
+    sp_mbps: float        # the single-path Reno flow's
+    share: float          # mp / (mp + sp)
+    unique: bool
+
+
+def friendliness(scenario, algorithms_=("ewtcp", "semicoupled", "lia", "balia", "coupled"), *,
+                 equal_rtt: bool = False) -> list[Friendliness]:
+    """Throughput of the multipath group against the single-path group of the Fig. 1 network for
+    each algorithm. ``equal_rtt`` sets every link delay on the multipath routes to their mean, so
+    both routes have the same RTT (the setting of §IV-A's ordering)."""
+    from .network import from_scenario
+
+    sc = scenario
+    if equal_rtt:
+        mp = next(g for g in sc.groups if g.multipath)
+        access = {n for path in mp.paths for n in path}
+        shared = set.intersection(*[set(path) for path in mp.paths])
+        own = access - shared
+        mean = float(np.mean([sc.link(n).delay_ms for n in own])) if own else 0.0
+        links = tuple(replace(l, delay_ms=mean) if l.name in own else l for l in sc.links)
+        sc = sc.with_changes(links=links)
+    out = []
+    for a in algorithms_:
+        algo = algs.get(a)
+        net, groups = from_scenario(sc, algorithm=algo)
+        eq = solve(net)
+        rates = {}
+        for s, g in enumerate(groups):
+            rates[g.name] = sc.pps_to_mbps(eq.x[net.source_of_route == s].sum())
+        mpg = next(g.name for g in groups if g.multipath)
+        spg = next(g.name for g in groups if not g.multipath)
+        out.append(Friendliness(algo.describe() if algo.params else a, rates[mpg], rates[spg],
+                                rates[mpg] / (rates[mpg] + rates[spg]), eq.unique))
+    return out
+
+
+# --- design space of the generalized algorithm (Table II) -----------------------------------------------
+@dataclass(frozen=True)
+class DesignPoint:
+    beta: float
+    eta: float
+    n: float
+    mp_share: float       # friendliness: multipath share against Reno (lower = friendlier)
+    max_real: float       # responsiveness: slowest mode of J* (more negative = more responsive)
+    oscillation: float    # D_s of the multipath source (lower = less oscillation)
+
+
+def sweep(scenario, betas=(0.1, 0.2, 0.5, 1.0), etas=(0.0, 0.5, 1.0), ns=(1.0, 2.0, math.inf),
+          gamma=None, progress=None) -> list[DesignPoint]:
+    """Generalized (β, η, n) over a grid on ``scenario`` (multipath groups get the algorithm):
+    friendliness = share of the multipath group(s) against the single-path group(s), responsiveness
+    = max Re λ of J* (12), oscillation = D_s (13) of the first multipath source."""
+    from .dynamics import default_gamma
+    from .network import from_scenario
+
+    g = default_gamma(scenario) if gamma is None else gamma
+    out = []
+    for beta, eta, n in itertools.product(betas, etas, ns):
+        algo = algs.get({"name": "generalized", "beta": beta, "eta": eta, "n": "inf" if math.isinf(n) else n})
+        net, groups = from_scenario(scenario, algorithm=algo)
+        eq = solve(net)
+        mp = [s for s, gr in enumerate(groups) if gr.multipath]
+        sp = [s for s, gr in enumerate(groups) if not gr.multipath]
+        tot = lambda ss: sum(eq.x[net.source_of_route == s].sum() * groups[s].count for s in ss)
+        share = tot(mp) / (tot(mp) + tot(sp)) if sp else float("nan")
+        lin = linearization(eq, g)
+        out.append(DesignPoint(beta, eta, n, share, lin.max_real, float(oscillation(eq)[mp[0]])))
+        if progress is not None:
+            progress()
+    return out

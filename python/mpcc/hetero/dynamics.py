@@ -1,0 +1,194 @@
+"""Dual dynamics (5), Algorithm 1 (two timescales) and the Theorem-11 optimum.
+
+* Dual dynamics (5): ṗ_l = y_l(p) − c_l, projected on p_l ≥ 0.  Integrated by the linearly
+  implicit (Rosenbrock) Euler step  (I − Δt J_AA) Δp_A = Δt f_A  on the links A that are not
+  held at p_l = 0 (p_l > 0 or f_l > 0), then p ← max(p + Δp, 0).  The step is A-stable, so the
+  stiffness of α-fair rates near small prices needs no tiny Δt, and its fixed points are exactly
+  the equilibria (7).  Everything is batched: arrays may carry a leading axis of independent
+  networks (Example 4 runs its 1000 trials as one batch per worker).
+* Algorithm 1: sources use x = U'^{-1}(q/μ) (30); every period T the prices evolve by (5) and
+  then each source (all of them: "sync"; each with probability ``prob``: "async") moves
+      μ ← μ + κ ( (1/w) Σ_l m_l^j(p_l) / Σ_l p_l − μ )            (Algorithm 1, step 2; (34))
+  It stops when μ is a fixed point of that update and the prices are an equilibrium.
+* Theorem 11 target: max Σ U_i/w_i s.t. Rx ≤ c, solved directly (independently of the
+  dynamics) as the convex dual  min_{p ≥ 0} Σ_i max_x [U_i(x)/w_i − x q_i] + c·p  with
+  L-BFGS-B, then polished on its active set by Newton (hybr) and checked against KKT.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.optimize import minimize, root
+
+from .model import Arrays, Network, aggregate_prices, evaluate, utility
+
+
+# --- dual dynamics ------------------------------------------------------------------------------
+def _step(a: Arrays, p, mu, dt):
+    """One linearly implicit Euler step of (5) for a batch p (…, L)."""
+    _, y, J = evaluate(a, p, mu, jacobian=True)
+    f = y - a.c
+    active = (p > 0) | (f > 0)
+    J = np.where(active[..., :, None] & active[..., None, :], J, 0.0)
+    J = np.nan_to_num(J, nan=0.0, posinf=1e12, neginf=-1e12)
+    f = np.where(active, f, 0.0)
+    L = p.shape[-1]
+    A = np.eye(L) - np.asarray(dt)[..., None, None] * J
+    dp = np.linalg.solve(A, (np.asarray(dt)[..., None] * f)[..., None])[..., 0]
+    return np.maximum(p + dp, 0.0), f
+
+
+def integrate(a: Arrays, p0, duration: float, *, mu=1.0, dt: float = 0.05, record: bool = False):
+    """Integrate ṗ = y(p) − c for ``duration`` time units from p0. Returns (p, times, trajectory)
+    (the last two None unless ``record``)."""
+    p = np.array(p0, float)
+    n = max(1, int(round(duration / dt)))
+    h = duration / n
+    ts, ps = ([0.0], [p.copy()]) if record else (None, None)
+    for k in range(n):
+        p, _ = _step(a, p, mu, h)
+        if record:
+            ts.append((k + 1) * h)
+            ps.append(p.copy())
+    if record:
+        return p, np.array(ts), np.array(ps)
+    return p, None, None
+
+
+def residual(a: Arrays, p, mu=1.0):
+    """Largest violation of (7) relative to capacity: |y − c| on p > 0, (y − c)^+ on p = 0."""
+    _, y = evaluate(a, p, mu)
+    g = (y - a.c) / a.c
+    return np.max(np.where(p > 0, np.abs(g), np.maximum(g, 0.0)), axis=-1)
+
+
+def settle(a: Arrays, p0, *, mu=1.0, dt: float = 0.05, tol: float = 1e-10, max_time: float = 1e5):
+    """Run (5) until the equilibrium residual is below ``tol`` (growing the step once the
+    trajectory is close). Returns the final prices and the time used."""
+    p = np.array(p0, float)
+    t, h = 0.0, dt
+    while t < max_time:
+        p = integrate(a, p, 50 * h, mu=mu, dt=h)[0]
+        t += 50 * h
+        r = residual(a, p, mu)
+        if np.all(r < tol):
+            break
+        h = min(h * 2.0, 10.0)
+    return p, t
+
+
+# --- Algorithm 1 ----------------------------------------------------------------------------------
+def mu_target(a: Arrays, p):
+    """(34): μ_i = (1/w_i) Σ_l R_li m_l^{j(i)}(p_l) / Σ_l R_li p_l."""
+    q = aggregate_prices(a, p)[0]
+    s = np.einsum("...li,...l->...i", a.R, p)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(s > 0, q / (a.w * s), 1.0 / a.w)
+
+
+@dataclass
+class Alg1Result:
+    prices: np.ndarray          # (…, L) final prices
+    rates: np.ndarray           # (…, N)
+    mu: np.ndarray              # (…, N)
+    iterations: np.ndarray      # (…,) μ-update periods until convergence (max if not converged)
+    converged: np.ndarray       # (…,) bool
+    times: np.ndarray | None = None       # (K,) when recorded (unbatched runs)
+    trajectory: np.ndarray | None = None  # (K, L)
+    mu_trajectory: np.ndarray | None = None  # (iterations+1, N)
+
+
+def algorithm1(a: Arrays, p0, *, mode: str = "sync", kappa=0.5, prob: float = 1.0,
+               period: float = 20.0, dt: float = 0.5, max_iterations: int = 5000,
+               tol: float = 1e-7, rng: np.random.Generator | None = None,
+               record: bool = False, mu0=None) -> Alg1Result:
+    """Algorithm 1 (two timescales) on a network or a batch of networks."""
+    if mode not in ("sync", "async"):
+        raise ValueError(f"mode must be sync or async, got {mode!r}")
+    rng = rng if rng is not None else np.random.default_rng(1)
+    p = np.array(np.broadcast_to(np.asarray(p0, float), a.c.shape))
+    mu = np.ones(a.alpha.shape) if mu0 is None else np.array(np.broadcast_to(mu0, a.alpha.shape), float)
+    batch = a.c.shape[:-1]
+    done = np.zeros(batch, bool)
+    iters = np.full(batch, max_iterations)
+    ts, ps, mus = ([0.0], [p.copy()], [mu.copy()]) if record else (None, None, None)
+    n_sub = max(1, int(round(period / dt)))
+    h = period / n_sub
+    for k in range(max_iterations):
+        for s in range(n_sub):
+            p_new, _ = _step(a, p, mu, h)
+            p = np.where(done[..., None], p, p_new)
+            if record:
+                ts.append(k * period + (s + 1) * h)
+                ps.append(p.copy())
+        target = mu_target(a, p)
+        conv = (np.max(np.abs(target / mu - 1.0), axis=-1) < tol) & (residual(a, p, mu) < tol)
+        newly = conv & ~done
+        iters = np.where(newly, k + 1, iters)
+        done |= conv
+        if np.all(done):
+            break
+        upd = np.ones(mu.shape, bool) if mode == "sync" else rng.random(mu.shape) < prob
+        upd &= ~done[..., None]
+        mu = np.where(upd, mu + kappa * (target - mu), mu)
+        if record:
+            mus.append(mu.copy())
+    x, _ = evaluate(a, p, mu)
+    return Alg1Result(p, x, mu, iters, done,
+                      np.array(ts) if record else None, np.array(ps) if record else None,
+                      np.array(mus) if record else None)
+
+
+# --- Theorem 11: the target optimum, solved directly ---------------------------------------------
+@dataclass
+class Optimum:
+    prices: np.ndarray
+    rates: np.ndarray
+    utility: float
+    kkt: float  # largest KKT violation (relative)
+
+
+def optimum(net_or_arrays, weights=None) -> Optimum:
+    """max Σ_i U_i(x_i)/w_i s.t. Rx ≤ c (31)–(32) via its convex dual (no price mappings)."""
+    a = net_or_arrays.arrays() if isinstance(net_or_arrays, Network) else net_or_arrays
+    w = a.w if weights is None else np.broadcast_to(np.asarray(weights, float), a.alpha.shape)
+    # homogeneous network: identity mappings, utility weights β/w
+    L, N = a.R.shape
+    h = a._replace(is_red=np.zeros((N, L), bool), scale=np.ones((N, L)), expo=np.ones((N, L)),
+                   beta=a.beta / w, w=np.ones(N))
+
+    def dual(p):
+        q = h.R.T @ p
+        x, _ = evaluate(h, p)
+        val = np.sum(utility(h, x) - x * q) + a.c @ p
+        return val, a.c - h.R @ x
+
+    scale = np.array([np.max(h.beta * (a.c[l] / np.maximum(h.R[l].sum(), 1)) ** (-h.alpha)) for l in range(L)])
+    p0 = np.where(np.isfinite(scale) & (scale > 0), scale, 1.0)
+    res = minimize(dual, p0, jac=True, method="L-BFGS-B", bounds=[(0, None)] * L,
+                   options={"ftol": 1e-15, "gtol": 1e-13, "maxiter": 20000})
+    p = np.maximum(res.x, 0.0)
+    # polish on the active set by Newton, then re-check complementary slackness
+    for _ in range(5):
+        _, y = evaluate(h, p)
+        A = np.flatnonzero((p > 1e-9 * max(p.max(), 1e-300)) | (y > a.c))
+        if A.size:
+            def fun(u):
+                pp = np.zeros(L)
+                pp[A] = np.exp(u)
+                _, yy, J = evaluate(h, pp, jacobian=True)
+                return yy[A] / a.c[A] - 1.0, J[np.ix_(A, A)] * pp[A][None, :] / a.c[A][:, None]
+            sol = root(fun, np.log(np.maximum(p[A], 1e-12)), jac=True, method="hybr", options={"xtol": 1e-15})
+            pn = np.zeros(L)
+            pn[A] = np.exp(sol.x)
+            p = pn
+        _, y = evaluate(h, p)
+        viol = np.flatnonzero((p == 0) & (y > a.c * (1 + 1e-10)))
+        if not viol.size:
+            break
+        p[viol] = 1e-6 * max(p.max(), 1.0)
+    x, y = evaluate(h, p)
+    kkt = float(np.max(np.where(p > 0, np.abs(y - a.c), np.maximum(y - a.c, 0)) / a.c))
+    return Optimum(p, x, float(np.sum(utility(a, x) / w)), kkt)
