@@ -73,11 +73,11 @@ class Lab:
         self.ip(self.ns[a], "link", "set", an, "up")
         self.ip(self.ns[b], "link", "set", bn, "up")
 
-    def tcp_segs_in(self, role) -> int:
-        """Tcp InSegs of a namespace (per-netns SNMP): on a pure sender, the ACKs it received."""
+    def tcp_counter(self, role, name="InSegs") -> int:
+        """A Tcp SNMP counter of a namespace (per-netns); InSegs on a pure sender = ACKs received."""
         lines = [ln.split() for ln in self.ex(self.ns[role], "cat", "/proc/net/snmp").splitlines()
                  if ln.startswith("Tcp:")]
-        return int(lines[1][lines[0].index("InSegs")])
+        return int(lines[1][lines[0].index(name)])
 
     def transfer(self, host: str, secs: float, flows: list[tuple[int, str, str]]) -> dict:
         """Send for ``secs`` on each (port, "mptcp"|"tcp", congestion control) flow.
@@ -87,10 +87,12 @@ class Lab:
         try:
             if srv.stdout.readline().strip() != "ready":
                 raise RuntimeError("server did not start")
-            acks0, cpu0, t0 = self.tcp_segs_in("cli"), cpu_busy_s(), time.monotonic()
+            rtx0 = self.tcp_counter("cli", "RetransSegs")
+            acks0, cpu0, t0 = self.tcp_counter("cli"), cpu_busy_s(), time.monotonic()
             out = self.ex(self.ns["cli"], sys.executable, str(PEER), "cli", host, str(secs),
                           *[f"{p}:{proto}:{ca}" for p, proto, ca in flows])
-            cpu1, t1, acks1 = cpu_busy_s(), time.monotonic(), self.tcp_segs_in("cli")
+            cpu1, t1, acks1 = cpu_busy_s(), time.monotonic(), self.tcp_counter("cli")
+            rtx1 = self.tcp_counter("cli", "RetransSegs")
             received = {int(k): v for k, v in json.loads(srv.stdout.readline()).items()}
             srv.wait(10)
         finally:
@@ -98,7 +100,8 @@ class Lab:
                 srv.kill()
         cli = json.loads(out)
         return {"received": received, "sent": {int(k): v for k, v in cli["sent"].items()},
-                "ss": parse_ss(cli["ss"]), "acks": acks1 - acks0, "cpu_s": cpu1 - cpu0, "wall_s": t1 - t0}
+                "ss": parse_ss(cli["ss"]), "acks": acks1 - acks0, "retrans": rtx1 - rtx0,
+                "cpu_s": cpu1 - cpu0, "wall_s": t1 - t0}
 
 
 class TwoPaths(Lab):

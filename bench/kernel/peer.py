@@ -16,6 +16,7 @@ import time
 
 IPPROTO_MPTCP = 262
 CHUNK = 1 << 20
+socket.setdefaulttimeout(120)      # an orphaned peer (its bench was killed) exits by itself
 
 
 def _proto(name: str) -> int:

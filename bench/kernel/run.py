@@ -2,8 +2,10 @@
 """bench/kernel: the BPF congestion controls on the real kernel (root). Writes RESULTS.md.
 
 1. Cost — BPF mpcc_balia vs the kernel's built-in reno on the same unshaped two-path MPTCP
-   setup (two veth pairs between two namespaces, one MPTCP connection, two subflows). Runs
-   alternate reno / balia (order flipped every run) so both see the same machine state.
+   setup (two veth pairs between two namespaces, one MPTCP connection, two subflows), with
+   mpcc_ewtcp (a = 1: exactly Reno's rule, run as BPF) as a third arm that separates the cost of
+   running as BPF from Balia's different reaction to losses. Runs rotate the three (order
+   changes every run) so all see the same machine state.
    Reported: goodput (median over runs) and the ratio balia/reno (target ≥ 0.98); CPU per ACK =
    non-idle CPU time of the whole machine during the transfer (sender, receiver and softirq
    all run here) / ACKs the sender received (Tcp InSegs of its namespace).
@@ -22,6 +24,7 @@ import contextlib
 import json
 import os
 import platform
+import signal
 import statistics
 import sys
 import time
@@ -65,31 +68,36 @@ def bpf_stats():
         path.write_text(old + "\n")
 
 
+ARMS = ("reno", "mpcc_ewtcp", "mpcc_balia")   # mpcc_ewtcp (a = 1) is Reno's rule run as BPF
+
+
 def cost(runs: int, secs: float, offload: bool) -> dict:
-    rows = {"reno": [], "mpcc_balia": []}
-    with bpf.load("balia"), bpf_stats(), netlab.TwoPaths(offload=offload) as lab:
+    rows = {ca: [] for ca in ARMS}
+    with bpf.load("balia"), bpf.load("ewtcp"), bpf_stats(), netlab.TwoPaths(offload=offload) as lab:
         lab.transfer(lab.server, 1.0, [(7000, "mptcp", "reno")])          # warm-up
         for i in range(runs):
-            order = ["reno", "mpcc_balia"] if i % 2 == 0 else ["mpcc_balia", "reno"]
-            for ca in order:
-                port = 7001 + i * 2 + (ca != "reno")
-                st0 = prog_stats("balia_")
+            order = ARMS[i % 3:] + ARMS[:i % 3]                            # rotate the order
+            for j, ca in enumerate(order):
+                port = 7001 + i * 3 + ARMS.index(ca)
+                prefix = ca.removeprefix("mpcc_") + "_"
+                st0 = prog_stats(prefix)
                 r = lab.transfer(lab.server, secs, [(port, "mptcp", ca)])
-                st1 = prog_stats("balia_")
+                st1 = prog_stats(prefix)
                 got = sum(r["received"].values())
                 subflows = [s for s in r["ss"] if s["ca"] == ca and s["peer"].endswith(f":{port}")]
-                calls = {n: (st1[n][0] - st0.get(n, (0, 0))[0], st1[n][1] - st0.get(n, (0, 0))[1]) for n in st1}
-                ca_calls = calls.get("balia_cong_avoid", (0, 0))
+                k = prefix + "cong_avoid"
+                dc = st1.get(k, (0, 0))[0] - st0.get(k, (0, 0))[0]
+                dt = st1.get(k, (0, 0))[1] - st0.get(k, (0, 0))[1]
                 rows[ca].append({"mbps": got * 8 / secs / 1e6, "acks": r["acks"], "cpu_s": r["cpu_s"],
+                                 "retrans": r["retrans"],
                                  "us_per_ack": 1e6 * r["cpu_s"] / max(r["acks"], 1),
                                  "us_per_mb": 1e6 * r["cpu_s"] / max(got / 1e6, 1e-9),
-                                 "cong_avoid_calls": ca_calls[0],
-                                 "ns_per_cong_avoid": ca_calls[1] / ca_calls[0] if ca_calls[0] else None,
+                                 "cong_avoid_calls": dc, "ns_per_cong_avoid": dt / dc if dc > 0 else None,
                                  "subflows": len(subflows)})
                 x = rows[ca][-1]
-                extra = (f", BPF cong_avoid {x['cong_avoid_calls']} calls × {x['ns_per_cong_avoid']:.0f} ns"
+                extra = (f", BPF cong_avoid {dc} calls × {x['ns_per_cong_avoid']:.0f} ns"
                          if ca != "reno" and x["ns_per_cong_avoid"] else "")
-                print(f"  run {i + 1}/{runs} {ca:<11} {x['mbps']:8.0f} Mb/s  {x['us_per_ack']:.1f} µs CPU/ACK  "
+                print(f"  run {i + 1}/{runs} {ca:<11} {x['mbps']:8.0f} Mb/s  {x['retrans']:6d} retrans  "
                       f"{x['us_per_mb']:.0f} µs CPU/MB  {len(subflows)} subflows{extra}", flush=True)
     return rows
 
@@ -136,6 +144,10 @@ def main():
     if os.geteuid() != 0:
         sys.exit("bench/kernel needs root")
     bpf.check_environment()
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))      # clean up namespaces and holds
+    signal.signal(signal.SIGINT, signal.default_int_handler)      # even when started in background
+    bpf.cleanup_stale()
+    netlab.remove_stale()
     when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     lines = [
         "# bench/kernel — BPF congestion controls on the real kernel", "",
@@ -143,8 +155,9 @@ def main():
         f"--runs {a.runs} --secs {a.secs:g} --share-secs {a.share_secs:g} --share-runs {a.share_runs}`. "
         "Other jobs (compilers, another testbed) may have shared the 2 CPUs: the alternation below is what "
         "makes the ratio fair, the absolute numbers are noisy.", "",
-        "## 1. Cost: BPF mpcc_balia vs built-in reno (unshaped two-path MPTCP, veth, 2 subflows)", "",
-        "Runs alternate (order flipped each run). CPU/ACK = non-idle CPU of the whole machine during the "
+        "## 1. Cost: BPF mpcc_balia (and mpcc_ewtcp = Reno's rule as BPF) vs built-in reno "
+        "(unshaped two-path MPTCP, veth, 2 subflows)", "",
+        "Runs rotate the three arms (order changes each run). CPU/ACK = non-idle CPU of the whole machine during the "
         "transfer ÷ ACKs received by the sender (sender, receiver and softirq all run on this machine, "
         "so it is an upper bound on the sender's per-ACK cost). With offloads on, GRO/TSO make ACKs "
         "rare (one per ~100 kB), so the second table (tso/gso/gro off: one ACK per 1–2 segments) is "
@@ -155,27 +168,31 @@ def main():
         print(f"cost, {label}: {a.runs} runs × {a.secs:g} s, unshaped two-path MPTCP", flush=True)
         c = cost(a.runs, a.secs, offload)
         med = {k: statistics.median(x["mbps"] for x in v) for k, v in c.items()}
-        upa = {k: statistics.median(x["us_per_ack"] for x in v) for k, v in c.items()}
-        ratio = med["mpcc_balia"] / med["reno"]
-        paired = [b["mbps"] / r["mbps"] for r, b in zip(c["reno"], c["mpcc_balia"])]
         lines += [f"### {label}", "",
-                  "| congestion control | goodput median (Mb/s) | runs (Mb/s) | CPU per ACK median (µs) "
-                  "| CPU per MB median (µs) | ACKs per run (median) | subflows seen |",
-                  "|---|---|---|---|---|---|---|"]
-        for k in ("reno", "mpcc_balia"):
+                  "| congestion control | goodput median (Mb/s) | runs (Mb/s) | retransmitted segments per run "
+                  "(median) | CPU per MB median (µs) | CPU per ACK median (µs) | ACKs per run (median) "
+                  "| BPF cong_avoid ns/call (median) | subflows seen |",
+                  "|---|---|---|---|---|---|---|---|---|"]
+        for k in ARMS:
             per_run = ", ".join(f"{x['mbps']:.0f}" for x in c[k])
             subs = sorted({x["subflows"] for x in c[k]})
-            upm = statistics.median(x["us_per_mb"] for x in c[k])
-            acks = statistics.median(x["acks"] for x in c[k])
-            lines.append(f"| {k} | {med[k]:.0f} | {per_run} | {upa[k]:.2f} | {upm:.0f} | {acks:.0f} | {subs} |")
-        ns = [x["ns_per_cong_avoid"] for x in c["mpcc_balia"] if x["ns_per_cong_avoid"]]
-        calls = [x["cong_avoid_calls"] for x in c["mpcc_balia"]]
-        lines += ["", f"**Throughput ratio balia/reno (medians): {ratio:.3f}** (target ≥ 0.98); per-run paired "
-                  f"ratios: {', '.join(f'{p:.3f}' for p in paired)} (median {statistics.median(paired):.3f}). "
-                  f"CPU per ACK balia/reno: {upa['mpcc_balia'] / upa['reno']:.3f}. "
-                  + (f"BPF `balia_cong_avoid` itself (kernel.bpf_stats_enabled): median {statistics.median(ns):.0f} ns "
-                     f"per call over {statistics.median(calls):.0f} calls per run (it runs only on ACKs that "
-                     "arrive while the subflow is cwnd-limited)." if ns else ""), ""]
+            ns = [x["ns_per_cong_avoid"] for x in c[k] if x["ns_per_cong_avoid"]]
+            lines.append(
+                f"| {k} | {med[k]:.0f} | {per_run} | {statistics.median(x['retrans'] for x in c[k]):.0f} | "
+                f"{statistics.median(x['us_per_mb'] for x in c[k]):.0f} | "
+                f"{statistics.median(x['us_per_ack'] for x in c[k]):.1f} | "
+                f"{statistics.median(x['acks'] for x in c[k]):.0f} | "
+                f"{statistics.median(ns):.0f} | {subs} |" if ns else
+                f"| {k} | {med[k]:.0f} | {per_run} | {statistics.median(x['retrans'] for x in c[k]):.0f} | "
+                f"{statistics.median(x['us_per_mb'] for x in c[k]):.0f} | "
+                f"{statistics.median(x['us_per_ack'] for x in c[k]):.1f} | "
+                f"{statistics.median(x['acks'] for x in c[k]):.0f} | – | {subs} |")
+        summary = []
+        for k in ("mpcc_ewtcp", "mpcc_balia"):
+            paired = [b["mbps"] / r["mbps"] for r, b in zip(c["reno"], c[k])]
+            summary.append(f"**{k}/reno: {med[k] / med['reno']:.3f}** (ratio of medians; median of per-run "
+                           f"paired ratios {statistics.median(paired):.3f})")
+        lines += ["", "; ".join(summary) + ". Target ≥ 0.98.", ""]
     if not a.skip_share:
         algos = ["reno", "ewtcp", "coupled", "semicoupled", "lia", "olia", "balia"]
         print(f"coupling: {a.share_runs} runs × {a.share_secs:g} s per algorithm", flush=True)

@@ -143,6 +143,21 @@ def test_load_is_idempotent_and_held_until_the_last_holder_leaves():
     assert kname not in bpf.registered() and _gone(outer.map_id)
 
 
+def test_a_registration_made_outside_mpcc_is_used_but_never_unregistered():
+    _skip_if_in_use("coupled")
+    subprocess.run(["bpftool", "struct_ops", "register", str(bpf.build("coupled")[0])], check=True,
+                   capture_output=True)
+    foreign_id = bpf.registered()["mpcc_coupled"]
+    try:
+        with bpf.load("coupled") as reg:
+            assert not reg.created and reg.map_id == foreign_id
+        assert bpf.registered().get("mpcc_coupled") == foreign_id     # still there
+        assert bpf.cleanup_stale() == [] and bpf.registered().get("mpcc_coupled") == foreign_id
+    finally:
+        subprocess.run(["bpftool", "struct_ops", "unregister", "id", str(foreign_id)], capture_output=True)
+    assert _gone(foreign_id)
+
+
 def test_unknown_algorithm_is_a_one_line_error():
     from mpcc.errors import MpccError
     with pytest.raises(MpccError, match="no BPF congestion control named 'cubicle'"):
@@ -240,6 +255,10 @@ def two_paths(tmp_path_factory):
     congestion avoidance and ssthresh, not only slow start."""
     if _SKIP is not None:
         pytest.skip(_SKIP)
+    for name in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True).stdout.split():
+        pid = name[len("mpcc-bpft"):].split("-")[0] if name.startswith("mpcc-bpft") else ""
+        if pid.isdigit() and not Path(f"/proc/{pid}").exists():      # left by a killed test run
+            subprocess.run(["ip", "netns", "del", name], capture_output=True)
     tag = f"mpcc-bpft{os.getpid()}"
     cli, srv = f"{tag}-c", f"{tag}-s"
     for ns in (cli, srv):

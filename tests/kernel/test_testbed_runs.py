@@ -197,3 +197,26 @@ def _gone_or_zombie(pid: int) -> bool:
     except OSError:
         return True
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
+
+
+def test_oscillation_ds_is_the_relative_decrease_of_the_aggregate_window():
+    import numpy as np
+    from mpcc.testbed.peng2016 import oscillation_ds
+    inf = 2.0**31 - 1
+    # Reno alone: w = 40 halves to ssthresh 20 → D_s = 0.5 (Peng et al. §III-F)
+    assert oscillation_ds(np.array([[38.0, 40.0, 20.0, 21.0]]), np.array([[inf, inf, 20.0, 20.0]])) == 0.5
+    # two routes (10 and 20 packets): a loss on route 0 with D = 5 → 5/30; then one on route 1
+    # with D = 10 → 10/31 (route 0 grew by one packet meanwhile); mean of the two events
+    cw = np.array([[10.0, 5.0, 6.0, 6.0], [20.0, 20.0, 25.0, 15.0]])
+    ss = np.array([[inf, 5.0, 5.0, 5.0], [inf, inf, inf, 15.0]])
+    assert oscillation_ds(cw, ss) == (5 / 30 + 10 / 31) / 2
+
+
+def test_convergence_time_is_the_first_return_to_the_pre_competition_window():
+    from mpcc.testbed.engine import Summary
+    from mpcc.testbed.peng2016 import convergence_time
+    t = [float(x) for x in range(0, 120)]
+    w = [60.0 if x < 40 else (20.0 if x < 80 else 20.0 + 4 * (x - 80)) for x in t]  # reaches 60 at 90 s
+    sm = Summary({}, {}, {}, {}, {"time_s": t, "group": ["mp"] * len(t), "flow": [0] * len(t),
+                                  "route": [1] * len(t), "cwnd_pkts": w}, {})
+    assert convergence_time(sm, before=(10.0, 40.0), after=80.0) == 10.0

@@ -164,3 +164,16 @@ def test_bad_arguments():
         ut.utilization("mstcp", 0)
     with pytest.raises(ValueError):
         ut.utilization("mstcp", 2, 1, 42.0, -0.1)
+
+
+def test_cycles_from_sawtooth_trace():
+    # synthetic TCP sawtooth sampled every 10 ms: grows 1 packet per 100 ms from 20 to 40, halves
+    t = np.arange(0.0, 60.0, 0.01)
+    phase = np.mod(t, 2.0)  # 20 → 40 takes 2 s
+    w = 20.0 + 10.0 * phase
+    starts, f = cycles.cycles_from_trace(t, w)
+    assert len(starts) == 29
+    assert np.allclose(np.diff(starts), 2.0)
+    assert np.allclose(f, 20.0 / 39.9, rtol=1e-9)  # the last sample before the fall is 39.9
+    u = cycles.trace_cycle_utilization([starts], [f], "aimd", 1.0)
+    assert u == pytest.approx(ut.cycle_utilization_aimd(20.0 / 39.9, 1.0))

@@ -72,7 +72,7 @@ def test_cli_json_and_out_dir(tmp_path):
     assert "ci95_mbps" in doc["groups"]["mp"]
     assert sorted(x.name for x in out.iterdir()) == ["cwnd.png", "links.parquet", "queues.png", "result.json", "subflows.parquet"]
     t = pq.read_table(out / "subflows.parquet")
-    assert set(t.column_names) >= {"time_s", "group", "flow", "route", "cwnd_pkts", "srtt_s", "rate_mbps", "seed"}
+    assert set(t.column_names) >= {"time_s", "group", "flow", "route", "cwnd_pkts", "srtt_s", "rate_mbps", "loss_events", "seed"}
     assert sorted(set(t.column("seed").to_pylist())) == [1, 2]
     assert json.loads((out / "result.json").read_text()) == doc
     assert (out / "cwnd.png").read_bytes()[:4] == b"\x89PNG"

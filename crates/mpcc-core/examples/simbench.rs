@@ -6,7 +6,15 @@ use mpcc_core::run_json;
 fn vm_hwm_kb() -> u64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
-        .and_then(|s| s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| l.split_whitespace().nth(1).unwrap_or("0").parse().unwrap_or(0)))
+        .and_then(|s| {
+            s.lines().find(|l| l.starts_with("VmHWM:")).map(|l| {
+                l.split_whitespace()
+                    .nth(1)
+                    .unwrap_or("0")
+                    .parse()
+                    .unwrap_or(0)
+            })
+        })
         .unwrap_or(0)
 }
 
@@ -14,7 +22,11 @@ fn vm_hwm_kb() -> u64 {
 fn cpu_s() -> f64 {
     std::fs::read_to_string("/proc/self/schedstat")
         .ok()
-        .and_then(|s| s.split_whitespace().next().and_then(|x| x.parse::<f64>().ok()))
+        .and_then(|s| {
+            s.split_whitespace()
+                .next()
+                .and_then(|x| x.parse::<f64>().ok())
+        })
         .map(|ns| ns / 1e9)
         .unwrap_or(f64::NAN)
 }

@@ -225,7 +225,10 @@ pub struct Output {
 
 impl Output {
     pub fn get(&self, name: &str) -> Option<&Column> {
-        self.columns.iter().find(|(n, _)| *n == name).map(|(_, c)| c)
+        self.columns
+            .iter()
+            .find(|(n, _)| *n == name)
+            .map(|(_, c)| c)
     }
     pub fn f64(&self, name: &str) -> &[f64] {
         match self.get(name) {
@@ -278,6 +281,7 @@ pub struct Sim {
     ts_cwnd: Vec<f64>,
     ts_srtt: Vec<f64>,
     ts_rate: Vec<f64>,
+    ts_losses: Vec<u64>,
     ts_link_time: Vec<f64>,
     ts_link_id: Vec<u32>,
     ts_queue: Vec<u32>,
@@ -298,7 +302,9 @@ impl Sim {
         let mut links = Vec::with_capacity(cfg.links.len());
         for (i, l) in cfg.links.iter().enumerate() {
             if !(l.capacity_mbps > 0.0) || l.buffer_pkts == 0 || l.delay_ms < 0.0 {
-                return Err(format!("link {i}: capacity and buffer must be > 0, delay ≥ 0"));
+                return Err(format!(
+                    "link {i}: capacity and buffer must be > 0, delay ≥ 0"
+                ));
             }
             links.push(Link {
                 tx_ns: ns(pkt_bits / (l.capacity_mbps * 1e6)).max(1),
@@ -354,6 +360,7 @@ impl Sim {
             ts_cwnd: Vec::new(),
             ts_srtt: Vec::new(),
             ts_rate: Vec::new(),
+            ts_losses: Vec::new(),
             ts_link_time: Vec::new(),
             ts_link_id: Vec::new(),
             ts_queue: Vec::new(),
@@ -365,8 +372,11 @@ impl Sim {
             return Err("measurement window must have t1 > t0".into());
         }
         for (gi, g) in cfg.groups.iter().enumerate() {
-            let algo = cc::build(&g.algorithm, &g.params).map_err(|e| format!("group {gi}: {e}"))?;
-            let fast_params = algo.fast().map(|f| (f.alpha, f.update_interval_s, f.adapt_interval_s));
+            let algo =
+                cc::build(&g.algorithm, &g.params).map_err(|e| format!("group {gi}: {e}"))?;
+            let fast_params = algo
+                .fast()
+                .map(|f| (f.alpha, f.update_interval_s, f.adapt_interval_s));
             sim.ccs.push(algo);
             for p in &g.paths {
                 check_path(p)?;
@@ -385,7 +395,11 @@ impl Sim {
                     let rev_ns: u64 = p.iter().map(|&l| links[l as usize].delay_ns).sum();
                     let tx: u64 = p.iter().map(|&l| links[l as usize].tx_ns).sum();
                     let prop_rtt = (2 * rev_ns + tx) as f64 / NS_PER_S;
-                    let init_ssthresh = if fast_params.is_some() { sim.opt.initial_cwnd } else { f64::INFINITY };
+                    let init_ssthresh = if fast_params.is_some() {
+                        sim.opt.initial_cwnd
+                    } else {
+                        f64::INFINITY
+                    };
                     sim.sf.push(Subflow {
                         conn: c,
                         path: path_id,
@@ -458,7 +472,9 @@ impl Sim {
 
     #[inline]
     fn push(&mut self, t: u64, kind: u64, id: u32) {
-        self.heap.push(Reverse(((t as u128) << 64) | ((kind << 32) | id as u64) as u128));
+        self.heap.push(Reverse(
+            ((t as u128) << 64) | ((kind << 32) | id as u64) as u128,
+        ));
     }
 
     /// Run to `duration_s` and return the measurements.
@@ -535,7 +551,11 @@ impl Sim {
                 link.red_avg += red.weight * (q as f64 - link.red_avg);
             }
             let avg = link.red_avg;
-            let hard = if red.gentle { 2.0 * red.max_th } else { red.max_th };
+            let hard = if red.gentle {
+                2.0 * red.max_th
+            } else {
+                red.max_th
+            };
             let act = if avg < red.min_th {
                 link.red_count = -1;
                 false
@@ -578,7 +598,11 @@ impl Sim {
 
     fn forward(&mut self, mut pkt: Pkt, now: u64) {
         let bg = pkt.owner & BG != 0;
-        let path_id = if bg { self.bgs[(pkt.owner & !BG) as usize].path } else { self.sf[pkt.owner as usize].path };
+        let path_id = if bg {
+            self.bgs[(pkt.owner & !BG) as usize].path
+        } else {
+            self.sf[pkt.owner as usize].path
+        };
         let path = &self.paths[path_id as usize];
         let l = path[pkt.hop as usize] as usize;
         let last = pkt.hop as usize + 1 == path.len();
@@ -611,7 +635,10 @@ impl Sim {
     }
 
     fn pipe_event(&mut self, l: usize) {
-        let (_, pkt) = self.links[l].pipe.pop_front().expect("pipe event without packet");
+        let (_, pkt) = self.links[l]
+            .pipe
+            .pop_front()
+            .expect("pipe event without packet");
         if let Some(&(t, _)) = self.links[l].pipe.front() {
             self.push(t, K_PIPE, l as u32);
         }
@@ -652,7 +679,9 @@ impl Sim {
         }
         let sf = &mut self.sf[s];
         let in_order = pkt.seq == sf.rcv_nxt && sf.ooo.is_empty();
-        if pkt.seq >= sf.rcv_nxt {
+        if in_order {
+            sf.rcv_nxt += 1; // the common case: no hole, nothing buffered
+        } else if pkt.seq >= sf.rcv_nxt {
             let idx = (pkt.seq - sf.rcv_nxt) as usize;
             if idx >= sf.ooo.len() {
                 sf.ooo.resize(idx + 1, false);
@@ -663,7 +692,13 @@ impl Sim {
                 sf.rcv_nxt += 1;
             }
         }
-        let ack = Ack { time: arrive + sf.rev_ns, ts: pkt.ts, cum: sf.rcv_nxt, seq: pkt.seq, ece: pkt.ce };
+        let ack = Ack {
+            time: arrive + sf.rev_ns,
+            ts: pkt.ts,
+            cum: sf.rcv_nxt,
+            seq: pkt.seq,
+            ece: pkt.ce,
+        };
         if delayed && in_order && !pkt.ce {
             if sf.delack_pending {
                 // second full segment: ACK both now; echo the first one's timestamp (RFC 7323)
@@ -774,7 +809,17 @@ impl Sim {
                 self.arm_rto(s, d);
             }
             self.data_packets += 1;
-            self.forward(Pkt { ts: now, owner: s as u32, seq, hop: 0, ce: false, ect }, now);
+            self.forward(
+                Pkt {
+                    ts: now,
+                    owner: s as u32,
+                    seq,
+                    hop: 0,
+                    ce: false,
+                    ect,
+                },
+                now,
+            );
         }
     }
 
@@ -793,7 +838,8 @@ impl Sim {
             self.srtt[s] = r;
             sf.rttvar = r / 2.0;
         }
-        sf.rto_ns = (((self.srtt[s] + (4.0 * sf.rttvar).max(rto_min)) * NS_PER_S) as u64).min(MAX_RTO_NS);
+        sf.rto_ns =
+            (((self.srtt[s] + (4.0 * sf.rttvar).max(rto_min)) * NS_PER_S) as u64).min(MAX_RTO_NS);
         if r < self.base_rtt[s] {
             self.base_rtt[s] = r;
         }
@@ -861,7 +907,11 @@ impl Sim {
         sf.delivered += delivered;
         sf.a_lost += newly_lost;
         if advanced {
-            let d = if sf.snd_una < sf.snd_nxt { now + Self::rto_backed_off(sf) } else { 0 };
+            let d = if sf.snd_una < sf.snd_nxt {
+                now + Self::rto_backed_off(sf)
+            } else {
+                0
+            };
             self.arm_rto(s, d);
         }
         let sf = &mut self.sf[s];
@@ -1009,14 +1059,19 @@ impl Sim {
             let f = self.ccs[g].fast().expect("fast event for a non-FAST group");
             (f.update_interval_s, self.conns[c].alpha)
         };
-        let (a, b) = (self.conns[c].first as usize, (self.conns[c].first + self.conns[c].n) as usize);
+        let (a, b) = (
+            self.conns[c].first as usize,
+            (self.conns[c].first + self.conns[c].n) as usize,
+        );
         if self.conns[c].active {
             for s in a..b {
                 let sf = &mut self.sf[s];
                 if sf.rtt_n > 0 && sf.state == OPEN && self.cwnd[s] >= sf.ssthresh {
                     let rtt = sf.rtt_sum / sf.rtt_n as f64;
                     let f = self.ccs[g].fast().unwrap();
-                    self.cwnd[s] = f.update(self.cwnd[s], rtt, self.base_rtt[s], alpha).max(1.0);
+                    self.cwnd[s] = f
+                        .update(self.cwnd[s], rtt, self.base_rtt[s], alpha)
+                        .max(1.0);
                 }
                 sf.rtt_sum = 0.0;
                 sf.rtt_n = 0;
@@ -1032,7 +1087,10 @@ impl Sim {
     /// and loss rate over the interval.
     fn adapt_event(&mut self, c: usize) {
         let g = self.conns[c].group as usize;
-        let (a, b) = (self.conns[c].first as usize, (self.conns[c].first + self.conns[c].n) as usize);
+        let (a, b) = (
+            self.conns[c].first as usize,
+            (self.conns[c].first + self.conns[c].n) as usize,
+        );
         let (mut q_sum, mut q_n, mut lost, mut sent) = (0.0, 0u64, 0u64, 0u64);
         for s in a..b {
             let sf = &mut self.sf[s];
@@ -1049,7 +1107,11 @@ impl Sim {
         }
         let f = self.ccs[g].fast().unwrap();
         if q_n > 0 && sent > 0 {
-            self.conns[c].alpha = f.adapt(self.conns[c].alpha, q_sum / q_n as f64, lost as f64 / sent as f64);
+            self.conns[c].alpha = f.adapt(
+                self.conns[c].alpha,
+                q_sum / q_n as f64,
+                lost as f64 / sent as f64,
+            );
         }
         let t = self.now + ns(f.adapt_interval_s);
         self.push(t, K_ADAPT, c as u32);
@@ -1088,7 +1150,17 @@ impl Sim {
         g.next_send = now + g.interval_ns;
         let t = g.next_send;
         self.push(t, K_BG_SEND, b as u32);
-        self.forward(Pkt { ts: now, owner: BG | b as u32, seq: 0, hop: 0, ce: false, ect: false }, now);
+        self.forward(
+            Pkt {
+                ts: now,
+                owner: BG | b as u32,
+                seq: 0,
+                hop: 0,
+                ce: false,
+                ect: false,
+            },
+            now,
+        );
     }
 
     // ------------------------------------------------------------------ measurement
@@ -1107,8 +1179,10 @@ impl Sim {
             self.ts_sf_time.push(t);
             self.ts_sf_id.push(s as u32);
             self.ts_cwnd.push(self.cwnd[s]);
-            self.ts_srtt.push(if sf.have_rtt { self.srtt[s] } else { f64::NAN });
+            self.ts_srtt
+                .push(if sf.have_rtt { self.srtt[s] } else { f64::NAN });
             self.ts_rate.push(d as f64 * self.pkt_bits / dt / 1e6);
+            self.ts_losses.push(sf.loss_events);
         }
         for (l, link) in self.links.iter_mut().enumerate() {
             let q = link.queue_at(now);
@@ -1128,9 +1202,23 @@ impl Sim {
             sf: self
                 .sf
                 .iter()
-                .map(|f| [f.delivered, f.sent, f.retrans, f.drops, f.marks, f.loss_events, f.timeouts])
+                .map(|f| {
+                    [
+                        f.delivered,
+                        f.sent,
+                        f.retrans,
+                        f.drops,
+                        f.marks,
+                        f.loss_events,
+                        f.timeouts,
+                    ]
+                })
                 .collect(),
-            link: self.links.iter().map(|l| [l.arrivals, l.drops, l.marks, l.accepted]).collect(),
+            link: self
+                .links
+                .iter()
+                .map(|l| [l.arrivals, l.drops, l.marks, l.accepted])
+                .collect(),
         };
     }
 
@@ -1139,8 +1227,16 @@ impl Sim {
             self.snapshot(1);
         }
         let (s0, s1) = (&self.snaps[0], &self.snaps[1]);
-        let sfd = |k: usize| -> Vec<u64> { (0..self.sf.len()).map(|i| s1.sf[i][k] - s0.sf[i][k]).collect() };
-        let lkd = |k: usize| -> Vec<u64> { (0..self.links.len()).map(|i| s1.link[i][k] - s0.link[i][k]).collect() };
+        let sfd = |k: usize| -> Vec<u64> {
+            (0..self.sf.len())
+                .map(|i| s1.sf[i][k] - s0.sf[i][k])
+                .collect()
+        };
+        let lkd = |k: usize| -> Vec<u64> {
+            (0..self.links.len())
+                .map(|i| s1.link[i][k] - s0.link[i][k])
+                .collect()
+        };
         let columns = vec![
             ("sf_group", Column::U32(self.sf_group.clone())),
             ("sf_flow", Column::U32(self.sf_flow.clone())),
@@ -1153,25 +1249,51 @@ impl Sim {
             ("sf_loss_events", Column::U64(sfd(5))),
             ("sf_timeouts", Column::U64(sfd(6))),
             ("sf_srtt", Column::F64(self.srtt.clone())),
-            ("sf_ds_sum", Column::F64(self.sf.iter().map(|f| f.ds_sum).collect())),
-            ("sf_ds_n", Column::U64(self.sf.iter().map(|f| f.ds_n).collect())),
+            (
+                "sf_ds_sum",
+                Column::F64(self.sf.iter().map(|f| f.ds_sum).collect()),
+            ),
+            (
+                "sf_ds_n",
+                Column::U64(self.sf.iter().map(|f| f.ds_n).collect()),
+            ),
             ("sf_base_rtt", Column::F64(self.base_rtt.clone())),
             ("link_arrivals", Column::U64(lkd(0))),
             ("link_drops", Column::U64(lkd(1))),
             ("link_marks", Column::U64(lkd(2))),
             ("link_accepted", Column::U64(lkd(3))),
-            ("link_max_queue", Column::U32(self.links.iter().map(|l| l.max_queue).collect())),
-            ("ts_sf_time", Column::F64(std::mem::take(&mut self.ts_sf_time))),
+            (
+                "link_max_queue",
+                Column::U32(self.links.iter().map(|l| l.max_queue).collect()),
+            ),
+            (
+                "ts_sf_time",
+                Column::F64(std::mem::take(&mut self.ts_sf_time)),
+            ),
             ("ts_sf_id", Column::U32(std::mem::take(&mut self.ts_sf_id))),
             ("ts_cwnd", Column::F64(std::mem::take(&mut self.ts_cwnd))),
             ("ts_srtt", Column::F64(std::mem::take(&mut self.ts_srtt))),
             ("ts_rate", Column::F64(std::mem::take(&mut self.ts_rate))),
-            ("ts_link_time", Column::F64(std::mem::take(&mut self.ts_link_time))),
-            ("ts_link_id", Column::U32(std::mem::take(&mut self.ts_link_id))),
+            (
+                "ts_losses",
+                Column::U64(std::mem::take(&mut self.ts_losses)),
+            ),
+            (
+                "ts_link_time",
+                Column::F64(std::mem::take(&mut self.ts_link_time)),
+            ),
+            (
+                "ts_link_id",
+                Column::U32(std::mem::take(&mut self.ts_link_id)),
+            ),
             ("ts_queue", Column::U32(std::mem::take(&mut self.ts_queue))),
             ("ts_drops", Column::U64(std::mem::take(&mut self.ts_drops))),
         ];
-        Output { columns, events: self.events, data_packets: self.data_packets }
+        Output {
+            columns,
+            events: self.events,
+            data_packets: self.data_packets,
+        }
     }
 }
 
@@ -1191,6 +1313,7 @@ fn grow_scoreboard(sf: &mut Subflow) {
 
 /// Parse a JSON run description and simulate it.
 pub fn run_json(config: &str) -> Result<Output, String> {
-    let cfg: Config = serde_json::from_str(config).map_err(|e| format!("bad simulator config: {e}"))?;
+    let cfg: Config =
+        serde_json::from_str(config).map_err(|e| format!("bad simulator config: {e}"))?;
     Ok(Sim::new(&cfg)?.run())
 }

@@ -5,7 +5,11 @@ use mpcc_core::cc::{build, Subflows};
 use serde_json::Value;
 
 fn floats(v: &Value) -> Vec<f64> {
-    v.as_array().expect("array").iter().map(|x| x.as_f64().expect("number")).collect()
+    v.as_array()
+        .expect("array")
+        .iter()
+        .map(|x| x.as_f64().expect("number"))
+        .collect()
 }
 
 fn close(a: f64, b: f64) -> bool {
@@ -14,28 +18,68 @@ fn close(a: f64, b: f64) -> bool {
 
 #[test]
 fn all_vectors() {
-    let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../../spec/vectors/algorithms.json");
-    let doc: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("vectors file")).unwrap();
+    let path = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../spec/vectors/algorithms.json"
+    );
+    let doc: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("vectors file")).unwrap();
     let cases = doc["cases"].as_array().unwrap();
-    assert!(cases.len() >= 800, "expected the full vector set, got {}", cases.len());
+    assert!(
+        cases.len() >= 800,
+        "expected the full vector set, got {}",
+        cases.len()
+    );
     let mut checked = 0;
     for case in cases {
         let id = case["id"].as_str().unwrap();
         let spec = case["algorithm"].as_object().unwrap();
-        let algo = build(spec["name"].as_str().unwrap(), spec).unwrap_or_else(|e| panic!("{id}: {e}"));
+        let algo =
+            build(spec["name"].as_str().unwrap(), spec).unwrap_or_else(|e| panic!("{id}: {e}"));
         let cwnd = floats(&case["cwnd"]);
         let rtt = floats(&case["rtt"]);
         let state = case["state"].as_object().unwrap();
         let ell = state.get("loss_interval").map(floats).unwrap_or_default();
         let base = state.get("base_rtt").map(floats).unwrap_or_default();
-        let sf = Subflows { cwnd: &cwnd, rtt: &rtt, loss_interval: &ell, base_rtt: &base };
-        let (inc, dec, after) = (floats(&case["increase"]), floats(&case["decrease"]), floats(&case["cwnd_after_loss"]));
-        assert!(close(algo.min_cwnd(cwnd.len()), case["min_cwnd"].as_f64().unwrap()), "{id}: min_cwnd");
+        let sf = Subflows {
+            cwnd: &cwnd,
+            rtt: &rtt,
+            loss_interval: &ell,
+            base_rtt: &base,
+        };
+        let (inc, dec, after) = (
+            floats(&case["increase"]),
+            floats(&case["decrease"]),
+            floats(&case["cwnd_after_loss"]),
+        );
+        assert!(
+            close(
+                algo.min_cwnd(cwnd.len()),
+                case["min_cwnd"].as_f64().unwrap()
+            ),
+            "{id}: min_cwnd"
+        );
         for r in 0..cwnd.len() {
-            let (i, d, a) = (algo.on_ack(&sf, r), algo.on_loss(&sf, r), algo.cwnd_after_loss(&sf, r));
-            assert!(close(i, inc[r]), "{id} route {r}: increase {i} != {}", inc[r]);
-            assert!(close(d, dec[r]), "{id} route {r}: decrease {d} != {}", dec[r]);
-            assert!(close(a, after[r]), "{id} route {r}: cwnd_after_loss {a} != {}", after[r]);
+            let (i, d, a) = (
+                algo.on_ack(&sf, r),
+                algo.on_loss(&sf, r),
+                algo.cwnd_after_loss(&sf, r),
+            );
+            assert!(
+                close(i, inc[r]),
+                "{id} route {r}: increase {i} != {}",
+                inc[r]
+            );
+            assert!(
+                close(d, dec[r]),
+                "{id} route {r}: decrease {d} != {}",
+                dec[r]
+            );
+            assert!(
+                close(a, after[r]),
+                "{id} route {r}: cwnd_after_loss {a} != {}",
+                after[r]
+            );
             if let Some(upd) = case.get("update") {
                 let u = algo.fast().expect("update only for fast").on_update(&sf, r);
                 let want = floats(upd)[r];

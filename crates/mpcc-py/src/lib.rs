@@ -16,8 +16,8 @@ fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
 
 #[pyfunction]
 fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let cfg: mpcc_core::Config =
-        serde_json_from_str(config_json).map_err(|e| PyValueError::new_err(format!("bad simulator config: {e}")))?;
+    let cfg: mpcc_core::Config = serde_json_from_str(config_json)
+        .map_err(|e| PyValueError::new_err(format!("bad simulator config: {e}")))?;
     let sim = mpcc_core::Sim::new(&cfg).map_err(PyValueError::new_err)?;
     let out = py.detach(move || sim.run());
     let d = PyDict::new(py);

@@ -81,8 +81,11 @@ def conditions(algo, x, tau, *, tol: float = 1e-7) -> Conditions:
     asym = np.linalg.norm(J - np.swapaxes(J, -1, -2), axis=(-2, -1)) / norm
     sym = 0.5 * (J + np.swapaxes(J, -1, -2))
     emax = np.linalg.eigvalsh(sym)[:, -1] / norm
-    with np.errstate(all="ignore"):
-        Jinv = np.linalg.inv(J)
+    sv = np.linalg.svd(J, compute_uv=False)
+    singular = sv[:, -1] <= 1e-9 * sv[:, 0]
+    Jinv = np.full_like(J, np.nan)
+    if np.any(~singular):
+        Jinv[~singular] = np.linalg.inv(J[~singular])   # C4's D_s exists only when J is invertible
     scale = 1.0 / norm
     col = Jinv.sum(axis=-2) / scale[:, None]
     c4w = col.max(axis=-1)

@@ -109,7 +109,7 @@ def integrate(net: Network, gamma, t_end: float, *, starts=None, stops=None, x0=
         if progress is not None:
             progress(b)
     t = np.concatenate(ts)
-    keep = np.concatenate([[True], np.diff(t) > 0])
+    keep = np.concatenate([np.diff(t) > 0, [True]])   # at an event keep the state after it
     return Trajectory(t[keep], np.concatenate(xs)[keep], np.concatenate(ps)[keep], net, gamma=gamma)
 
 

@@ -284,15 +284,21 @@ def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, ma
     u, v = np.log(x0), np.log(p0)
     t, sigma, total = t0, 0.1, 0
     good = None          # last point on the path: (u, v, t)
+    prev = None          # the point before it, to classify: along the path p_l ∝ t on unpriced
+                         # links and x_r ∝ t on unused routes, while the others stay put
     while total < max_iter:
         tol = 1e-12 if t <= t_min else 1e-3
         un, vn, ok, k = _newton_stage(sysm, u, v, t, m, nl, tol, 40)
         total += k
         if ok:
             u, v = un, vn
+            if good is not None and good[2] > t:
+                prev = good
             good = (u, v, t)
-            if t <= 1e-5:
-                exact = polish(np.exp(u), np.exp(v))
+            if prev is not None and t <= 1e-5:
+                half = 0.5 * np.log(t / prev[2])        # log of sqrt(t/t_prev) < 0
+                hint = (u - prev[0] < half, v - prev[1] > half)
+                exact = polish(np.exp(u), np.exp(v), hint)
                 if exact is not None:
                     return exact[0], exact[1], total, True
             if t <= t_min:
@@ -333,7 +339,7 @@ def kkt_residuals(net: Network, x, p, phi=None) -> dict:
     }
 
 
-def _polish(sysm: _System, x, p, x0, p0, rounds: int = 4):
+def _polish(sysm: _System, x, p, x0, p0, rounds: int = 6, hint=None):
     """Exact active-set Newton from a barrier solution: zero-rate routes Z (x_r = 0) and priced
     links A (p_l > 0) are read off the complementarity pairs; after each solve, violated
     inequalities (y_l > c_l off A, φ_r > q_r on Z, p_l < 0 on A) move between the sets."""
@@ -341,8 +347,11 @@ def _polish(sysm: _System, x, p, x0, p0, rounds: int = 4):
     phi, _ = phi_all(net, x, jac=False)
     q = sysm.HT @ p
     y = sysm.Hm @ x
-    zero_r = (x / x0) < np.maximum((q - phi) / q, 0.0)
-    active_l = (p / p0) >= np.maximum((net.capacity - y) / net.capacity, 0.0)
+    if hint is None:
+        zero_r = (x / x0) < np.maximum((q - phi) / q, 0.0)
+        active_l = (p / p0) >= np.maximum((net.capacity - y) / net.capacity, 0.0)
+    else:
+        zero_r, active_l = hint[0].copy(), hint[1].copy()
     xs, ps = np.where(zero_r, _ZERO * x0, x), p.copy()
     for _ in range(rounds):
         # every used route needs a priced link: price its most congested one
@@ -361,6 +370,9 @@ def _polish(sysm: _System, x, p, x0, p0, rounds: int = 4):
         y = sysm.Hm @ np.where(zero_r, 0.0, xs)
         over = (~active_l) & (y > net.capacity * (1 + 1e-12))
         wake = zero_r & (phi > q * (1 + 1e-12))
+        if _DEBUG:
+            print(f"  polish round: |Z|={zero_r.sum()} |A|={active_l.sum()} over={over.sum()} wake={wake.sum()} "
+                  f"negative p={(ps[active_l] <= 0).sum()}")
         if not over.any() and not wake.any():
             return np.where(zero_r, 0.0, xs), ps
         active_l |= over
@@ -393,6 +405,8 @@ def _polish_newton(sysm, x, p, free_r, free_l, steps: int = 30):
         u = u + a * np.where(free_r, du, 0.0)
         v = v + a * np.where(free_l, dv, 0.0)
     if best is None or best[0] > 1e-10:
+        if _DEBUG:
+            print("  polish newton: no convergence", best and best[0])
         return None
     return best[1], best[2]
 
@@ -475,8 +489,8 @@ def solve(net: Network, *, ranges: bool = True) -> Equilibrium:
     m = x0 * phi0
     nl = net.capacity * p0
 
-    def polish(x, p):
-        pol = _polish(sysm, x, p, x0, p0)
+    def polish(x, p, hint=None):
+        pol = _polish(sysm, x, p, x0, p0, hint=hint)
         if _DEBUG:
             print("polish", pol is not None and kkt_residuals(net, *pol))
         if pol is not None and max(kkt_residuals(net, *pol).values()) < 1e-10:

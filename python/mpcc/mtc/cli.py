@@ -81,8 +81,8 @@ def utilization_cmd(algorithm, n, m, w0, gamma, b, as_json):
         raise MtcInputError(f"--bdp: the capacity-delay product must be > 1 packet, got {w0} (fix: e.g. --bdp 42)")
     if not (gamma >= 0.0 and math.isfinite(gamma)):
         raise MtcInputError(f"--buffer-ratio: must be ≥ 0, got {gamma} (fix: e.g. --buffer-ratio 0.5)")
-    if not (0.0 < b < 1.0):
-        raise MtcInputError(f"--decrease: must be in (0, 1), got {b} (fix: e.g. --decrease 0.5)")
+    if not (0.0 < b <= 1.0):
+        raise MtcInputError(f"--decrease: must be in (0, 1], got {b} (fix: e.g. --decrease 0.5)")
     res = ut.utilization(algorithm, n, m, w0, gamma, b)
     if as_json:
         _echo_json(res.to_dict())
@@ -235,5 +235,17 @@ def figures_cmd(out_dir, quick, fmt):
     from . import jiang2011
 
     res = jiang2011.reproduce(out_dir, quick=quick, fmt=fmt)
+    from rich.console import Console
+    from rich.table import Table
+
+    tab = Table(title="Jiang, Cai, Towsley: paper vs ours")
+    cols = ("paper", "closed_form", "fluid", "window_model", "sim")
+    tab.add_column("quantity")
+    for c in cols:
+        tab.add_column(c.replace("_", " "), justify="right")
+    for row in res["comparison"]:
+        tab.add_row(row["quantity"], *("" if row[c] is None else (f"{row[c]:.4g}" if isinstance(row[c], float)
+                                                                   else str(row[c])) for c in cols))
+    Console().print(tab)
     for f in res["files"]:
         click.echo(f)

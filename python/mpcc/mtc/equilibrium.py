@@ -137,11 +137,12 @@ def rhs15(w: np.ndarray, p: np.ndarray, tau: np.ndarray, alpha: float, beta: flo
 
 
 def ode_equilibrium(alpha: float, beta: float, loss, a: float = 1.0, b: float = 0.5, rtt=None,
-                    w_init=None, t_end_rtts: float = 2e6, used_tol: float = 1e-6) -> Equilibrium:
+                    w_init=None, t_end_rtts: float = 1e9, used_tol: float = 1e-6,
+                    rate_tol: float = 1e-9) -> Equilibrium:
     """Integrate (15) from an interior starting point to its limit (independent of Cases 1–4).
 
     Integration is in u_i = log w_i (du_i/dt = (15)/w_i) so that windows decaying to 0 remain
-    resolvable; a path counts as used if its per-capita growth rate at the end is 0 (≥ −1e−7 per
+    resolvable; a path counts as used if its per-capita growth rate at the end is 0 (≥ −rate_tol per
     RTT: it sits at an equilibrium) rather than negative (still decaying), or if its window
     exceeds ``used_tol``·w. The start is equal windows (or ``w_init``); for α = β = 1 with tied
     best paths the limit depends on it."""
@@ -176,7 +177,7 @@ def ode_equilibrium(alpha: float, beta: float, loss, a: float = 1.0, b: float = 
     # meaningful when a used window is tiny (e.g. α = 0 with a very lossy path); a window still
     # above used_tol·w counts as used too (only possible right at a region boundary).
     growth = du(0.0, sol.y[:, -1]) * tau
-    used = (growth > -1e-7) | (w > used_tol * w.sum())
+    used = (growth > -rate_tol) | (w > used_tol * w.sum())
     w_out = np.where(used, w, 0.0)
     p_min_used = p[used]
     is_set = bool(alpha == 1.0 and beta == 1.0 and used.sum() > 1 and np.all(p_min_used == p_min_used[0]))

@@ -214,9 +214,12 @@ def packet_fig12_data(duration_s: float = 1200.0, interval_s: float = 20.0, seed
         s_arr = np.array(series)
         surge = (mid > 420) & (mid < 780)
         calm = (mid > 100) & ((mid < 380) | (mid > 820))
+
+        def _mean(mask):
+            return np.nanmean(s_arr[:, mask], axis=1).tolist() if mask.any() else [float("nan")] * 3
+
         out["runs"][alg] = {"t": mid.tolist(), "rate_mbps": s_arr.tolist(),
-                            "mean_surge_mbps": np.nanmean(s_arr[:, surge], axis=1).tolist(),
-                            "mean_calm_mbps": np.nanmean(s_arr[:, calm], axis=1).tolist(),
+                            "mean_surge_mbps": _mean(surge), "mean_calm_mbps": _mean(calm),
                             "total_mbps": float(r.result.groups["mtc"].rate_mbps)}
     return out
 
@@ -445,8 +448,74 @@ def reproduce(out_dir, quick: bool = False, fmt: str = "png", level: str | None 
             plot_fig12_packet(res["packet_fig12"], out, fmt, files); adv()
         else:
             res["packet_fig9_10"] = "skipped: mpcc.sim is not available"
+    res["comparison"] = comparison(res)
     res["files"] = files
     with open(out / "jiang2011.json", "w") as fh:
         json.dump(res, fh, indent=1, default=float)
     files.append(str(out / "jiang2011.json"))
     return res
+
+
+def comparison(res: dict) -> list[dict]:
+    """Paper | closed form | fluid (deterministic) | packet simulator, for the report's checkable
+    statements, from a :func:`reproduce` result. Values the run did not compute are None."""
+    import math
+
+    def cell(d, alg, gi, ni):
+        try:
+            return d[alg][gi][ni]
+        except (KeyError, IndexError, TypeError):
+            return None
+
+    rows = []
+    orbit3 = cycles.periodic_orbit("mstcp", 3, 42.0, 0.0)
+    rows.append({"quantity": "f, MSTCP, n = 3, b = 1/2 (§3.1)", "paper": 0.125,
+                 "closed_form": ut.f_mstcp(3, 0.5, 42.0), "fluid": float(orbit3.f), "sim": None})
+    fl9, pk = res.get("fig9_10", {}), res.get("packet_fig9_10")
+    fluid_ci = packet_ci = None
+    if fl9 and 2 in fl9.get("n", []):
+        fluid_ci = cell(fl9["sim"], "coupled-increase", 0, fl9["n"].index(2))
+    if isinstance(pk, dict) and 2 in pk["n"]:
+        packet_ci = cell(pk["sim"], "coupled-increase", 0, pk["n"].index(2))
+    rows.append({"quantity": "U, Coupled Increase, small buffer: (10) at f = 1/2 (§3.2.2); n = 2 measured",
+                 "paper": 0.75, "closed_form": ut.cycle_utilization_aimd(0.5, 1.0),
+                 "fluid": fluid_ci, "sim": packet_ci})
+    rows.append({"quantity": "U, Fully Coupled, n → ∞, W0 = 42 (§3.2.3)",
+                 "paper": 41 / (42 * math.log(42)),
+                 "closed_form": ut.utilization("fully-coupled", 400, 1, 42.0, 0.0).utilization,
+                 "fluid": None, "sim": None})
+    for alg in ("mstcp", "coupled-decrease"):
+        for src, d in (("fluid", fl9), ("sim", pk)):
+            if not isinstance(d, dict) or not d:
+                continue
+            s, dsh = np.array(d["sim"][alg], float), np.array(d["dashed"][alg], float)
+            rows.append({"quantity": f"Fig. 9/10 {ALG_LABEL[alg]}: max |dashed − solid| ({src})",
+                         "paper": "\"match pretty well\"", "closed_form": None,
+                         src: float(np.nanmax(np.abs(dsh - s)))})
+    f12 = res.get("packet_fig12")
+    if isinstance(f12, dict):
+        tot = {a: r["total_mbps"] for a, r in f12["runs"].items()}
+        rows.append({"quantity": "Fig. 12: throughput order of the AIMD variants (Mb/s)",
+                     "paper": "CI highest, FC lowest", "closed_form": None, "fluid": None,
+                     "sim": ", ".join(f"{ALG_LABEL[a]} {tot[a]:.2f}" for a in ut.ALGORITHMS)})
+        fc = f12["runs"]["fully-coupled"]
+        rows.append({"quantity": "Fig. 12: Fully Coupled rate on the surged path 2 (Mb/s)",
+                     "paper": "appreciable (fluid model: 0)", "closed_form": 0.0, "fluid": None,
+                     "sim": fc["mean_surge_mbps"][1]})
+    fp = res.get("flappiness")
+    if isinstance(fp, dict):
+        for engine in fp.get("engines", ["window"]):
+            r = {(x["algorithm"], x["subflows"]): x for x in fp["rows"] if x.get("engine", "window") == engine}
+            order = ("fully-coupled", "coupled-increase", "coupled-decrease", "mstcp")
+            col = "window_model" if engine == "window" else "sim"
+            for key, what, fmt in (("dominance", "dominance", ".2f"), ("mean_dwell_s", "mean dwell (s)", ".1f")):
+                if all((a, 2) in r for a in order):
+                    rows.append({"quantity": f"flappiness n = 2: {what} FC / CI / CD / MSTCP",
+                                 "paper": "FC prominent; CI, CD less; MSTCP shorter periods",
+                                 col: " / ".join(format(r[(a, 2)][key], fmt) for a in order)})
+            if ("fully-coupled", 2) in r and ("fully-coupled", 4) in r:
+                rows.append({"quantity": "flappiness, Fully Coupled: dominance n = 2 → n = 4",
+                             "paper": "less prominent with more subflows",
+                             col: f"{r[('fully-coupled', 2)]['dominance']:.2f} → {r[('fully-coupled', 4)]['dominance']:.2f}"})
+    cols = ("paper", "closed_form", "fluid", "window_model", "sim")
+    return [{"quantity": row["quantity"], **{c: row.get(c) for c in cols}} for row in rows]

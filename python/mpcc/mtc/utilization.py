@@ -192,8 +192,8 @@ def utilization(algorithm: str, n: int, m: int = 1, w0: float = 42.0, gamma: flo
         raise ValueError("W0 must be > 1 packet")
     if gamma < 0.0:
         raise ValueError("gamma must be ≥ 0")
-    if not 0.0 < b < 1.0:
-        raise ValueError("b must be in (0, 1)")
+    if not 0.0 < b <= 1.0:
+        raise ValueError("b must be in (0, 1]")
     kappa = 1.0 + gamma
     w_max = kappa * w0
     if m > 1:

@@ -4,6 +4,10 @@
 :class:`mpcc.results.RunResult`, engine ``"sim"``) and ``timeseries`` (pyarrow Tables
 ``"subflows"`` and ``"links"``); ``SimRun.write(dir)`` writes Parquet files and PNG plots.
 
+Time series: ``subflows`` (time_s, group, flow, route, cwnd_pkts, srtt_s, rate_mbps over the
+last interval, loss_events cumulative) for flows active at the sample time; ``links`` (time_s,
+link, queue_pkts, drops cumulative).
+
 Measurement. A flow's rate is the number of its packets delivered (cumulatively ACKed or
 SACKed, first copy only) in the measurement window [t0, t1] × packet size / (t1 − t0); a
 group's ``rate_mbps`` is the mean over its flows, ``path_rate_mbps[r]`` the mean rate of the
@@ -158,7 +162,8 @@ def _result(scenario: Scenario, seed: int, cols: dict[str, np.ndarray], t0: floa
         def total(name):
             return int(cols[name][sel].sum())
 
-        extra = {"per_flow_mbps": per_flow.tolist(), "total_mbps": float(per_flow.sum()),
+        extra = {"per_flow_mbps": per_flow.tolist(), "per_flow_path_mbps": per_route.tolist(),
+                 "total_mbps": float(per_flow.sum()),
                  "losses": total("sf_drops") + total("sf_marks"), "drops": total("sf_drops"),
                  "marks": total("sf_marks"), "loss_events": total("sf_loss_events"),
                  "timeouts": total("sf_timeouts"), "retransmits": total("sf_retrans"),
@@ -194,6 +199,7 @@ def _timeseries(scenario: Scenario, cols: dict[str, np.ndarray]) -> dict[str, pa
         "cwnd_pkts": pa.array(cols["ts_cwnd"]),
         "srtt_s": pa.array(cols["ts_srtt"]),
         "rate_mbps": pa.array(cols["ts_rate"]),
+        "loss_events": pa.array(cols["ts_losses"]),  # cumulative window reductions
     })
     links = pa.table({
         "time_s": pa.array(cols["ts_link_time"]),

@@ -73,10 +73,16 @@ def plot_cwnd(run, path: Path, max_flows: int = 2) -> None:
     cwnd = t.column("cwnd_pkts").to_numpy()
     for ax, g in zip(axes[:, 0], groups):
         for f in range(min(g.count, max_flows)):
+            total = {}
             for r in range(len(g.paths)):
                 sel = (gcol == g.name) & (flow == f) & (route == r)
                 if sel.any():
                     ax.plot(time_s[sel], cwnd[sel], lw=0.8, label=f"flow {f} route {r + 1} ({'→'.join(g.paths[r])})")
+                    for t, w in zip(time_s[sel], cwnd[sel]):
+                        total[t] = total.get(t, 0.0) + w
+            if len(g.paths) > 1 and total:  # the aggregate window, red as in Peng et al. Fig. 3
+                ts = np.array(sorted(total))
+                ax.plot(ts, [total[t] for t in ts], lw=0.8, color="red", label=f"flow {f} total")
         ax.set_ylabel("cwnd (pkts)")
         ax.set_title(f"{g.name}: {g.algorithm.describe()}", fontsize=9)
         ax.legend(fontsize=7, loc="upper right")

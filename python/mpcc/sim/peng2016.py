@@ -177,7 +177,7 @@ def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int =
 
 def _fmt(mc, digits=3):
     m, c = mc
-    return "n/a" if math.isnan(m) else f"{m:.{digits}g} ± {c:.2g}"
+    return "n/a" if math.isnan(m) else f"{m:.{digits}f} ± {c:.{digits}f}"
 
 
 def print_tables(t3=None, t4=None, t5=None, f3=None, console=None) -> None:

@@ -13,7 +13,8 @@ its holders (pid + process start time) and whether it was loaded persistently
 (``mpcc kernel load``). :func:`load` adds the calling process as a holder (and registers if no
 one has); leaving the :class:`Registration` removes it and unregisters when no live holder is
 left. :func:`cleanup_stale` unregisters what only dead processes held — after a crash or
-SIGKILL — and never touches a struct_ops it has no record for.
+SIGKILL — and never touches a struct_ops it has no record for (a registration made outside mpcc
+is used but never unregistered, except by an explicit ``unload``).
 
 API used by the testbed (names are a contract): :func:`algorithms`, :func:`kernel_name`,
 :func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`.
@@ -328,14 +329,20 @@ def load(algo, persistent: bool = False) -> Registration:
     name = _algo_name(algo)
     kname = kernel_name(name)
     with _locked(STATE_DIR / ".lock"):
-        rec = _read_record(kname) or {"name": kname, "algorithm": name, "holders": [], "persistent": False}
+        ids = registered()
+        rec = _read_record(kname)
+        if rec is None:
+            # registered by someone else (no mpcc record): use it, but never unregister it
+            rec = {"name": kname, "algorithm": name, "holders": [], "persistent": False,
+                   "foreign": kname in ids}
         rec["holders"] = [h for h in rec.get("holders", []) if _alive(h)]
         hold = None if persistent else _me()
         if hold:
             rec["holders"].append(hold)
         rec["persistent"] = bool(rec.get("persistent")) or persistent
-        ids = registered()
         created = kname not in ids
+        if created:
+            rec["foreign"] = False
         _write_record(kname, rec)          # the record exists before the kernel object does
         try:
             map_id = _register(name) if created else ids[kname]
@@ -359,7 +366,8 @@ def _release(kname: str, token: str) -> None:
         if rec["holders"] or rec.get("persistent"):
             _write_record(kname, rec)
             return
-        _unregister(kname)
+        if not rec.get("foreign"):
+            _unregister(kname)
         _record_path(kname).unlink(missing_ok=True)
 
 
@@ -423,7 +431,7 @@ def cleanup_stale() -> list[str]:
             if kname not in ids:
                 path.unlink(missing_ok=True)
             elif not live and not rec.get("persistent"):
-                if _unregister(kname):
+                if not rec.get("foreign") and _unregister(kname):
                     removed.append(kname)
                 path.unlink(missing_ok=True)
             elif len(live) != len(rec.get("holders", [])):

@@ -9,7 +9,8 @@ beside paper / fluid / sim:
   table3() -> {algorithm: {"mp": (mean, ci95), "sp": (mean, ci95)}}      Mb/s per flow
   table4() -> {algorithm: {"mp": (mean, ci95)}}                          Mb/s
   table5() -> {algorithm: {"convergence_s": float, "sp_total_mbps": float}}
-  fig3()   -> {"multipath": {...}, "reno": {...}}                       window oscillation
+  fig3(a)  -> {"ds": D_s of eq. (13), "aggregate_cv": ..., ...}       window oscillation
+  reproduce() -> the dict ``mpcc reproduce peng2016 --engine testbed`` consumes
 
 Algorithms are the paper's columns: ewtcp, semicoupled ("semi."), lia ("max"), balia, coupled,
 olia. ci95 is the 95 % Student-t half-width over runs (over flows when runs = 1).
@@ -134,34 +135,79 @@ def convergence_time(sm: engine.Summary, before: tuple[float, float], after: flo
 
 
 def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5.0,
-         out: Path | None = None, progress: bool = True) -> dict:
-    """Window oscillation on one 10 Mb/s link: a multipath flow with two subflows vs one Reno
-    flow. Returns the mean, standard deviation and coefficient of variation of the aggregate
-    window (Σ routes) and of each route's window, after the warm-up."""
-    out_d = {}
-    for key, name, algo in (("multipath", "fig3-multipath.toml", algorithm), ("reno", "fig3-reno.toml", None)):
-        s0 = scen.load(SCENARIOS / name)
-        kw = {"algorithm": algo} if algo else {}
-        r, sms = engine.run_detailed(s0, _settings(s0, duration_s=duration_s, warmup_s=warmup_s, **kw),
-                                     _sub(out, f"fig3-{key}"), progress)
-        sub = sms[0].subflows
-        t = np.asarray(sub["time_s"])
-        route, w = np.asarray(sub["route"]), np.asarray(sub["cwnd_pkts"], dtype=float)
-        keep = t >= warmup_s
-        routes = sorted(set(route[keep]))
-        # aggregate window on a common time grid: the sampler records all routes each tick
-        times = np.unique(np.round(t[keep], 3))
-        agg = np.zeros(len(times))
-        per_route = {}
-        for rr in routes:
-            m = keep & (route == rr)
-            per_route[int(rr)] = {"mean": float(w[m].mean()), "std": float(w[m].std())}
-            agg += np.interp(times, t[m], w[m])
-        out_d[key] = {"algorithm": r.groups[s0.groups[0].name].algorithm, "aggregate_mean": float(agg.mean()),
-                      "aggregate_std": float(agg.std()), "aggregate_cv": float(agg.std() / agg.mean()),
-                      "routes": per_route, "rate_mbps": r.groups[s0.groups[0].name].rate_mbps}
-    out_d["setup"] = {"duration_s": duration_s, "warmup_s": warmup_s}
-    return out_d
+         out: Path | None = None, progress: bool = True, seed: int = 1) -> dict:
+    """Window oscillation on one 10 Mb/s link: a multipath flow with two subflows
+    (``algorithm``; "reno" = the single-path Reno flow of fig3-reno). Sampled every 10 ms.
+    Returns the empirical D_s of eq. (13) — the mean relative decrease of the aggregate window
+    per loss event (:func:`oscillation_ds`; 0.5 for Reno) — and the mean, standard deviation
+    and coefficient of variation of the aggregate window after the warm-up."""
+    reno = algorithm == "reno"
+    s0 = scen.load(SCENARIOS / ("fig3-reno.toml" if reno else "fig3-multipath.toml"))
+    kw = {} if reno else {"algorithm": algorithm}
+    r, sms = engine.run_detailed(s0, _settings(s0, duration_s=duration_s, warmup_s=warmup_s, sample_ms=10,
+                                              seed=seed, **kw), _sub(out, f"fig3-{algorithm}"), progress)
+    sub = sms[0].subflows
+    t = np.asarray(sub["time_s"])
+    keep = t >= warmup_s
+    route = np.asarray(sub["route"])[keep]
+    w = np.asarray(sub["cwnd_pkts"], dtype=float)[keep]
+    ss = np.asarray(sub["ssthresh_pkts"], dtype=float)[keep]
+    t = t[keep]
+    routes = sorted(set(route))
+    times = np.unique(np.round(t, 3))
+    cw = np.array([np.interp(times, t[route == k], w[route == k]) for k in routes])
+    st = np.array([np.interp(times, t[route == k], ss[route == k]) for k in routes])
+    agg = cw.sum(axis=0)
+    g = r.groups[s0.groups[0].name]
+    return {"algorithm": g.algorithm, "ds": oscillation_ds(cw, st), "aggregate_mean": float(agg.mean()),
+            "aggregate_std": float(agg.std()), "aggregate_cv": float(agg.std() / agg.mean()),
+            "routes": {int(k): {"mean": float(cw[i].mean()), "std": float(cw[i].std())} for i, k in enumerate(routes)},
+            "rate_mbps": g.rate_mbps, "duration_s": duration_s, "warmup_s": warmup_s}
+
+
+def oscillation_ds(cwnd: np.ndarray, ssthresh: np.ndarray) -> float:
+    """Empirical D_s (Peng et al. eq. 13 with equal RTTs): over loss events, the mean of
+    Σ_r D_r / Σ_r w_r, where a loss event on route r is a sample at which its ssthresh changes
+    (the kernel calls ssthresh() once per loss event: ssthresh = w_r − D_r), D_r = w_r (previous
+    sample) − the new ssthresh, and Σ_r w_r is the aggregate window at the previous sample.
+    ``cwnd``, ``ssthresh``: arrays [route, sample] on a common time grid."""
+    ds = []
+    total = cwnd.sum(axis=0)
+    for i in range(1, cwnd.shape[1]):
+        dec = 0.0
+        for r in range(cwnd.shape[0]):
+            if ssthresh[r, i] != ssthresh[r, i - 1] and ssthresh[r, i] < cwnd[r, i - 1]:
+                dec += cwnd[r, i - 1] - ssthresh[r, i]
+        if dec > 0 and total[i - 1] > 0:
+            ds.append(dec / total[i - 1])
+    return float(np.mean(ds)) if ds else math.nan
+
+
+def reproduce(algorithms=ALGORITHMS, runs: int = 3, seed: int = 1, out: Path | None = None,
+              progress: bool = True) -> dict:
+    """Everything ``mpcc reproduce peng2016 --engine testbed`` shows, in its format:
+    table3/table4 {algo: {"mp"/"sp": (mean, ci95)}}, table5 {algo: {"convergence_s": (longest,
+    None) or (None, None), "sp_mbps": (value, None)}}, fig3 {algo | "reno (single path)":
+    {"oscillation": (D_s, None)}}. Lengths: Tables III/IV ``runs`` × 40/30 s, Table V one run
+    of 140 s (Reno flows 40–80 s), Fig. 3 one 30 s run per algorithm."""
+    algorithms = [a for a in algorithms]
+    t3 = table3(algorithms, runs=runs, out=out, progress=progress)
+    t4 = table4(algorithms, runs=runs, out=out, progress=progress)
+    t5 = table5(algorithms, runs=1, out=out, progress=progress)
+    f3 = {a: fig3(a, out=out, progress=progress, seed=seed) for a in [*algorithms, "reno"]}
+    conv = lambda v: (None if math.isnan(v) else v, None)  # noqa: E731
+    return {
+        "table3": {a: {"mp": t3[a]["mp"], "sp": t3[a]["sp"]} for a in algorithms},
+        "table4": {a: {"mp": t4[a]["mp"]} for a in algorithms},
+        "table5": {a: {"convergence_s": conv(t5[a]["convergence_s"]), "sp_mbps": (t5[a]["sp_total_mbps"], None)}
+                   for a in algorithms},
+        "fig3": {("reno (single path)" if a == "reno" else a): {"oscillation": (f3[a]["ds"], None)} for a in f3},
+        "runs": runs,
+        "notes": (f"Linux {__import__('os').uname().release} MPTCP + BPF struct_ops, linkem; Tables III/IV: "
+                  f"{runs} runs × 40/30 s (10/5 s warm-up); Table V: 1 run, 140 s; Fig. 3: 30 s, D_s from "
+                  "ssthresh changes sampled every 10 ms"),
+        "detail": {"table3": t3, "table4": t4, "table5": t5, "fig3": f3},
+    }
 
 
 def _sub(out: Path | None, name: str) -> Path | None:
@@ -199,9 +245,9 @@ def print_tables(t3: dict | None = None, t4: dict | None = None, t5: dict | None
         c.print(t)
     if f3:
         t = Table(title="Fig. 3 window oscillation (testbed)")
-        for col in ("flow", "aggregate cwnd mean", "std", "CV"):
+        for col in ("flow", "D_s (eq. 13)", "aggregate cwnd mean", "std", "CV"):
             t.add_column(col)
-        for k in ("multipath", "reno"):
-            v = f3[k]
-            t.add_row(f"{k} ({v['algorithm']})", fmt(v["aggregate_mean"]), fmt(v["aggregate_std"]), fmt(v["aggregate_cv"]))
+        for k, v in f3.items():
+            t.add_row(f"{k} ({v['algorithm']})", fmt(v["ds"]), fmt(v["aggregate_mean"]), fmt(v["aggregate_std"]),
+                      fmt(v["aggregate_cv"]))
         c.print(t)

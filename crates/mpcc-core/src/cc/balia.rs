@@ -21,6 +21,10 @@ impl Controller for Balia {
         sf.cwnd[r] / 2.0 * a.min(1.5)
     }
     fn min_cwnd(&self, n: usize) -> f64 {
-        if n > 1 { 1.0 } else { 2.0 }
+        if n > 1 {
+            1.0
+        } else {
+            2.0
+        }
     }
 }

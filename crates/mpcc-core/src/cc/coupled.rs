@@ -16,6 +16,10 @@ impl Controller for Coupled {
         halve(sf, r)
     }
     fn min_cwnd(&self, n: usize) -> f64 {
-        if n > 1 { 1.0 } else { 2.0 }
+        if n > 1 {
+            1.0
+        } else {
+            2.0
+        }
     }
 }

@@ -19,7 +19,12 @@ impl Generalized {
         if self.n.is_infinite() {
             sf.max_rate()
         } else {
-            let s: f64 = sf.cwnd.iter().zip(sf.rtt).map(|(w, t)| (w / t).powf(self.n)).sum();
+            let s: f64 = sf
+                .cwnd
+                .iter()
+                .zip(sf.rtt)
+                .map(|(w, t)| (w / t).powf(self.n))
+                .sum();
             s.powf(1.0 / self.n)
         }
     }

@@ -10,7 +10,12 @@ impl Controller for Lia {
     }
     fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
         let tot = sf.total_rate();
-        let best = sf.cwnd.iter().zip(sf.rtt).map(|(w, t)| w / (t * t)).fold(f64::NEG_INFINITY, f64::max);
+        let best = sf
+            .cwnd
+            .iter()
+            .zip(sf.rtt)
+            .map(|(w, t)| w / (t * t))
+            .fold(f64::NEG_INFINITY, f64::max);
         (best / (tot * tot)).min(1.0 / sf.cwnd[r])
     }
     fn on_loss(&self, sf: &Subflows, r: usize) -> f64 {

@@ -47,7 +47,12 @@ pub struct Subflows<'a> {
 
 impl<'a> Subflows<'a> {
     pub fn new(cwnd: &'a [f64], rtt: &'a [f64]) -> Self {
-        Subflows { cwnd, rtt, loss_interval: &[], base_rtt: &[] }
+        Subflows {
+            cwnd,
+            rtt,
+            loss_interval: &[],
+            base_rtt: &[],
+        }
     }
     #[inline]
     pub fn n(&self) -> usize {
@@ -61,7 +66,11 @@ impl<'a> Subflows<'a> {
     /// max_k w_k/τ_k.
     #[inline]
     pub fn max_rate(&self) -> f64 {
-        self.cwnd.iter().zip(self.rtt).map(|(w, t)| w / t).fold(f64::NEG_INFINITY, f64::max)
+        self.cwnd
+            .iter()
+            .zip(self.rtt)
+            .map(|(w, t)| w / t)
+            .fold(f64::NEG_INFINITY, f64::max)
     }
     /// Σ_k w_k.
     #[inline]
@@ -114,8 +123,15 @@ impl<'a> Params<'a> {
         match self.map.get(key) {
             None => Ok(default),
             Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(default)),
-            Some(Value::String(s)) if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") => Ok(f64::INFINITY),
-            Some(v) => Err(SpecError(format!("{}: parameter {key} must be a number, got {v}", self.name))),
+            Some(Value::String(s))
+                if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") =>
+            {
+                Ok(f64::INFINITY)
+            }
+            Some(v) => Err(SpecError(format!(
+                "{}: parameter {key} must be a number, got {v}",
+                self.name
+            ))),
         }
     }
     fn finish(&self) -> Result<(), SpecError> {
@@ -133,7 +149,11 @@ impl<'a> Params<'a> {
 /// defaults as the Python registry `mpcc.algorithms.get`).
 pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Controller>, SpecError> {
     let key = name.trim().to_lowercase();
-    let p = Params { name, map: params, used: Default::default() };
+    let p = Params {
+        name,
+        map: params,
+        used: Default::default(),
+    };
     let (a_mtcp, b_mtcp) = match key.as_str() {
         "coupled-decrease" => (Some(0.0), Some(1.0)),
         "coupled-increase" => (Some(1.0), Some(0.0)),
@@ -142,7 +162,9 @@ pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Controll
     };
     let algo: Box<dyn Controller> = match key.as_str() {
         "reno" => Box::new(Reno),
-        "ewtcp" => Box::new(Ewtcp { a: p.get("a", 1.0)? }),
+        "ewtcp" => Box::new(Ewtcp {
+            a: p.get("a", 1.0)?,
+        }),
         "coupled" => Box::new(Coupled),
         "semicoupled" => Box::new(Semicoupled),
         "lia" | "max" => Box::new(Lia),
@@ -153,7 +175,10 @@ pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Controll
             eta: p.get("eta", 0.5)?,
             n: p.get("n", f64::INFINITY)?,
         }),
-        "mstcp" => Box::new(Mstcp { a: p.get("a", 0.03)?, b: p.get("b", 0.5)? }),
+        "mstcp" => Box::new(Mstcp {
+            a: p.get("a", 0.03)?,
+            b: p.get("b", 0.5)?,
+        }),
         "mtcp" | "coupled-decrease" | "coupled-increase" | "fully-coupled" => Box::new(Mtcp {
             alpha: p.get("alpha", a_mtcp.unwrap_or(0.0))?,
             beta: p.get("beta", b_mtcp.unwrap_or(0.0))?,

@@ -12,7 +12,13 @@ pub struct Olia;
 impl Olia {
     pub fn epsilon(sf: &Subflows, r: usize) -> f64 {
         let n = sf.n();
-        let ell = |k: usize| if sf.loss_interval.is_empty() { 0.0 } else { sf.loss_interval[k] };
+        let ell = |k: usize| {
+            if sf.loss_interval.is_empty() {
+                0.0
+            } else {
+                sf.loss_interval[k]
+            }
+        };
         let quality = |k: usize| ell(k) / (sf.rtt[k] * sf.rtt[k]);
         let best_q = (0..n).map(quality).fold(f64::NEG_INFINITY, f64::max);
         let max_w = sf.cwnd.iter().copied().fold(f64::NEG_INFINITY, f64::max);

@@ -1,0 +1,1 @@
+from fluid_helpers import load  # noqa: F401  (fixture)
