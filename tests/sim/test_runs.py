@@ -33,6 +33,15 @@ def test_same_seed_same_result_different_seed_different():
     assert a.result.to_json() != c.result.to_json()
 
 
+def test_progress_callback_reports_simulated_time_and_changes_nothing():
+    s = _short()
+    seen = []
+    a = sim.run(s, seed=2, progress=seen.append)
+    assert seen == sorted(seen) and seen[-1] == pytest.approx(20.0) and len(seen) >= 50
+    assert a.result.to_json() == sim.run(s, seed=2).result.to_json()
+    assert sim.run(s, seed=2, progress=True).result.to_json() == a.result.to_json()
+
+
 def test_run_many_matches_single_runs_and_has_ci():
     s = _short()
     many = sim.run_many(s, runs=3, seed=10, progress=False)

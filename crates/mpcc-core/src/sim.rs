@@ -479,10 +479,27 @@ impl Sim {
 
     /// Run to `duration_s` and return the measurements.
     pub fn run(mut self) -> Output {
+        self.run_until(f64::INFINITY);
+        self.finish()
+    }
+
+    /// Simulated duration, seconds.
+    pub fn duration_s(&self) -> f64 {
+        self.end as f64 / NS_PER_S
+    }
+
+    /// Process every event up to simulated time `t_s` (capped at the duration); returns true
+    /// when the run is complete. `run_until` + `finish` is `run` in slices (progress reports).
+    pub fn run_until(&mut self, t_s: f64) -> bool {
+        let stop = if t_s.is_finite() {
+            ns(t_s).min(self.end)
+        } else {
+            self.end
+        };
         while let Some(&Reverse(key)) = self.heap.peek() {
             let t = (key >> 64) as u64;
-            if t > self.end {
-                break;
+            if t > stop {
+                return stop >= self.end;
             }
             self.now = t;
             self.events += 1;
@@ -523,7 +540,7 @@ impl Sim {
                 _ => unreachable!(),
             }
         }
-        self.finish()
+        true
     }
 
     // ------------------------------------------------------------------ links and forwarding
@@ -1222,7 +1239,8 @@ impl Sim {
         };
     }
 
-    fn finish(mut self) -> Output {
+    /// The measurements (call after `run_until` returned true).
+    pub fn finish(mut self) -> Output {
         if !self.snaps[1].taken {
             self.snapshot(1);
         }

@@ -14,12 +14,37 @@ fn as_bytes<T: Copy>(v: &[T]) -> &[u8] {
     unsafe { std::slice::from_raw_parts(v.as_ptr() as *const u8, std::mem::size_of_val(v)) }
 }
 
+/// `progress`, if given, is called as `progress(simulated_seconds_done)` about every
+/// `progress_step_s` of simulated time (the simulation runs without the GIL in between).
 #[pyfunction]
-fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+#[pyo3(signature = (config_json, progress=None, progress_step_s=None))]
+fn simulate<'py>(
+    py: Python<'py>,
+    config_json: &str,
+    progress: Option<Bound<'py, PyAny>>,
+    progress_step_s: Option<f64>,
+) -> PyResult<Bound<'py, PyDict>> {
     let cfg: mpcc_core::Config = serde_json_from_str(config_json)
         .map_err(|e| PyValueError::new_err(format!("bad simulator config: {e}")))?;
-    let sim = mpcc_core::Sim::new(&cfg).map_err(PyValueError::new_err)?;
-    let out = py.detach(move || sim.run());
+    let mut sim = mpcc_core::Sim::new(&cfg).map_err(PyValueError::new_err)?;
+    let out = match progress {
+        None => py.detach(move || sim.run()),
+        Some(cb) => {
+            let step = progress_step_s
+                .unwrap_or(sim.duration_s() / 100.0)
+                .max(1e-6);
+            let mut t = 0.0;
+            loop {
+                t += step;
+                let done = py.detach(|| sim.run_until(t));
+                cb.call1((t.min(sim.duration_s()),))?;
+                if done {
+                    break;
+                }
+            }
+            py.detach(move || sim.finish())
+        }
+    };
     let d = PyDict::new(py);
     d.set_item("events", out.events)?;
     d.set_item("data_packets", out.data_packets)?;

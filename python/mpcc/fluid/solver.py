@@ -284,6 +284,7 @@ def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, ma
     u, v = np.log(x0), np.log(p0)
     t, sigma, total = t0, 0.1, 0
     good = None          # last point on the path: (u, v, t)
+    last_hint = None
     prev = None          # the point before it, to classify: along the path p_l ∝ t on unpriced
                          # links and x_r ∝ t on unused routes, while the others stay put
     while total < max_iter:
@@ -298,10 +299,18 @@ def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, ma
             if prev is not None and t <= 1e-5:
                 half = 0.5 * np.log(t / prev[2])        # log of sqrt(t/t_prev) < 0
                 hint = (u - prev[0] < half, v - prev[1] > half)
-                exact = polish(np.exp(u), np.exp(v), hint)
-                if exact is not None:
-                    return exact[0], exact[1], total, True
+                # polish once the classification has settled (same as at the previous stage)
+                if last_hint is not None and np.array_equal(hint[0], last_hint[0]) \
+                        and np.array_equal(hint[1], last_hint[1]):
+                    exact = polish(np.exp(u), np.exp(v), hint)
+                    if exact is not None:
+                        return exact[0], exact[1], total, True
+                last_hint = hint
             if t <= t_min:
+                for h in ((last_hint,) if last_hint is not None else ()) + (None,):
+                    exact = polish(np.exp(u), np.exp(v), h)
+                    if exact is not None:
+                        return exact[0], exact[1], total, True
                 return np.exp(u), np.exp(v), total, False
             sigma = 0.02 if k <= 2 else (0.1 if k <= 5 else sigma)
             t_new = max(t * sigma, t_min)
@@ -359,17 +368,26 @@ def _polish(sysm: _System, x, p, x0, p0, rounds: int = 6, hint=None):
         for r in np.flatnonzero(~zero_r & (q_act == 0)):
             links = net.H.indices[net.H.indptr[0]:0] if False else sysm.HT.indices[sysm.HT.indptr[r]:sysm.HT.indptr[r + 1]]
             active_l[links[np.argmax(p[links] / p0[links])]] = True
-        sol = _polish_newton(sysm, np.where(zero_r, _ZERO * x0, xs), np.where(active_l, np.maximum(ps, 1e-300), 0.0),
-                             ~zero_r, active_l)
-        if sol is None:
-            return None
-        xs, ps = sol
+        ok, xs, ps = _polish_newton(sysm, np.where(zero_r, _ZERO * x0, xs),
+                                    np.where(active_l, np.maximum(ps, 1e-300), 0.0), ~zero_r, active_l)
+        if not ok:
+            # Newton drives a wrongly priced link's p_l (or a wrongly used route's x_r) to 0
+            # in log space: move those between the sets and retry
+            drop_l = active_l & (ps < 1e-9 * np.maximum(p, p0 * 1e-3))
+            drop_r = ~zero_r & (xs < 1e-9 * np.maximum(x, x0 * 1e-3))
+            if _DEBUG:
+                print(f"  polish retry: unprice {drop_l.sum()} links, zero {drop_r.sum()} routes")
+            if not drop_l.any() and not drop_r.any():
+                return None
+            active_l &= ~drop_l
+            zero_r |= drop_r
+            continue
         xe = np.where(zero_r, _ZERO * x0, xs)
         phi, _ = phi_all(net, xe, jac=False)
         q = sysm.HT @ ps
         y = sysm.Hm @ np.where(zero_r, 0.0, xs)
-        over = (~active_l) & (y > net.capacity * (1 + 1e-12))
-        wake = zero_r & (phi > q * (1 + 1e-12))
+        over = (~active_l) & (y > net.capacity * (1 + 1e-11))
+        wake = zero_r & (phi > q * (1 + 1e-11))
         if _DEBUG:
             print(f"  polish round: |Z|={zero_r.sum()} |A|={active_l.sum()} over={over.sum()} wake={wake.sum()} "
                   f"negative p={(ps[active_l] <= 0).sum()}")
@@ -386,6 +404,8 @@ def _polish_newton(sysm, x, p, free_r, free_l, steps: int = 30):
     m0, n0 = np.zeros_like(x), np.zeros_like(p)
     u = np.log(x)
     v = np.log(np.where(free_l, p, 1.0))
+    u_floor = np.log(np.maximum(x, 1e-300)) - 25.0
+    v_floor = np.log(np.where(free_l, np.maximum(p, 1e-300), 1.0)) - 25.0
     best = None
     for _ in range(steps):
         xx, pp = np.exp(u), np.where(free_l, np.exp(v), 0.0)
@@ -404,11 +424,15 @@ def _polish_newton(sysm, x, p, free_r, free_l, steps: int = 30):
         a = min(1.0, 1.0 / big) if big > 0 else 1.0
         u = u + a * np.where(free_r, du, 0.0)
         v = v + a * np.where(free_l, dv, 0.0)
-    if best is None or best[0] > 1e-10:
+        if np.any(free_l & (v < v_floor)) or np.any(free_r & (u < u_floor)):
+            break   # a price or rate heads to 0: wrong active set, let the caller fix it
+    if best is None:
+        return False, x, p
+    if best[0] > 1e-10:
         if _DEBUG:
-            print("  polish newton: no convergence", best and best[0])
-        return None
-    return best[1], best[2]
+            print("  polish newton: no convergence", best[0])
+        return False, np.exp(u), np.where(free_l, np.exp(v), 0.0)
+    return True, best[1], best[2]
 
 
 # --- non-uniqueness ------------------------------------------------------------------------------

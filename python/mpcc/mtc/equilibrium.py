@@ -70,10 +70,18 @@ def _h(p: np.ndarray, k: int) -> float:
 
 
 def _g(alpha: float, beta: float, p: np.ndarray, k: int) -> float:
-    """G_k of Case 4 (k is 1-based, p sorted ascending)."""
-    ab = alpha * beta * (1.0 - alpha) * (1.0 - beta)
-    s = np.sqrt((alpha - beta) ** 2 + 4.0 * ab * p[k - 1] / (1.0 - p[k - 1]) * (1.0 - p[:k]) / p[:k])
-    return 2.0 * (1.0 - alpha) * (1.0 - beta) + k * (alpha + beta - 2.0 * alpha * beta) - s.sum()
+    """G_k of Case 4 divided by 2(1−α)(1−β) > 0 (same sign; k is 1-based, p sorted ascending).
+
+    With A = α−β, B = α+β−2αβ, y_i = 4αβ(1−α)(1−β)ρ_i, ρ_i = p_k(1−p_i)/((1−p_k)p_i) and
+    B² − A² = 4αβ(1−α)(1−β): sqrt(A² + y_i) − B = 4αβ(1−α)(1−β)(ρ_i − 1)/(sqrt(A² + y_i) + B), so
+    G_k / (2(1−α)(1−β)) = 1 − Σ_i 2αβ(ρ_i − 1)/(sqrt(A² + y_i) + B) — free of the cancellation of
+    the printed form when α or β is close to 1."""
+    if alpha * beta == 0.0:
+        return 1.0  # an uncoupled phase: (18) can never hold, every path is used
+    a_, b_ = alpha - beta, alpha + beta - 2.0 * alpha * beta
+    rho = p[k - 1] / (1.0 - p[k - 1]) * (1.0 - p[:k]) / p[:k]
+    y = 4.0 * alpha * beta * (1.0 - alpha) * (1.0 - beta) * rho
+    return 1.0 - np.sum(2.0 * alpha * beta * (rho - 1.0) / (np.sqrt(a_ ** 2 + y) + b_))
 
 
 def closed_form(alpha: float, beta: float, loss, a: float = 1.0, b: float = 0.5) -> Equilibrium:
@@ -99,23 +107,29 @@ def closed_form(alpha: float, beta: float, loss, a: float = 1.0, b: float = 0.5)
         n_used = max(k for k in range(1, n + 1) if _h(p, k) > c)
         wstar = math.sqrt(r * q[:n_used].sum() / ((1.0 - c) + c * n_used))
         w[:n_used] = (r * q[:n_used] / (wstar * (1.0 - c)) - c * wstar / (1.0 - c))  # (20)
+        if n_used == 1:
+            w[0] = wstar  # the same value, without (20)'s cancellation when c → 1
     else:  # Case 4
         case = 4
         n_used = max(k for k in range(1, n + 1) if _g(alpha, beta, p, k) > 0.0)
         s_ab = alpha + beta - 2.0 * alpha * beta
-        den = 2.0 * (1.0 - alpha) * (1.0 - beta)
         ci = 4.0 * r * (1.0 - alpha) * (1.0 - beta) * q[:n_used]
-        rhs = den + n_used * s_ab
 
-        def excess(ws):
-            return np.sqrt((alpha - beta) ** 2 + ci / ws ** 2).sum() - rhs
+        def share(ws):
+            # w_i/w* = (sqrt((α−β)² + c_i/w*²) − B) / (2(1−α)(1−β)), rationalized with
+            # B² − (α−β)² = 4αβ(1−α)(1−β) to  2((a/b)q_i/w*² − αβ) / (sqrt(...) + B)
+            return 2.0 * (r * q[:n_used] / ws ** 2 - alpha * beta) / (
+                np.sqrt((alpha - beta) ** 2 + ci / ws ** 2) + s_ab)
 
-        # excess decreases from +∞ (ws → 0) to N|α−β| − rhs < 0 (ws → ∞): bracket by doubling
+        def excess(ws):  # Σ_i w_i/w* − 1: the summed equation of Case 4 over 2(1−α)(1−β)
+            return share(ws).sum() - 1.0
+
+        # excess decreases from +∞ (ws → 0) to a negative limit (ws → ∞): bracket by doubling
         lo, hi = 1e-9, 1.0
         while excess(hi) > 0.0:
             hi *= 2.0
         wstar = brentq(excess, lo, hi, xtol=1e-14, rtol=1e-14)
-        w[:n_used] = wstar * (np.sqrt((alpha - beta) ** 2 + ci / wstar ** 2) - s_ab) / den
+        w[:n_used] = wstar * share(wstar)
     out = np.zeros(n)
     out[order] = w
     used = np.zeros(n, bool)

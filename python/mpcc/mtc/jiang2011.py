@@ -283,7 +283,7 @@ def plot_fig7(out, fmt, files, tau=0.02, a=1.0, b=0.5, cases=((0.01, 0.02), (0.0
         for frac in ((0.1, 0.95), (0.95, 0.1), (0.45, 0.5), (0.9, 0.95), (0.05, 0.05), (0.15, 0.6)):
             start = np.array(frac) * wmax
             sol = solve_ivp(lambda t, w: equilibrium.rhs15(w, p, tau, 1.0, 1.0, a, b), (0, 60),
-                            np.array(start, float), rtol=1e-8, max_step=0.05)
+                            np.array(start, float), rtol=1e-8, max_step=0.5)
             ax.plot(sol.y[0], sol.y[1], "b-", lw=1)
         e = equilibrium.closed_form(1.0, 1.0, p, a, b)
         if p[0] < p[1]:

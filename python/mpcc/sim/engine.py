@@ -211,15 +211,23 @@ def _timeseries(scenario: Scenario, cols: dict[str, np.ndarray]) -> dict[str, pa
 
 
 def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-        measure: tuple[float, float] | None = None) -> SimRun:
+        measure: tuple[float, float] | None = None, progress: Any = None) -> SimRun:
     """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
-    series; ``measure`` = (t0, t1) overrides the measurement window."""
+    series; ``measure`` = (t0, t1) overrides the measurement window. ``progress``: True for a
+    progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``."""
     from .. import _core
 
     cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
     start = time.perf_counter()
     try:
-        raw = _core.simulate(json.dumps(cfg))
+        if progress is True:
+            from .parallel import _SimTimeProgress
+            with _SimTimeProgress(scenario) as bar:
+                raw = _core.simulate(json.dumps(cfg), bar.update)
+        elif callable(progress):
+            raw = _core.simulate(json.dumps(cfg), progress)
+        else:
+            raw = _core.simulate(json.dumps(cfg))
     except ValueError as e:  # the scenario passed validation, so this names an engine limit
         raise MpccError(f"{scenario.source}: simulator rejected the scenario: {e}") from None
     wall = time.perf_counter() - start

@@ -74,6 +74,12 @@ def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None
         raise MpccError(f"--runs must be ≥ 1, got {runs}")
     seeds = [seed + i for i in range(runs)]
     results: dict[int, SimRun] = {}
+    if runs == 1 and scheduler is None:  # one run: progress over simulated time
+        one = run(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure,
+                  progress=True if progress else None)
+        if on_done:
+            on_done(one)
+        return SimRuns([one])
     bar = _Progress(progress, runs, scenario.name)
     with bar:
         if scheduler is None:
@@ -112,6 +118,30 @@ def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
     finally:
         if own:
             client.close()
+
+
+class _SimTimeProgress:
+    """Progress of one run over simulated time (rich bar on stderr)."""
+
+    def __init__(self, scenario: Scenario):
+        self.scenario = scenario
+
+    def __enter__(self):
+        from rich.console import Console
+        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
+        self._p = Progress(TextColumn("{task.description}"), BarColumn(),
+                           TextColumn("{task.completed:.0f}/{task.total:.0f} simulated s"), TimeElapsedColumn(),
+                           console=Console(stderr=True), transient=True)
+        self._p.__enter__()
+        self._task = self._p.add_task(f"sim {self.scenario.name}", total=self.scenario.duration_s)
+        return self
+
+    def update(self, t: float) -> None:
+        self._p.update(self._task, completed=t)
+
+    def __exit__(self, *exc):
+        self._p.__exit__(*exc)
+        return False
 
 
 class _Progress:
