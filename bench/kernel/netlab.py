@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 PEER = Path(__file__).with_name("peer.py")
+# ip, tc, bpftool live in /usr/sbin on Debian, which is not on every PATH
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 
 def sh(*cmd, check=True) -> str:

@@ -160,8 +160,11 @@ def main():
         "Runs rotate the three arms (order changes each run). CPU/ACK = non-idle CPU of the whole machine during the "
         "transfer ÷ ACKs received by the sender (sender, receiver and softirq all run on this machine, "
         "so it is an upper bound on the sender's per-ACK cost). With offloads on, GRO/TSO make ACKs "
-        "rare (one per ~100 kB), so the second table (tso/gso/gro off: one ACK per 1–2 segments) is "
-        "the one that exposes per-ACK cost.", "",
+        "rare (one per ~100 kB); with tso/gso/gro off the segments are MTU-sized but MPTCP still "
+        "acknowledges in batches (about one ACK per 15–20 segments, `ACKs per run`). The BPF "
+        "program's own cost is the `ns/call` column (kernel.bpf_stats_enabled). Runs here are "
+        "CPU-bound on 2 shared CPUs and occasional veth drops trigger loss recovery at random, so "
+        "goodput varies ±40% run to run; the per-run lists show it.", "",
     ]
     for offload in (True, False):
         label = "offloads on (veth default)" if offload else "tso/gso/gro off"

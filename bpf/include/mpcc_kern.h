@@ -136,13 +136,17 @@ static __always_inline bool tcp_in_slow_start(const struct tcp_sock *tp)
 	return tp->snd_cwnd < tp->snd_ssthresh;
 }
 
+/* As include/net/tcp.h (Linux >= 6.4), so that mpcc_ewtcp grows exactly like the kernel's Reno. */
 static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 {
 	const struct tcp_sock *tp = tcp_sk(sk);
 
+	if (BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited))
+		return true;
+	/* in slow start, ensure cwnd grows to twice what was ACKed */
 	if (tcp_in_slow_start(tp))
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
-	return !!BPF_CORE_READ_BITFIELD(tp, is_cwnd_limited);
+	return false;
 }
 
 /* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two

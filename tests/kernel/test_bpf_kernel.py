@@ -19,6 +19,8 @@ import pytest
 from mpcc.errors import EnvironmentProblem
 
 ROOT = Path(__file__).resolve().parents[2]
+# ip, tc, bpftool live in /usr/sbin on Debian, which is not on every PATH
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 
 def _environment_ok():

@@ -90,3 +90,15 @@ def test_figures_smoke(tmp_path):
               "flappiness.png", "jiang2011.json"):
         assert f in names
         assert (tmp_path / f).stat().st_size > 1000
+
+
+def test_saved_trace_round_trip(tmp_path):
+    path = tmp_path / "tr.parquet"
+    rc, out, _ = run("flappiness", "--rounds", "1500", "--replicas", "1", "--seed", "4", "--save-trace", str(path),
+                     "--json")
+    model = json.loads(out)
+    rc2, out2, _ = run("flappiness", "--trace", str(path), "--json")
+    again = json.loads(out2)
+    assert rc == 0 and rc2 == 0
+    for key in ("dominance", "mean_dwell_s", "concentration", "episodes"):
+        assert again[key] == pytest.approx(model[key])

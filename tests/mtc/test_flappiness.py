@@ -138,3 +138,17 @@ def test_packet_level_traces_show_the_same_ordering():
         assert out[other, 2].dominance < 0.5
         assert fc.concentration > 2.5 * out[other, 2].concentration
     assert out["fully-coupled", 4].dominance < 0.5 * fc.dominance
+
+
+def test_decrease_factor_sets_the_flip_rate():
+    """§4.2: a smaller b makes the transitions between the scenarios slower and less frequent, a
+    larger b makes the flips more frequent (Fully Coupled, n = 2)."""
+    rate, dwell = [], []
+    for b in (0.25, 0.5, 0.75):
+        t, tr = fl.window_trace({"name": "mtcp", "alpha": 1.0, "beta": 1.0, "b": b}, [0.002, 0.002], 0.1,
+                                8000, 2, seed=21)
+        r = fl.flappiness_of_replicas(t, tr, smooth_s=2.0)
+        rate.append(r["handovers_per_ks"])
+        dwell.append(r["mean_dwell_s"])
+    assert rate[0] < 0.6 * rate[1] and rate[1] < 0.8 * rate[2]
+    assert dwell[0] > 1.5 * dwell[1] and dwell[1] > 1.5 * dwell[2]

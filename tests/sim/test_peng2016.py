@@ -65,3 +65,14 @@ def test_fig3_multipath_reduces_window_oscillation():
     assert f3["balia"]["ds"][0] < 0.45
     assert f3["balia"]["total_cwnd_cv"][0] < f3["reno"]["total_cwnd_cv"][0]
     assert len(f3["balia"]["trace"]["cwnd"]) == 2
+
+
+def test_reproduce_summary_format(tmp_path):
+    s = peng2016.reproduce(["ewtcp"], runs=2, seed=1, out=tmp_path, progress=False)
+    assert set(s) >= {"table3", "table4", "table5", "fig3", "runs", "notes"}
+    mp, ci = s["table3"]["ewtcp"]["mp"]
+    assert mp > s["table3"]["ewtcp"]["sp"][0] and ci >= 0
+    assert s["table4"]["ewtcp"]["mp"][0] > 9.0
+    assert s["table5"]["ewtcp"]["convergence_s"][0] > 0
+    assert s["fig3"]["reno (single path)"]["oscillation"][0] == pytest.approx(0.5)
+    assert (tmp_path / "peng2016-sim.json").exists() and (tmp_path / "fig3-sim.png").exists()

@@ -122,7 +122,21 @@ class _System:
         self.Hm = net.Hm
         self.c = net.capacity
         self.rows, self.cols = _block_index(net)
-        self.HmT_csc = self.Hm  # alias
+        # K = Hm M Hᵀ summed entry by entry: for every pair (r, k) of routes of one source and
+        # every l ∈ r, l' ∈ k, K[l, l'] += m_r M[r, k]. Precompute the (entry, l·L + l') lists.
+        HT = self.HT
+        deg = np.diff(HT.indptr)
+        pair = np.arange(self.rows.size)
+        nr, nk = deg[self.rows], deg[self.cols]
+        cnt = nr * nk
+        self._pair = np.repeat(pair, cnt)
+        within = np.arange(cnt.sum()) - np.repeat(np.cumsum(cnt) - cnt, cnt)
+        nk_rep = np.repeat(nk, cnt)
+        li = HT.indices[np.repeat(HT.indptr[self.rows], cnt) + within // nk_rep]
+        lk = HT.indices[np.repeat(HT.indptr[self.cols], cnt) + within % nk_rep]
+        L = net.n_links
+        self._lin = li * L + lk
+        self._mrow = net.multiplicity[self.rows]
 
     def residual(self, x, p, t, m, nl, free_r=None, free_l=None):
         net = self.net
@@ -181,8 +195,8 @@ class _System:
             AinvG[sl] = np.einsum("bij,bj->bi", Ainv, G[sl].reshape(B, n)).ravel()
             blocks.append((Ainv, xs, q[sl].reshape(B, n), sl))
         data = np.concatenate([(xs[:, :, None] * Ai / qs[:, None, :]).ravel() for Ai, xs, qs, _ in blocks])
-        M = sp.csr_matrix((data, (self.rows, self.cols)), shape=(net.n_routes, net.n_routes))
-        K = (self.Hm @ M @ self.net.H.T).toarray()
+        L = net.n_links
+        K = np.bincount(self._lin, weights=(data * self._mrow)[self._pair], minlength=L * L).reshape(L, L)
         S = (K / yt[:, None]) * p[None, :]
         S[np.diag_indices_from(S)] += Dd - lam
         rhs = -F + (self.Hm @ (x * AinvG)) / yt
@@ -262,19 +276,15 @@ def _newton_stage(sysm, u, v, t, m, nl, tol, max_steps):
     return u, v, False, k
 
 
-def _predict(sysm, u, v, x0, p0, ratio):
-    """Move along the central path when t shrinks by ``ratio``: on links that look unpriced
-    (p_l/p⁰_l < slack) p_l·(c_l − y_l) = t n_l means p_l scales with t; likewise x_r on routes
-    that look unused."""
-    x, p = np.exp(u), np.exp(v)
-    net = sysm.net
-    phi, _ = phi_all(net, x, jac=False)
-    q = sysm.HT @ p
-    y = sysm.Hm @ x
-    slack_l = (net.capacity - y) / net.capacity
-    slack_r = (q - phi) / q
-    idle_l = (p / p0 < slack_l) & (slack_l > 0.05)
-    idle_r = (x / x0 < slack_r) & (slack_r > 0.05)
+def _predict(u, v, ratio, good, prev):
+    """Move along the central path when t shrinks by ``ratio``: on unpriced links
+    p_l(c_l − y_l) = t n_l makes p_l ∝ t, and x_r ∝ t on unused routes. Those are recognised
+    by having shrunk with t over the previous stage (by more than the square root of its ratio)."""
+    if prev is None:
+        return u, v
+    half = 0.5 * np.log(good[2] / prev[2])
+    idle_r = good[0] - prev[0] < half
+    idle_l = good[1] - prev[1] < half
     return u + np.where(idle_r, np.log(ratio), 0.0), v + np.where(idle_l, np.log(ratio), 0.0)
 
 
@@ -312,16 +322,16 @@ def _solve_path(sysm: _System, x0, p0, m, nl, polish, *, t0=1.0, t_min=1e-13, ma
                     if exact is not None:
                         return exact[0], exact[1], total, True
                 return np.exp(u), np.exp(v), total, False
-            sigma = 0.02 if k <= 2 else (0.1 if k <= 5 else sigma)
+            sigma = 0.001 if k <= 6 else 0.05
             t_new = max(t * sigma, t_min)
-            u, v = _predict(sysm, u, v, x0, p0, t_new / t)
+            u, v = _predict(u, v, t_new / t, good, prev)
             t = t_new
         else:
             if good is None:
                 raise SolverFailure(f"no convergence at the start of the barrier path ({total} Newton steps)")
             # stalled: go back to the last point on the path and take a shorter step in t
             u, v, t_good = good
-            sigma = sigma ** 0.5
+            sigma = 0.001 if k <= 6 else 0.05
             if sigma > 0.97:
                 raise SolverFailure(f"barrier path stalled at t = {t:.1e} after {total} Newton steps")
             t = max(t_good * sigma, t_min)
@@ -450,14 +460,19 @@ def _degenerate_sources(net: Network, x, p, tol=1e-7):
         phi, J = phi_jac(c, xs)
         qs = q[c.routes].reshape(B, n)
         tied = (x[c.routes].reshape(B, n) > 0) | (np.abs(phi - qs) <= 1e-6 * qs)
-        for b in np.flatnonzero(tied.sum(axis=1) >= 2):
+        full = tied.all(axis=1)
+        cand = []
+        if full.any():                        # all routes tied: one batched SVD
+            idx = np.flatnonzero(full)
+            sv = np.linalg.svd(J[idx], compute_uv=False)
+            cand.extend(idx[sv[:, -1] <= tol * sv[:, 0]].tolist())
+        cand.extend(np.flatnonzero(~full & (tied.sum(axis=1) >= 2)).tolist())
+        for b in cand:
             T = np.flatnonzero(tied[b])
             Jt = J[b][np.ix_(T, T)]
-            sv = np.linalg.svd(Jt, compute_uv=False)
-            if sv[-1] <= tol * sv[0]:
-                _, s_, Vt = np.linalg.svd(Jt)
-                Rb = Vt[s_ > tol * s_[0]]
-                out.append((c.source0 + b, c.route0 + b * n + T, Rb))
+            _, s_, Vt = np.linalg.svd(Jt)
+            if s_[-1] <= tol * s_[0]:
+                out.append((c.source0 + b, c.route0 + b * n + T, Vt[s_ > tol * s_[0]]))
     return out
 
 

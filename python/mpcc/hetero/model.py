@@ -185,13 +185,17 @@ def stack(arrays: list[Arrays]) -> Arrays:
 # --- the model equations ------------------------------------------------------------------------
 def _m(p, is_red, scale, expo, lo, hi, mx):
     """m_l^j(p_l) and its slope ṁ (right derivative at the RED kinks). Shapes broadcast."""
+    p = np.broadcast_to(p, np.broadcast_shapes(np.shape(p), np.shape(expo)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
-        pw = scale * np.power(p, expo)
-        dpw = scale * expo * np.power(p, expo - 1.0)
-        dpw = np.where(p > 0, dpw, np.where(expo > 1, 0.0, np.where(expo == 1, scale, np.inf)))
-        span = np.where(hi > lo, hi - lo, 1.0)
-        red = mx * np.clip((p - lo) / span, 0.0, 1.0)
-        dred = np.where((p >= lo) & (p < hi), mx / span, 0.0)
+        pos = p > 0
+        pw = np.where(pos, scale * np.exp(expo * np.log(np.where(pos, p, 1.0))), 0.0)
+        dpw = np.where(pos, expo * pw / np.where(pos, p, 1.0),
+                       np.where(expo > 1, 0.0, np.where(expo == 1, scale, np.inf)))
+    if not np.any(is_red):
+        return pw, dpw
+    span = np.where(hi > lo, hi - lo, 1.0)
+    red = mx * np.clip((p - lo) / span, 0.0, 1.0)
+    dred = np.where((p >= lo) & (p < hi), mx / span, 0.0)
     return np.where(is_red, red, pw), np.where(is_red, dred, dpw)
 
 

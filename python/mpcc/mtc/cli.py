@@ -72,7 +72,7 @@ def command():
 @click.option("--decrease", "b", type=float, default=0.5, show_default=True, help="b, the decrease factor.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"utilization\": U, \"f\": f, ...}.")
 def utilization_cmd(algorithm, n, m, w0, gamma, b, as_json):
-    """Link utilization U and decrease ratio f: eqs. (6), (8), (10)–(13) and Table 1."""
+    """Link utilization U and decrease ratio f: closed forms of §3 and Table 1."""
     if n < 1:
         raise MtcInputError(f"--subflows: must be ≥ 1, got {n} (fix: e.g. --subflows 2)")
     if m < 1:
@@ -163,7 +163,10 @@ def _read_trace(path: str):
 @click.option("--replicas", type=int, default=4, show_default=True)
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--smooth-rtts", type=float, default=20.0, show_default=True,
-              help="Central moving average of the windows over this many RTTs before the metric.")
+              help="Central moving average of the windows over this many RTTs (× --rtt) before the metric.")
+@click.option("--smooth-s", type=float, default=None, help="Smoothing window in seconds (overrides --smooth-rtts).")
+@click.option("--save-trace", type=click.Path(dir_okay=False),
+              help="Write the first replica's trace to this Parquet file (time, cwnd_1, ...).")
 @click.option("--enter", type=float, default=0.8, show_default=True, help="Share that starts dominance.")
 @click.option("--leave", type=float, default=0.5, show_default=True, help="Share below which it ends.")
 @click.option("--engine", type=click.Choice(["window", "sim"]), default="window", show_default=True,
@@ -171,25 +174,31 @@ def _read_trace(path: str):
 @click.option("--trace", type=click.Path(exists=True, dir_okay=False),
               help="Measure a recorded trace instead (CSV/Parquet: time, then one column per subflow).")
 @click.option("--json", "as_json", is_flag=True)
-def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed, smooth_rtts, enter,
-                   leave, engine, trace, as_json):
+def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed, smooth_rtts, smooth_s,
+                   save_trace, enter, leave, engine, trace, as_json):
     """Flappiness metric (docs/mtc.md) of the stochastic window model or of a recorded trace."""
     if not (0.5 <= leave < enter <= 1.0):
         raise MtcInputError(f"--enter/--leave: need 0.5 ≤ leave < enter ≤ 1, got {leave}, {enter} "
                             "(fix: e.g. --enter 0.8 --leave 0.5)")
-    if smooth_rtts < 0:
-        raise MtcInputError("--smooth-rtts: must be ≥ 0 (fix: e.g. --smooth-rtts 20)")
+    if smooth_rtts < 0 or (smooth_s is not None and smooth_s < 0):
+        raise MtcInputError("--smooth-rtts/--smooth-s: must be ≥ 0 (fix: e.g. --smooth-rtts 20)")
+    if rtt <= 0:
+        raise MtcInputError(f"--rtt: must be > 0, got {rtt} (fix: e.g. --rtt 0.1)")
+    smooth = smooth_rtts * rtt if smooth_s is None else smooth_s
     if trace:
         t, w = _read_trace(trace)
         if w.shape[1] < 2:
             raise MtcInputError(f"{trace}: needs at least 2 subflow columns (fix: time,cwnd_1,cwnd_2)")
-        res = fl.flappiness(t, w, enter, leave, smooth_rtts * rtt).to_dict()
+        try:
+            res = fl.flappiness(t, w, enter, leave, smooth).to_dict()
+        except ValueError as e:
+            raise MtcInputError(f"{trace}: {e} (fix: columns time,cwnd_1,cwnd_2,... with increasing time)") from None
         res.update(source=trace)
     else:
         if n < 2:
             raise MtcInputError(f"--subflows: flappiness needs ≥ 2 subflows, got {n} (fix: --subflows 2)")
-        if rtt <= 0 or rounds < 10 or replicas < 1:
-            raise MtcInputError("--rtt must be > 0, --rounds ≥ 10, --replicas ≥ 1 (fix: use the defaults)")
+        if rounds < 10 or replicas < 1:
+            raise MtcInputError("--rounds must be ≥ 10 and --replicas ≥ 1 (fix: use the defaults)")
         p = _loss_list(loss)
         if len(p) == 1:
             p = p * n
@@ -216,9 +225,16 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
             import numpy as np
 
             t, tr = runs[0][0][:size], np.stack([r[1][:size] for r in runs])
-        res = fl.flappiness_of_replicas(t, tr, enter=enter, leave=leave, smooth_s=smooth_rtts * rtt)
+        res = fl.flappiness_of_replicas(t, tr, enter=enter, leave=leave, smooth_s=smooth)
         res.update(algorithm=algorithm if algorithm != "mtcp" else f"mtcp({alpha:g},{beta:g})",
-                   engine=engine, subflows=n, loss=p, rtt_s=rtt, smooth_s=smooth_rtts * rtt)
+                   engine=engine, subflows=n, loss=p, rtt_s=rtt, smooth_s=smooth)
+        if save_trace:
+            import pyarrow as pa
+            import pyarrow.parquet as pq
+
+            cols = {"time": t, **{f"cwnd_{i + 1}": tr[0][:, i] for i in range(n)}}
+            pq.write_table(pa.table(cols), save_trace)
+            res["trace_file"] = save_trace
     if as_json:
         _echo_json(res)
         return
@@ -231,7 +247,9 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
 @click.option("--quick", is_flag=True, help="Shorter simulations (for a smoke test).")
 @click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
 def figures_cmd(out_dir, quick, fmt):
-    """Write Figs. 3, 4, 6, 7, 8, 9/10 (deterministic fluid) and the flappiness figure."""
+    """Write the report's figures (3, 4, 6–13) and print a paper-vs-ours table.
+
+    Figs. 9/10 come from the deterministic fluid model and, when built, the packet simulator."""
     from . import jiang2011
 
     res = jiang2011.reproduce(out_dir, quick=quick, fmt=fmt)
@@ -246,6 +264,8 @@ def figures_cmd(out_dir, quick, fmt):
     for row in res["comparison"]:
         tab.add_row(row["quantity"], *("" if row[c] is None else (f"{row[c]:.4g}" if isinstance(row[c], float)
                                                                    else str(row[c])) for c in cols))
-    Console().print(tab)
+    console = Console()
+    console.width = max(console.width, 130)
+    console.print(tab)
     for f in res["files"]:
         click.echo(f)

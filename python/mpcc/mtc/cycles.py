@@ -119,7 +119,7 @@ def simulate(algorithm, n: int, m: int = 1, w0: float = 42.0, gamma: float = 0.0
     events = [make_event(i) for i in range(n)]
     total_losses = cycles * n * m
     warm = warmup_cycles * n * m
-    t0, served = 0.0, 0.0
+    t0 = 0.0
     t_start = served_start = None
     rec = []
     y = np.concatenate([w.ravel(), np.zeros(n)])  # windows, then data served per path

@@ -254,10 +254,14 @@ paths = [{paths}]
 
 
 def packet_trace(algorithm, n: int, loss: float, duration_s: float = 2000.0, rtt_s: float = 0.1,
-                 seed: int = 1, sample_interval_s: float = 0.1):
-    """(t, cwnd[T, n]) of one flow from the packet simulator on :func:`random_loss_scenario`."""
+                 seed: int = 1, sample_interval_s: float = 0.1, warmup_s: float = 20.0):
+    """(t, cwnd[T, n]) of one flow from the packet simulator on :func:`random_loss_scenario`;
+    the first ``warmup_s`` seconds (slow start on the uncongested paths) are simulated in
+    addition to ``duration_s`` and dropped."""
     from .. import scenario, sim
 
-    s = scenario.loads(random_loss_scenario(algorithm, n, loss, duration_s, rtt_s), "<flappiness>")
+    s = scenario.loads(random_loss_scenario(algorithm, n, loss, duration_s + warmup_s, rtt_s), "<flappiness>")
     r = sim.run(s, seed=seed, sample_interval_s=sample_interval_s)
-    return trace_from_subflows_table(r.timeseries["subflows"])
+    t, w = trace_from_subflows_table(r.timeseries["subflows"])
+    keep = t >= warmup_s
+    return t[keep] - warmup_s, w[keep]

@@ -224,6 +224,35 @@ def packet_fig12_data(duration_s: float = 1200.0, interval_s: float = 20.0, seed
     return out
 
 
+def fig13_data(losses=(0.042, 0.005, 0.0005), ns=(2, 4), rtt: float = 0.1, duration_s: float = 2000.0,
+               replicas: int = 2, smooth_rtts: float = 20.0, engines=("window",), seed: int = 5) -> dict:
+    """§5.3 / Fig. 13: Fully Coupled flappiness at the report's three drop rates (4.2 %, 0.5 %,
+    0.05 %, i.e. small to large windows) for 2 and 4 subflows, plus one smoothed (20 s) sample
+    trajectory per cell for the plot (packet simulator when available, else the window model)."""
+    rounds = int(round(duration_s / rtt))
+    out = {"loss": list(losses), "n": list(ns), "rtt": rtt, "duration_s": duration_s, "replicas": replicas,
+           "smooth_s": smooth_rtts * rtt, "rows": [], "samples": {}}
+    for p in losses:
+        for n in ns:
+            for engine in engines:
+                if engine == "window":
+                    t, tr = flappiness.window_trace("fully-coupled", [p] * n, rtt, rounds, replicas, seed)
+                else:
+                    runs = [flappiness.packet_trace("fully-coupled", n, p, duration_s, rtt, seed + k)
+                            for k in range(replicas)]
+                    size = min(r[0].size for r in runs)
+                    t, tr = runs[0][0][:size], np.stack([r[1][:size] for r in runs])
+                row = flappiness.flappiness_of_replicas(t, tr, smooth_s=smooth_rtts * rtt)
+                row.update(loss=p, subflows=n, engine=engine, mean_total_window=float(tr.sum(axis=2).mean()))
+                out["rows"].append(row)
+                if engine == engines[-1]:
+                    k = max(1, int(round(1.0 / rtt)))  # one point per second for the plot
+                    sm = flappiness._moving_average(t, tr[0], 20.0)  # the report's 20 s smoothing
+                    out["samples"][f"{p}/{n}"] = {"engine": engine, "t": t[::k].tolist(),
+                                                  "cwnd": sm[::k].T.tolist()}
+    return out
+
+
 # --- plots ------------------------------------------------------------------------------------------
 def _save(fig, out: Path, name: str, fmt: str, files: list):
     path = out / f"{name}.{fmt}"
@@ -393,18 +422,38 @@ def plot_fig12_packet(d, out, fmt, files):
     _save(fig, out, "fig12_packet", fmt, files)
 
 
+def plot_fig13(d, out, fmt, files):
+    plt = _plt()
+    fig, axes = plt.subplots(len(d["n"]), len(d["loss"]), figsize=(13, 6), sharex=True, layout="constrained")
+    axes = np.atleast_2d(axes)
+    for j, p in enumerate(d["loss"]):
+        for i, n in enumerate(d["n"]):
+            ax = axes[i, j]
+            smp = d["samples"][f"{p}/{n}"]
+            for k, w in enumerate(smp["cwnd"]):
+                ax.plot(smp["t"], w, lw=0.8, label=f"subflow {k + 1}")
+            row = next(r for r in d["rows"] if r["loss"] == p and r["subflows"] == n and r["engine"] == smp["engine"])
+            ax.set(title=f"p = {p:g}, n = {n}: dominance {row['dominance']:.2f}", ylabel="cwnd (pkts)")
+            if i == len(d["n"]) - 1:
+                ax.set_xlabel("time (s)")
+    fig.suptitle("Fig. 13: Fully Coupled MTCP, windows smoothed over 20 s "
+                 f"({'packet simulator' if smp['engine'] == 'sim' else 'window model'}, random loss p per packet)")
+    _save(fig, out, "fig13", fmt, files)
+
+
 #: Sizes of the runs: "full" (the figures in docs/mtc.md), "quick" (--quick), "smoke" (tests).
 LEVELS = {
     "full": dict(ns9=(1, 2, 3, 4, 6, 8), g9=(0.05, 0.5, 1.0, 2.0), cyc=40, warm=10, orbit=(1, 2, 3, 4, 6),
                  fig8=101, flap_n=(2, 3, 4), rounds=20000, replicas=4, trace_rounds=6000,
                  pn=(1, 2, 3, 4, 6, 8), pb=(2, 10, 21, 42, 84), pdur=1200.0, pfrom=200.0,
-                 pm=(1, 2, 4, 8, 16), pmn=(1, 2, 4), f12dur=1200.0),
+                 pm=(1, 2, 4, 8, 16), pmn=(1, 2, 4), f12dur=1200.0, f13dur=2000.0, f13rep=2),
     "quick": dict(ns9=(1, 2, 4), g9=(0.05, 1.0), cyc=20, warm=5, orbit=(1, 2, 4), fig8=41,
                   flap_n=(2, 3, 4), rounds=4000, replicas=2, trace_rounds=2000,
-                  pn=(1, 2, 4), pb=(2, 42), pdur=300.0, pfrom=50.0, pm=(1, 4, 16), pmn=(1, 4), f12dur=1200.0),
+                  pn=(1, 2, 4), pb=(2, 42), pdur=300.0, pfrom=50.0, pm=(1, 4, 16), pmn=(1, 4), f12dur=1200.0,
+                  f13dur=500.0, f13rep=1),
     "smoke": dict(ns9=(1, 2), g9=(0.05,), cyc=6, warm=2, orbit=(1, 2), fig8=11, flap_n=(2,), rounds=300,
                   replicas=1, trace_rounds=300, pn=(1, 2), pb=(2,), pdur=40.0, pfrom=10.0, pm=(1, 2), pmn=(1,),
-                  f12dur=60.0),
+                  f12dur=60.0, f13dur=60.0, f13rep=1),
 }
 
 
@@ -422,7 +471,7 @@ def reproduce(out_dir, quick: bool = False, fmt: str = "png", level: str | None 
     files: list[str] = []
     res: dict = {"level": level or ("quick" if quick else "full")}
     with_sim = sim_available()
-    steps = 7 + len(ut.ALGORITHMS) * len(z["ns9"]) * len(z["g9"])
+    steps = 8 + len(ut.ALGORITHMS) * len(z["ns9"]) * len(z["g9"])
     if with_sim:
         steps += len(ut.ALGORITHMS) * (len(z["pn"]) * len(z["pb"]) + len(z["pm"]) * len(z["pmn"])) + 1
     with Progress(transient=True) as prog:
@@ -439,6 +488,9 @@ def reproduce(out_dir, quick: bool = False, fmt: str = "png", level: str | None 
                                             engines=("window", "sim") if with_sim else ("window",))
         plot_flappiness(res["flappiness"], out, fmt, files); adv()
         plot_trace_example(out, fmt, files, rounds=z["trace_rounds"]); adv()
+        res["fig13"] = fig13_data(duration_s=z["f13dur"], replicas=z["f13rep"],
+                                  engines=("window", "sim") if with_sim else ("window",))
+        plot_fig13(res["fig13"], out, fmt, files); adv()
         if with_sim:
             res["packet_fig9_10"] = packet_fig9_10_data(z["pn"], z["pb"], z["pdur"], z["pfrom"], progress=adv)
             plot_fig9_10(res["packet_fig9_10"], out, fmt, files, "_packet", "packet simulator")
@@ -477,7 +529,7 @@ def comparison(res: dict) -> list[dict]:
         fluid_ci = cell(fl9["sim"], "coupled-increase", 0, fl9["n"].index(2))
     if isinstance(pk, dict) and 2 in pk["n"]:
         packet_ci = cell(pk["sim"], "coupled-increase", 0, pk["n"].index(2))
-    rows.append({"quantity": "U, Coupled Increase, small buffer: (10) at f = 1/2 (§3.2.2); n = 2 measured",
+    rows.append({"quantity": "U, Coupled Increase, small buffer (§3.2.2; measured at n = 2)",
                  "paper": 0.75, "closed_form": ut.cycle_utilization_aimd(0.5, 1.0),
                  "fluid": fluid_ci, "sim": packet_ci})
     rows.append({"quantity": "U, Fully Coupled, n → ∞, W0 = 42 (§3.2.3)",
@@ -489,18 +541,19 @@ def comparison(res: dict) -> list[dict]:
             if not isinstance(d, dict) or not d:
                 continue
             s, dsh = np.array(d["sim"][alg], float), np.array(d["dashed"][alg], float)
-            rows.append({"quantity": f"Fig. 9/10 {ALG_LABEL[alg]}: max |dashed − solid| ({src})",
-                         "paper": "\"match pretty well\"", "closed_form": None,
+            rows.append({"quantity": f"Fig. 9/10 {ALG_LABEL[alg]}: max |dashed − solid|",
+                         "paper": "match well", "closed_form": None,
                          src: float(np.nanmax(np.abs(dsh - s)))})
     f12 = res.get("packet_fig12")
     if isinstance(f12, dict):
         tot = {a: r["total_mbps"] for a, r in f12["runs"].items()}
-        rows.append({"quantity": "Fig. 12: throughput order of the AIMD variants (Mb/s)",
-                     "paper": "CI highest, FC lowest", "closed_form": None, "fluid": None,
-                     "sim": ", ".join(f"{ALG_LABEL[a]} {tot[a]:.2f}" for a in ut.ALGORITHMS)})
+        rows.append({"quantity": "Fig. 12: throughput (Mb/s)",
+                     "paper": "CI > CD > FC", "closed_form": None, "fluid": None,
+                     "sim": " / ".join(f"{tot[a]:.2f}" for a in ("coupled-increase", "coupled-decrease",
+                                                                  "fully-coupled", "mstcp")) + " (CI/CD/FC/MSTCP)"})
         fc = f12["runs"]["fully-coupled"]
-        rows.append({"quantity": "Fig. 12: Fully Coupled rate on the surged path 2 (Mb/s)",
-                     "paper": "appreciable (fluid model: 0)", "closed_form": 0.0, "fluid": None,
+        rows.append({"quantity": "Fig. 12: Fully Coupled on surged path 2 (Mb/s)",
+                     "paper": "appreciable", "closed_form": 0.0, "fluid": None,
                      "sim": fc["mean_surge_mbps"][1]})
     fp = res.get("flappiness")
     if isinstance(fp, dict):
@@ -510,12 +563,22 @@ def comparison(res: dict) -> list[dict]:
             col = "window_model" if engine == "window" else "sim"
             for key, what, fmt in (("dominance", "dominance", ".2f"), ("mean_dwell_s", "mean dwell (s)", ".1f")):
                 if all((a, 2) in r for a in order):
-                    rows.append({"quantity": f"flappiness n = 2: {what} FC / CI / CD / MSTCP",
-                                 "paper": "FC prominent; CI, CD less; MSTCP shorter periods",
+                    rows.append({"quantity": f"flappiness n = 2, {what}: FC/CI/CD/MSTCP",
+                                 "paper": "FC ≫ CI, CD; MSTCP < FC",
                                  col: " / ".join(format(r[(a, 2)][key], fmt) for a in order)})
             if ("fully-coupled", 2) in r and ("fully-coupled", 4) in r:
-                rows.append({"quantity": "flappiness, Fully Coupled: dominance n = 2 → n = 4",
-                             "paper": "less prominent with more subflows",
+                rows.append({"quantity": "flappiness FC, dominance n = 2 → 4",
+                             "paper": "decreases",
                              col: f"{r[('fully-coupled', 2)]['dominance']:.2f} → {r[('fully-coupled', 4)]['dominance']:.2f}"})
+    f13 = res.get("fig13")
+    if isinstance(f13, dict):
+        for engine in [e for e in ("window", "sim") if any(r["engine"] == e for r in f13["rows"])]:
+            col = "window_model" if engine == "window" else "sim"
+            for n in f13["n"]:
+                vals = [r["dominance"] for p in f13["loss"] for r in f13["rows"]
+                        if r["engine"] == engine and r["subflows"] == n and r["loss"] == p]
+                rows.append({"quantity": f"Fig. 13 FC n = {n}, dominance at p = "
+                                         + " / ".join(f"{p:g}" for p in f13["loss"]),
+                             "paper": "grows with window", col: " / ".join(f"{v:.2f}" for v in vals)})
     cols = ("paper", "closed_form", "fluid", "window_model", "sim")
     return [{"quantity": row["quantity"], **{c: row.get(c) for c in cols}} for row in rows]
