@@ -22,6 +22,7 @@ from typing import Any, Iterable
 import numpy as np
 
 from ..algorithms import PENG_ALGORITHMS
+from ..reproduce.paper_values import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
 from ..scenario import Scenario, load
 from .engine import with_algorithm
 from .parallel import ci95, run_many
@@ -31,18 +32,15 @@ SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "peng2016"
 #: Dummynet's 1 ms clock tick (see the module docstring).
 TESTBED_JITTER_S = 0.001
 
-#: Published numbers (Peng et al. Tables III–V; throughputs in Mb/s, times in s).
-PAPER = {
-    "table3": {"ewtcp": {"mp": 2.75, "sp": 0.951}, "semicoupled": {"mp": 2.65, "sp": 1.07},
-               "lia": {"mp": 2.60, "sp": 1.13}, "balia": {"mp": 2.52, "sp": 1.22},
-               "coupled": {"mp": 2.44, "sp": 1.29}, "olia": {"mp": 2.61, "sp": 1.12}},
-    "table4": {"ewtcp": {"mp": 9.26}, "semicoupled": {"mp": 9.27}, "lia": {"mp": 9.26},
-               "balia": {"mp": 9.27}, "coupled": {"mp": 9.28}, "olia": {"mp": 9.19}},
-    # Table V reports the longest convergence time seen in the experiments.
-    "table5": {"ewtcp": {"convergence_s": 3.25, "sp": 13.89}, "semicoupled": {"convergence_s": 7.46, "sp": 15.35},
-               "lia": {"convergence_s": 17.75, "sp": 15.8}, "balia": {"convergence_s": 14.73, "sp": 16.28},
-               "coupled": {"convergence_s": 94.36, "sp": 16.64}, "olia": {"convergence_s": 58.5, "sp": 16.97}},
-}
+def _paper(table: str, algo: str) -> dict | None:
+    """Published values (one source: :mod:`mpcc.reproduce.paper_values`), as plain numbers."""
+    if table == "table3" and algo in PENG_TABLE3["mp"]:
+        return {"mp": PENG_TABLE3["mp"][algo][0], "sp": PENG_TABLE3["sp"][algo][0]}
+    if table == "table4" and algo in PENG_TABLE4:
+        return {"mp": PENG_TABLE4[algo][0]}
+    if table == "table5" and algo in PENG_TABLE5["sp_mbps"]:
+        return {"convergence_s": PENG_TABLE5["convergence_s"][algo], "sp": PENG_TABLE5["sp_mbps"][algo]}
+    return None
 
 
 def testbed(scenario: Scenario) -> Scenario:
@@ -79,7 +77,7 @@ def table3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
             "mp_paths": [_mci([x.path_rate_mbps[k] for x in g("mp")]) for k in range(2)],
             "link_price": {l: _mci([r.result.links[l].price for r in rs]) for l in ("link1", "link2")},
             "runs": runs,
-            "paper": PAPER["table3"].get(algo),
+            "paper": _paper("table3", algo),
         }
     return out
 
@@ -95,7 +93,7 @@ def table4(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
         mp = [r.result.groups["mp"] for r in rs]
         out[algo] = {"mp": _mci([x.rate_mbps for x in mp]),
                      "paths": [_mci([x.path_rate_mbps[k] for x in mp]) for k in range(2)],
-                     "runs": runs, "paper": PAPER["table4"].get(algo)}
+                     "runs": runs, "paper": _paper("table4", algo)}
     return out
 
 
@@ -136,7 +134,7 @@ def table5(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
                      "not_converged": sum(math.isnan(x) for x in times),
                      "reference_cwnd": float(np.mean([c[1] for c in conv])),
                      "sp": _mci([r.result.groups["sp"].extra["total_mbps"] for r in rs]),
-                     "runs": runs, "paper": PAPER["table5"].get(algo)}
+                     "runs": runs, "paper": _paper("table5", algo)}
     return out
 
 
