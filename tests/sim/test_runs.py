@@ -105,6 +105,8 @@ def test_cli_bad_input_is_one_line_and_writes_nothing(tmp_path, case):
         text = text.replace("capacity_mbps = 8.0", change, 1)
     elif case == "stops-before-start":
         text = text.replace('paths = [["wifi"], ["3g"]]', 'paths = [["wifi"], ["3g"]]\n' + change)
+    elif "[sim]" in text:  # the scenario already has a [sim] table: add the bad key to it
+        text = text.replace("[sim]", change, 1)
     else:
         text += "\n" + change + "\n"
     bad = tmp_path / "bad.toml"
