@@ -52,7 +52,7 @@ def test_jacobian_closed_form():
 def test_linearization_theorem_III5(load, algo):
     sc = load("table5.toml")
     eq = fluid.equilibrium(sc, algorithm=algorithms.get(algo))
-    lin = analysis.linearization(eq, fluid.default_gamma(sc))
+    lin = analysis.linearization(eq, fluid.default_gamma(sc, algorithms.get(algo)))
     assert lin.max_real < 0                      # stable (Re λ < 0)
     assert lin.rayleigh_error < 1e-8             # Re λ = xᴴ[∂Φ/∂x]^+x / (xᴴΛk⁻¹x + pᴴΛγ⁻¹p)
     assert lin.bound_holds                       # λ_min(pencil) ≤ Re λ ≤ 0

@@ -104,7 +104,7 @@ def dynamics(scenario: Scenario, t_end: float | None = None, gamma=None, *,
     :func:`default_gamma`."""
     st = settings(scenario)
     t_end = t_end if t_end is not None else (st.t_end if st.t_end is not None else scenario.duration_s)
-    g = default_gamma(scenario) if gamma is None else gamma
+    g = default_gamma(scenario, algorithm) if gamma is None else gamma
     net, groups = from_scenario(scenario, algorithm=algorithm)
     starts = np.concatenate([np.full(len(gr.paths), gr.start_s) for gr in groups])
     stops = np.concatenate([np.full(len(gr.paths), gr.stop_s) for gr in groups])

@@ -280,10 +280,10 @@ def sweep(scenario, betas=(0.1, 0.2, 0.5, 1.0), etas=(0.0, 0.5, 1.0), ns=(1.0, 2
     from .dynamics import default_gamma
     from .network import from_scenario
 
-    g = default_gamma(scenario) if gamma is None else gamma
     out = []
     for beta, eta, n in itertools.product(betas, etas, ns):
         algo = algs.get({"name": "generalized", "beta": beta, "eta": eta, "n": "inf" if math.isinf(n) else n})
+        g = default_gamma(scenario, algo) if gamma is None else gamma
         net, groups = from_scenario(scenario, algorithm=algo)
         eq = solve(net)
         mp = [s for s, gr in enumerate(groups) if gr.multipath]

@@ -218,8 +218,9 @@ def jacobian_cmd(scenario, gamma, algorithm, param, as_json):
     from . import analysis, default_gamma, equilibrium
 
     sc = load(scenario)
-    eq = equilibrium(sc, algorithm=_algorithm(algorithm, param))
-    g = default_gamma(sc) if gamma is None else gamma
+    algo = _algorithm(algorithm, param)
+    eq = equilibrium(sc, algorithm=algo)
+    g = default_gamma(sc, algo) if gamma is None else gamma
     lin = analysis.linearization(eq, g)
     rec = {"scenario": sc.name, "max_real": lin.max_real, "pencil_min": lin.pencil_min,
            "pencil_max": lin.pencil_max, "rayleigh_identity_error": lin.rayleigh_error,

@@ -35,9 +35,9 @@ EXAMPLE3_K = {"p1": (1.0, 1.0, 1.0), "p2": (5.0, 1.0, 5.0), "p3": (1.0, 3.0, 1.0
 # unstable one between them.  Our Case-1 equilibrium and optimum are close to the paper's; our
 # Case-2 equilibrium is not (see docs/hetero.md).
 EXAMPLE3_UTILITIES = {
-    "s1_1": (8.0, 6.5e-9), "s1_2": (2.0, 7.2e-4), "s1_3": (8.0, 6.5e-9),
-    "s2_1": (0.5, 0.23), "s2_2": (0.5, 0.23),
-    "s3_1": (8.0, 0.18),
+    "s1_1": (8.0, 6.483e-9), "s1_2": (2.0, 7.234e-4), "s1_3": (8.0, 6.483e-9),
+    "s2_1": (0.5, 0.2307), "s2_2": (0.5, 0.2307),
+    "s3_1": (8.0, 0.1845),
 }
 EXAMPLE3_CASES = {"case1": (0.3, 0.3, 0.3), "case2": (0.1, 0.3, 0.1)}
 PAPER_EXAMPLE3 = {"case1": (0.165, 0.170, 0.165), "case2": (0.135, 0.230, 0.135), "p1_optimum": 0.222}
@@ -53,8 +53,8 @@ def example3_network(utilities=None) -> Network:
     return network({"l1": 1.0, "l2": 1.0, "l3": 1.0}, protos, src, "tang2010-example3")
 
 
-def example3(out_dir: str | Path | None = None, *, kappas=(0.1, 0.9), period: float = 20.0,
-             dt: float = 0.05, net: Network | None = None) -> dict:
+def example3(out_dir: str | Path | None = None, *, kappas=(0.1, 0.5, 0.9), period: float = 20.0,
+             dt: float = 0.2, max_iterations: int = 300, net: Network | None = None) -> dict:
     net = net or example3_network()
     a = net.arrays()
     opt = optimum(net)
@@ -77,7 +77,7 @@ def example3(out_dir: str | Path | None = None, *, kappas=(0.1, 0.9), period: fl
         runs = {}
         for kappa in kappas:
             r = algorithm1(a, np.array(start), kappa=kappa, period=period, dt=dt, record=True,
-                           max_iterations=3000, tol=1e-8)
+                           max_iterations=max_iterations, tol=1e-6)
             runs[f"kappa={kappa:g}"] = {"prices": r.prices.tolist(),
                                         "rates": dict(zip(net.source_names, r.rates.tolist())),
                                         "mu": dict(zip(net.source_names, r.mu.tolist())),
@@ -98,7 +98,7 @@ def _plot_example3(out_dir: Path, traces, p1_opt, kappas):
     out_dir.mkdir(parents=True, exist_ok=True)
     files = []
     for fig_no, case in ((8, "case1"), (9, "case2")):
-        fig, axes = plt.subplots(1, len(kappas), figsize=(5 * len(kappas), 3.4), sharey=True)
+        fig, axes = plt.subplots(1, len(kappas), figsize=(4.5 * len(kappas), 3.4), sharey=True)
         for ax, kappa in zip(np.atleast_1d(axes), kappas):
             t, p = traces[(case, kappa)]
             ax.plot(t, p[:, 0], lw=1.2, label="$p_1(t)$")

@@ -371,10 +371,11 @@ def plot_flappiness(d, out, fmt, files):
                             yerr=[r[key + "_se"] for r in rows], marker="o" if engine == "window" else "s",
                             ls="-" if engine == "window" else "--", color=f"C{k}", capsize=3,
                             label=f"{ALG_LABEL[alg]} ({'window model' if engine == 'window' else 'packet sim'})")
-        ax.set(xlabel="subflows n", ylabel=lab)
-        ax.legend(fontsize=8)
-    fig.suptitle(f"Flappiness, window model: p = {d['loss']:g} on every path, τ = {d['rtt']:g} s, "
-                 f"{d['rounds']} rounds × {d['replicas']} replicas, {d['smooth_s']:g} s smoothing")
+        ax.set(xlabel="subflows n", ylabel=lab, xticks=sorted({r["subflows"] for r in d["rows"]}))
+    axes[0].legend(fontsize=7)
+    fig.suptitle(f"Flappiness (solid: window model, dashed: packet simulator): p = {d['loss']:g} on every "
+                 f"path, τ = {d['rtt']:g} s, {d['rounds']} RTTs × {d['replicas']} replicas, "
+                 f"{d['smooth_s']:g} s smoothing")
     _save(fig, out, "flappiness", fmt, files)
 
 

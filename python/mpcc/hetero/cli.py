@@ -1,0 +1,267 @@
+"""``mpcc hetero``: heterogeneous congestion control (Tang, Wei, Low, Chiang, ToN 2010).
+
+    mpcc hetero FILE [--json] [--plot DIR] [--algorithm1 sync|async --kappa K --prob P]
+    mpcc hetero example3 [--json] [--plot DIR]
+    mpcc hetero example4 [--trials N] [--workers W] [--json] [--plot DIR]
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import click
+import numpy as np
+
+from ..errors import MpccError
+from . import model
+
+
+class _FileOrCommand(click.Group):
+    """``mpcc hetero FILE`` runs the ``run`` subcommand; ``example3``/``example4`` are commands."""
+
+    def parse_args(self, ctx, args):
+        if args and args[0] not in self.commands and not args[0].startswith("-"):
+            args = ["run", *args]
+        return super().parse_args(ctx, args)
+
+
+@click.group("hetero", cls=_FileOrCommand, context_settings={"help_option_names": ["-h", "--help"]})
+def command():
+    """Heterogeneous congestion control: all equilibria of a network FILE, their stability and
+    efficiency, Algorithm 1 and the Theorem-11 optimum (Tang, Wei, Low, Chiang 2010).
+
+    Usage: mpcc hetero FILE [OPTIONS] | mpcc hetero example3 | mpcc hetero example4 --trials N
+    """
+
+
+def _clean(obj):
+    if isinstance(obj, float):
+        return obj if math.isfinite(obj) else None
+    if isinstance(obj, dict):
+        return {k: _clean(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return [_clean(v) for v in obj]
+    if isinstance(obj, np.generic):
+        return _clean(obj.item())
+    return obj
+
+
+def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None, seed=None,
+            fast="dynamics") -> dict:
+    """Everything ``mpcc hetero FILE`` reports, as the --json contract (a plain dict)."""
+    from .dynamics import algorithm1, optimum
+    from .equilibria import find_equilibria
+
+    cfg = dict(net.settings.get("algorithm1", {}))
+    mode = mode or cfg.get("mode", "sync")
+    kappa = kappa if kappa is not None else cfg.get("kappa", 0.5)
+    prob = prob if prob is not None else cfg.get("prob", 1.0 if mode == "sync" else 0.5)
+    period = period if period is not None else cfg.get("period", 20.0)
+    seed = seed if seed is not None else cfg.get("seed", 1)
+    a = net.arrays()
+    opt = optimum(net)
+    unweighted = optimum(net, weights=1.0)
+    search = find_equilibria(net, optimum_rates=unweighted.rates)
+    p0 = np.array(net.settings.get("dynamics", {}).get("starts", [[1.0] * len(net.links)])[0])
+    r = algorithm1(a, p0, mode=mode, kappa=kappa, prob=prob, period=period, dt=cfg.get("dt", 0.5),
+                   max_iterations=cfg.get("max_iterations", 5000), tol=cfg.get("tol", 1e-7),
+                   rng=np.random.default_rng(seed), fast=fast)
+    names = net.source_names
+    return _clean({
+        "network": net.name,
+        "links": net.link_names,
+        "equilibria": [e.to_dict(net) for e in search.equilibria],
+        "index_sum": search.index_sum,
+        "search_complete": search.complete,
+        "notes": search.notes,
+        "algorithm1": {"prices": r.prices.tolist(), "rates": dict(zip(names, r.rates.tolist())),
+                       "mu": dict(zip(names, r.mu.tolist())), "iterations": int(r.iterations),
+                       "converged": bool(r.converged), "mode": mode, "kappa": kappa, "prob": prob,
+                       "period": period},
+        "optimum": {"prices": opt.prices.tolist(), "rates": dict(zip(names, opt.rates.tolist())),
+                    "utility": opt.utility, "kkt_violation": opt.kkt},
+    })
+
+
+def _print_report(net: model.Network, rep: dict):
+    from rich.console import Console
+    from rich.table import Table
+
+    con = Console()
+    con.print(f"[bold]{net.describe()}[/bold]")
+    t = Table(title=f"Equilibria of (3), (6), (7): {len(rep['equilibria'])} found, "
+                    f"index sum {rep['index_sum']} (1 for a regular network)")
+    t.add_column("#")
+    t.add_column("prices p")
+    t.add_column("bottlenecks")
+    t.add_column("stable")
+    t.add_column("max Re λ(∂y/∂p)")
+    t.add_column("Thm 6 (22)")
+    t.add_column("γmin/γmax (17)")
+    t.add_column("Û/U*")
+    for k, e in enumerate(rep["equilibria"]):
+        lam = max((v[0] for v in e["eigenvalues"]), default=float("nan"))
+        t.add_row(str(k + 1), " ".join(f"{v:.4g}" for v in e["prices"]), ",".join(e["bottlenecks"]),
+                  "yes" if e["stable"] else "NO", f"{lam:.3g}",
+                  {True: "holds", False: "fails", None: "n/a"}[e["theorem6"]],
+                  f"{e['efficiency_bound']:.3f}",
+                  f"{e['utility_ratio']:.4f}" + ("" if e["corollary3_applies"] else " (U<0: bound n/a)")
+                  if e["utility_ratio"] is not None else "-")
+    con.print(t)
+    t = Table(title="Source rates: equilibria, Algorithm 1, Theorem-11 optimum")
+    t.add_column("source")
+    for k in range(len(rep["equilibria"])):
+        t.add_column(f"eq {k + 1}")
+    a1 = rep["algorithm1"]
+    t.add_column(f"Algorithm 1 ({a1['mode']}, κ={a1['kappa']:g}, {a1['iterations']} it.)")
+    t.add_column("optimum")
+    t.add_column("μ")
+    for s in net.source_names:
+        t.add_row(s, *[f"{e['rates'][s]:.4g}" for e in rep["equilibria"]], f"{a1['rates'][s]:.4g}",
+                  f"{rep['optimum']['rates'][s]:.4g}", f"{a1['mu'][s]:.4g}")
+    con.print(t)
+    con.print("optimum prices: " + " ".join(f"{v:.4g}" for v in rep["optimum"]["prices"])
+              + "   Algorithm 1 prices: " + " ".join(f"{v:.4g}" for v in a1["prices"])
+              + ("" if a1["converged"] else "   [red](Algorithm 1 did not converge)[/red]"))
+    for n in rep["notes"]:
+        con.print(f"[yellow]note:[/yellow] {n}")
+
+
+def _plot_file(net: model.Network, rep: dict, out: Path, kappa, mode, prob, period, seed) -> list[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from .dynamics import algorithm1, integrate
+
+    out.mkdir(parents=True, exist_ok=True)
+    a = net.arrays()
+    dyn = net.settings.get("dynamics", {})
+    starts = dyn.get("starts") or [[1.0] * len(net.links)]
+    duration = dyn.get("duration", 200.0)
+    fig, axes = plt.subplots(1, 2, figsize=(11, 3.6))
+    for s in starts:
+        _, t, p = integrate(a, np.array(s), duration, dt=dyn.get("dt", 0.05), record=True)
+        for l, ln in enumerate(net.link_names):
+            axes[0].plot(t, p[:, l], lw=1, label=f"{ln} from {s}" if len(starts) > 1 else ln)
+    for e in rep["equilibria"]:
+        for v in e["prices"]:
+            axes[0].axhline(v, color="k" if e["stable"] else "r", ls=":", lw=0.6)
+    axes[0].set_title("dual dynamics ṗ = y(p) − c (dotted: equilibria, red = unstable)")
+    axes[0].set_xlabel("time")
+    axes[0].set_ylabel("price")
+    axes[0].legend(fontsize=7)
+    r = algorithm1(a, np.array(starts[0]), mode=mode, kappa=kappa, prob=prob, period=period, dt=0.05,
+                   record=True, rng=np.random.default_rng(seed))
+    for l, ln in enumerate(net.link_names):
+        axes[1].plot(r.times, r.trajectory[:, l], lw=1, label=ln)
+        axes[1].axhline(rep["optimum"]["prices"][l], color="k", ls=":", lw=0.6)
+    axes[1].set_title(f"Algorithm 1 ({mode}, κ = {kappa:g}); dotted: Theorem-11 optimum")
+    axes[1].set_xlabel("time")
+    axes[1].legend(fontsize=7)
+    fig.tight_layout()
+    files = []
+    for ext in ("png", "svg"):
+        f = out / f"{net.name}_hetero.{ext}"
+        fig.savefig(f, dpi=120)
+        files.append(str(f))
+    plt.close(fig)
+    return files
+
+
+@command.command("run")
+@click.argument("file", type=click.Path(dir_okay=False))
+@click.option("--json", "as_json", is_flag=True, help="Print the JSON contract instead of tables.")
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write PNG/SVG plots here.")
+@click.option("--algorithm1", "mode", type=click.Choice(["sync", "async"]), default=None,
+              help="Algorithm 1 updates: all sources every period, or each with probability --prob.")
+@click.option("--kappa", type=float, default=None, help="Algorithm 1 step size κ in (0, 1].")
+@click.option("--prob", type=float, default=None, help="Update probability per period (async).")
+@click.option("--period", type=float, default=None, help="Time units between μ updates (T).")
+@click.option("--seed", type=int, default=None, help="Seed of the asynchronous updates.")
+def run(file, as_json, plot_dir, mode, kappa, prob, period, seed):
+    """Analyse the network FILE (see scenarios/tang2010/)."""
+    for name, v, lo, hi in (("--kappa", kappa, 0, 1), ("--prob", prob, 0, 1)):
+        if v is not None and not (lo < v <= hi):
+            raise MpccError(f"{name} must be in (0, 1], got {v:g} (fix: e.g. {name} 0.5)")
+    if period is not None and not period > 0:
+        raise MpccError(f"--period must be > 0, got {period:g} (fix: e.g. --period 20)")
+    net = model.load(file)
+    rep = analyse(net, mode=mode, kappa=kappa, prob=prob, period=period, seed=seed)
+    if plot_dir:
+        a1 = rep["algorithm1"]
+        rep["plots"] = _plot_file(net, rep, Path(plot_dir), a1["kappa"], a1["mode"], a1["prob"], a1["period"],
+                                  seed if seed is not None else 1)
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+    else:
+        _print_report(net, rep)
+        for f in rep.get("plots", []):
+            click.echo(f"wrote {f}")
+
+
+@command.command("example3")
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write Figs. 8/9-style plots here.")
+def example3_cmd(as_json, plot_dir):
+    """Example 3: three links, three protocols, three equilibria; Algorithm 1 from Cases 1 and 2."""
+    from .tang2010 import example3
+    rep = _clean(example3(plot_dir))
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    con = Console()
+    t = Table(title=f"Example 3: {len(rep['equilibria'])} equilibria (index sum {rep['index_sum']})")
+    for col in ("#", "prices p", "stable", "eigenvalues of ∂y/∂p", "Thm 6", "γmin/γmax"):
+        t.add_column(col)
+    for k, e in enumerate(rep["equilibria"]):
+        t.add_row(str(k + 1), " ".join(f"{v:.4f}" for v in e["prices"]), "yes" if e["stable"] else "NO",
+                  " ".join(f"{re:.3g}{im:+.2g}i" for re, im in e["eigenvalues"]),
+                  {True: "holds", False: "fails", None: "n/a"}[e["theorem6"]], f"{e['efficiency_bound']:.3f}")
+    con.print(t)
+    t = Table(title=f"Cases 1 and 2: equilibrium after the first period, paper vs ours "
+                    f"(optimum p1*: paper {rep['paper']['p1_optimum']}, ours {rep['optimum']['prices'][0]:.4f})")
+    for col in ("case", "start", "paper", "ours"):
+        t.add_column(col)
+    for case, v in rep["cases"].items():
+        t.add_row(case, str(v["start"]), str(rep["paper"][case]), " ".join(f"{x:.4f}" for x in v["first_equilibrium"]))
+    con.print(t)
+    t = Table(title="Algorithm 1 (μ updated every 20 time units)")
+    for col in ("case", "κ", "final p", "periods", "converged", "max rate error vs optimum"):
+        t.add_column(col)
+    for case, v in rep["cases"].items():
+        for k, r in v["algorithm1"].items():
+            t.add_row(case, k.split("=")[1], " ".join(f"{x:.4f}" for x in r["prices"]), str(r["iterations"]),
+                      "yes" if r["converged"] else "NO", f"{r['max_rate_error']:.2e}")
+    con.print(t)
+    for f in rep.get("plots", []):
+        click.echo(f"wrote {f}")
+
+
+@command.command("example4")
+@click.option("--trials", type=click.IntRange(1), default=1000, show_default=True)
+@click.option("--workers", type=click.IntRange(1), default=None, help="Processes (default: all cores).")
+@click.option("--seed", type=int, default=2010, show_default=True)
+@click.option("--json", "as_json", is_flag=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write a Fig. 10-style plot here.")
+def example4_cmd(trials, workers, seed, as_json, plot_dir):
+    """Example 4: random 5-link, 15-flow networks, asynchronous Algorithm 1 (prob 0.6 and 0.3)."""
+    from .tang2010 import example4
+    rep = _clean(example4(trials, workers, progress=not as_json, seed=seed, out_dir=plot_dir))
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"Example 4: {trials} random trials (paper: all 1000 converge)")
+    for col in ("update prob.", "converged to optimum (≤1 %)", "max rate error", "median / max periods"):
+        t.add_column(col)
+    for prob, v in rep["by_prob"].items():
+        t.add_row(prob, f"{v['converged_to_optimum']}/{v['trials']}", f"{v['max_rate_error']:.2e}",
+                  f"{v['median_iterations']:.0f} / {v['max_iterations']}")
+    Console().print(t)
+    for f in rep.get("plots", []):
+        click.echo(f"wrote {f}")
