@@ -54,3 +54,15 @@ def peng2016(engines, runs, kernel_runs, seed, algorithms, out, as_json, no_prog
             console.print(f"wrote {out}/results.md and results.json")
     if errors:
         raise MpccError("; ".join(errors) + " — the other columns were computed and kept")
+
+
+@command.command("jiang2011")
+@click.option("--out", "out_dir", type=click.Path(file_okay=False), default="results/jiang2011", show_default=True)
+@click.option("--quick", is_flag=True, help="Shorter simulations.")
+@click.option("--format", "fmt", type=click.Choice(["png", "svg"]), default="png", show_default=True)
+@click.pass_context
+def jiang2011(ctx, out_dir, quick, fmt):
+    """Jiang, Cai, Towsley — utilization closed forms, path usage, flappiness (Figs. 3–13)."""
+    from ..mtc.cli import figures_cmd
+
+    ctx.invoke(figures_cmd, out_dir=out_dir, quick=quick, fmt=fmt)
