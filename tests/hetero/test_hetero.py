@@ -19,7 +19,7 @@ from scipy.integrate import solve_ivp
 from mpcc.errors import ScenarioError
 from mpcc.hetero import model
 from mpcc.hetero.dynamics import algorithm1, optimum
-from mpcc.hetero.equilibria import analyze, find_equilibria, theorem6_condition
+from mpcc.hetero.equilibria import find_equilibria, theorem6_condition
 from mpcc.hetero.model import PriceMapping as PM, Source, network
 from mpcc.hetero.tang2010 import EXAMPLE3_CASES, example3_network, random_network
 
@@ -349,3 +349,32 @@ def test_bundled_example_files_match_code():
     for f in ("alpha", "beta", "scale", "expo", "c"):
         assert np.array_equal(getattr(net.arrays(), f), getattr(ref.arrays(), f))
     assert model.load(ROOT / "scenarios/tang2010/example4-trial0.toml").describe().endswith("15 sources")
+
+
+# --- Example 1a at packet level (simulator of another work package) ------------------------------
+def test_example1a_bandwidth_share_depends_on_buffer():
+    """The paper's Example 1a claim: Reno beats FAST with a 400-packet buffer and loses with 80."""
+    sim = pytest.importorskip("mpcc.sim")
+    from mpcc import scenario as sc
+    ratio = {}
+    for b in (400, 80):
+        s = sc.load(ROOT / f"scenarios/tang2010/example1a-b{b}.toml").with_changes(duration_s=400.0)
+        from dataclasses import replace
+        s = s.with_changes(groups=tuple(replace(g, stop_s=400.0) for g in s.groups),
+                           background=tuple(replace(x, stop_s=400.0) for x in s.background))
+        r = sim.run(s, seed=3, sample_interval_s=0, measure=(100.0, 400.0))
+        ratio[b] = r.result.groups["reno"].rate_mbps / r.result.groups["fast"].rate_mbps
+    assert ratio[400] > 1.5 and ratio[80] < 0.5
+
+
+def test_red_mapping_equilibrium_closed_form():
+    # x_a = 1/p (m = p); x_b = 0.1/m_RED(p), m_RED = 0.5 (p − 1)/2 on [1, 3]:
+    # 1/p + 0.4/(p − 1) = 1  =>  p² − 2.4 p + 1 = 0  =>  p = (2.4 + √1.76)/2
+    net = network({"l": 1.0}, {"a": {}, "b": {"l": PM("red", min_th=1.0, max_th=3.0, max_p=0.5)}},
+                  [Source("x", "a", ("l",), 1.0, 1.0), Source("y", "b", ("l",), 1.0, 0.1)], "red")
+    e = find_equilibria(net).equilibria
+    assert len(e) == 1
+    p = (2.4 + math.sqrt(1.76)) / 2
+    assert e[0].prices[0] == pytest.approx(p, rel=1e-9)
+    assert e[0].rates == pytest.approx([1 / p, 0.1 / (0.25 * (p - 1))], rel=1e-9)
+    assert e[0].stable

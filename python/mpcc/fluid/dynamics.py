@@ -5,7 +5,7 @@
 
 with (a)^+_z = a if z > 0 and max(0, a) if z ≤ 0, so x, p stay ≥ 0. k_r and φ_r come from the
 algorithm's ``fluid_k``/``fluid_phi`` (eq. 7). Integrated with ``scipy.integrate.solve_ivp``
-(LSODA: switches to a stiff BDF method automatically).
+(explicit RK45 by default: the max/min in the algorithms (e.g. Balia at α_r = 1) make φ non-smooth, which stalls implicit stiff solvers; ``method=`` selects another solve_ivp method).
 
 Price gain γ_l (units: loss probability per packet of excess traffic, i.e. 1/packet): (4) is
 the RED-like model "p proportional to backlog", ṗ = γ·(backlog growth rate). Default: see
@@ -74,7 +74,7 @@ def rhs_factory(net: Network, gamma: np.ndarray, active: np.ndarray):
 
 
 def integrate(net: Network, gamma, t_end: float, *, starts=None, stops=None, x0=None, p0=None,
-              n_points: int = 400, method: str = "LSODA", rtol: float = 1e-6, progress=None) -> Trajectory:
+              n_points: int = 400, method: str = "RK45", rtol: float = 1e-6, progress=None) -> Trajectory:
     """Integrate (3)–(4) on [0, t_end]. ``starts``/``stops`` per route (seconds)."""
     R, L = net.n_routes, net.n_links
     tau = net.tau

@@ -47,7 +47,6 @@ The input file (TOML)::
 
 from __future__ import annotations
 
-import math
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
