@@ -330,23 +330,32 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
     return Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, tuple(background), engine, source)
 
 
-def load(path: str | Path) -> Scenario:
-    """Read and validate a scenario file. Raises :class:`ScenarioError` on any problem."""
+def read_toml(path: str | Path, where: str = "scenarios/") -> dict[str, Any]:
+    """Decode a TOML input file; any problem is a one-line :class:`ScenarioError`. Shared by
+    every TOML input of the project (scenarios, heterogeneous networks)."""
     p = Path(path)
     if not p.is_file():
-        raise ScenarioError(str(p), "(file)", "no such file", "check the path; bundled scenarios live in scenarios/")
+        raise ScenarioError(str(p), "(file)", "no such file", f"check the path; bundled files live in {where}")
     try:
-        data = tomllib.loads(p.read_text())
+        return tomllib.loads(p.read_text())
+    except UnicodeDecodeError:
+        raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
     except tomllib.TOMLDecodeError as e:
         raise ScenarioError(str(p), "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the scenario as UTF-8 TOML") from None
-    return parse(data, str(p))
+
+
+def decode_toml(text: str, source: str = "<string>") -> dict[str, Any]:
+    """Decode TOML text; a syntax error is a one-line :class:`ScenarioError`."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+
+
+def load(path: str | Path) -> Scenario:
+    """Read and validate a scenario file. Raises :class:`ScenarioError` on any problem."""
+    return parse(read_toml(path), str(path))
 
 
 def loads(text: str, source: str = "<string>") -> Scenario:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
-    return parse(data, source)
+    return parse(decode_toml(text, source), source)

@@ -47,7 +47,6 @@ The input file (TOML)::
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping, NamedTuple
@@ -55,7 +54,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import ScenarioError
-from ..scenario import _Check
+from ..scenario import _Check, decode_toml, read_toml
 
 KIND_POWER, KIND_RED = 0, 1
 
@@ -396,24 +395,11 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
 
 
 def load(path: str | Path) -> Network:
-    p = Path(path)
-    if not p.is_file():
-        raise ScenarioError(str(p), "(file)", "no such file", "check the path; examples live in scenarios/tang2010/")
-    try:
-        data = tomllib.loads(p.read_text())
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(p), "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
-    except UnicodeDecodeError:
-        raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
-    return parse(data, str(p))
+    return parse(read_toml(path, "scenarios/tang2010/"), str(path))
 
 
 def loads(text: str, source: str = "<string>") -> Network:
-    try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
-    return parse(data, source)
+    return parse(decode_toml(text, source), source)
 
 
 def to_toml(net: Network) -> str:
