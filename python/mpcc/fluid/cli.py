@@ -163,7 +163,7 @@ def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as
 @click.option("--seed", type=int, default=0)
 @click.option("--json", "as_json", is_flag=True)
 def conditions_cmd(algorithm, param, routes, rates, rtts, samples, decades, seed, as_json):
-    """Check C0–C5 (Peng et al. §III-A) at a point or over a random region."""
+    """Check conditions C0–C5 (§III-A) at a point or over a random region."""
     from . import analysis
 
     algo = _algorithm(algorithm, param)
@@ -244,7 +244,7 @@ def jacobian_cmd(scenario, gamma, algorithm, param, as_json):
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False))
 def friendliness_cmd(scenario, equal_rtt, as_json, plot_dir):
-    """Throughput of each algorithm against Reno on the Fig. 1 network (Theorem III.4)."""
+    """Throughput of each algorithm against Reno on the Fig 1 network (Theorem III.4)."""
     from . import analysis
 
     sc = load(scenario or _bundled("fig1.toml"))
