@@ -35,6 +35,9 @@ import numpy as np
 import scipy.linalg as sla
 import scipy.sparse as sp
 
+from ..algorithms.balia import Balia
+from ..algorithms.balia import _alpha as _balia_alpha
+from ..algorithms.base import _arrays
 from .network import Network, SourceClass
 
 _FD_STEP = 1e-6      # relative central-difference step for ∂φ/∂x
@@ -44,6 +47,59 @@ _ZERO = 1e-20        # a "zero" route is evaluated at x_r = _ZERO·x⁰_r (φ ha
 
 class SolverFailure(RuntimeError):
     pass
+
+
+# --- Balia: continuation from the generalized family ------------------------------------------------
+@dataclass(frozen=True)
+class _BaliaHomotopy(Balia):
+    """Balia with the decrease factor blended between the generalized family's (1+α)/2
+    (λ = 0: (β, η, n) = (0.2, 0.5, ∞), which satisfies C2 and which the barrier path solves) and
+    the published min(α, 1.5) of eq. (2) (λ = 1). A numerical device, not an algorithm."""
+
+    lam: float = 0.0
+
+    def on_loss(self, cwnd, rtt, **state):
+        w, t = _arrays(cwnd, rtt)
+        a = _balia_alpha(w, t)
+        return w / 2.0 * ((1.0 - self.lam) * (1.0 + a) / 2.0 + self.lam * np.minimum(a, 1.5))
+
+
+def _with_lambda(net: Network, lam: float) -> Network:
+    from dataclasses import replace
+
+    classes = tuple(replace(c, algorithm=_BaliaHomotopy(params=c.algorithm.params, lam=lam))
+                    if isinstance(c.algorithm, Balia) else c for c in net.classes)
+    return replace(net, classes=classes)
+
+
+def _balia_continuation(net: Network, failure: SolverFailure, h_min: float = 1e-6):
+    """Published Balia's decrease (2) caps its factor at 1.5, so for 1 < α_r < 1.5 a route's φ_r
+    grows with its own rate (C2 fails locally) and the barrier path can stall. Solve the λ = 0
+    problem instead and follow the equilibrium to λ = 1 with Newton steps on the fixed active
+    set, adapting the λ step. Raises SolverFailure at a fold of the branch."""
+    eq0 = solve(_with_lambda(net, 0.0), ranges=False)
+    x, p, lam, h, steps = eq0.x, eq0.p, 0.0, 0.05, eq0.iterations
+    x0, p0, _ = _initial(net)
+    while lam < 1.0:
+        nxt = min(1.0, lam + h)
+        sysm = _System(_with_lambda(net, nxt))
+        # Newton on the current active sets; links whose price heads to 0 (or unpriced links
+        # that overflow) move between the sets, as in the polish of the barrier solution
+        pol = _polish(sysm, np.maximum(x, 1e-300), p, x0, p0, hint=(x <= 0, p > 0))
+        steps += 1
+        if pol is not None and max(kkt_residuals(sysm.net, *pol).values()) < 1e-10:
+            x, p, lam, h = pol[0], pol[1], nxt, min(0.2, 1.5 * h)
+            continue
+        h /= 4.0
+        if h < h_min:
+            raise SolverFailure(f"{failure}; continuation from the generalized (0.2, 0.5, inf) rule to Balia's "
+                                f"published decrease min(alpha, 1.5) reached a fold of the equilibrium branch at "
+                                f"lambda = {lam:.3f} (Balia's phi is non-monotone for 1 < alpha < 1.5)")
+    sysm = _System(net)
+    pol = _polish(sysm, x, p, np.maximum(x, 1e-300), np.maximum(p, 1e-300))
+    if pol is None:
+        raise SolverFailure(f"{failure}; Balia continuation ended without an exact equilibrium")
+    return pol[0], pol[1], steps
 
 
 @dataclass
@@ -536,7 +592,12 @@ def solve(net: Network, *, ranges: bool = True) -> Equilibrium:
             return pol
         return None
 
-    x, p, it, _ = _solve_path(sysm, x0, p0, m, nl, polish)
+    try:
+        x, p, it, _ = _solve_path(sysm, x0, p0, m, nl, polish)
+    except SolverFailure as failure:
+        if not any(isinstance(c.algorithm, Balia) for c in net.classes):
+            raise
+        x, p, it = _balia_continuation(net, failure)
     res = kkt_residuals(net, x, p)
     xe = np.where(x > 0, x, _ZERO * np.maximum(net.capacity.max(), 1.0))
     phi, _ = phi_all(net, xe, jac=False)
