@@ -261,7 +261,7 @@ class _System:
             S[:, ~free_l] = 0.0
             S[~free_l, ~free_l] = 1.0
             rhs = np.where(free_l, rhs, 0.0)
-        dv = sla.solve(S, rhs, check_finite=False)
+        dv = sla.lu_solve(sla.lu_factor(S, overwrite_a=True, check_finite=False), rhs, check_finite=False)
         w = (self.HT @ (p * dv)) / q
         du = np.empty(net.n_routes)
         for Ainv, xs, qs, sl in blocks:
