@@ -26,8 +26,8 @@ linkem:
 	cargo build -q --release -p linkem
 
 test: setup
+	cargo test --workspace --release --lib --tests
 	$(BIN)/python -m pytest
-	cargo test -q --workspace --release
 
 reproduce: setup
 	$(BIN)/mpcc reproduce peng2016 --engine all --out $(OUT)/peng2016
