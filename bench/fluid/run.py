@@ -86,7 +86,7 @@ def main():
         "Where the time goes (cProfile, same machine): each Newton step factorises the dense",
         "|L|×|L| link Schur complement (LU, ≈ 13 ms alone, ≈ 30 ms with the batched per-source",
         "blocks and assembly) and the barrier path needs ≈ 30 steps, so the **1 s target is not met**",
-        "(≈ 2.5 s without Balia). With Balia sources the barrier path stalls (its φ is non-monotone for",
+        "(2.5–3 s without Balia). With Balia sources the barrier path stalls (its φ is non-monotone for",
         "1 < α < 1.5) and the solver falls back to continuation from the generalized (0.2, 0.5, ∞)",
         "rule (see docs/fluid.md), which costs the second row. Ideas not yet done: sparse or",
         "low-rank updates of the Schur complement, fewer barrier stages from a warm start.",
