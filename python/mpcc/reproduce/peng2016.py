@@ -7,8 +7,9 @@ nothing the others computed.
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
+
+import numpy as np
 
 from ..errors import MpccError
 from . import common
@@ -53,32 +54,37 @@ def fluid_column(rep: Reproduction, algos, out: Path | None = None) -> None:
         conv = fluid_convergence(s5)
         rep.put("fluid", T5, Q_T5_CONV, a, Cell(conv, note="not reached" if conv is None else ""))
         f3 = common.with_algorithm(common.scenario("peng2016", "fig3-multipath"), a)
-        eq3 = fluid.equilibrium(f3)
-        rep.put("fluid", F3, Q_F3, a, Cell(float(fluid.oscillation(f3, eq3)["mp"])))
+        r3f = fluid.to_result(f3, fluid.equilibrium(f3))
+        rep.put("fluid", F3, Q_F3, a, Cell(r3f.groups["mp"].extra["oscillation_D"]))
     reno = common.scenario("peng2016", "fig3-reno")
-    rep.put("fluid", F3, Q_F3, "reno (single path)", Cell(float(fluid.oscillation(reno, fluid.equilibrium(reno))["sp"])))
-    rep.columns["fluid"] = {"notes": "equilibrium of (8)–(9) with τ = propagation RTT; Table V convergence "
-                                     "from integrating (3)–(4): first time after 80 s that route 2 is within "
-                                     "5 % of its equilibrium rate"}
+    rr = fluid.to_result(reno, fluid.equilibrium(reno))
+    rep.put("fluid", F3, Q_F3, "reno (single path)", Cell(rr.groups["sp"].extra["oscillation_D"]))
+    rep.columns["fluid"] = {"notes": "equilibrium of (8)–(9) with τ = propagation RTT (rates are per flow); "
+                                     "Table V convergence from integrating (3)–(4) with the default price gain: "
+                                     "first time after the SP flows leave that route 2 is within 5 % of its "
+                                     "equilibrium rate; Fig. 3: D_s of eq. (13) at equilibrium"}
+
+
+def _routes(net, groups, name: str):
+    s = next(i for i, g in enumerate(groups) if g.name == name)
+    return np.flatnonzero(net.source_of_route == s)
 
 
 def fluid_convergence(s5) -> float | None:
-    """Seconds after the SP flows leave (80 s) until the MP flow's route on link 2 is within 5 %
-    of its post-departure equilibrium rate, from the fluid dynamics (3)–(4)."""
+    """Seconds after the SP flows leave until the MP flow's route on link 2 is within 5 % of
+    its post-departure equilibrium rate, from the fluid dynamics (3)–(4)."""
     from .. import fluid
 
     sp = next(g for g in s5.groups if g.name == "sp")
     traj = fluid.dynamics(s5)
     alone = s5.with_changes(groups=tuple(g for g in s5.groups if g.name != "sp"))
-    target = fluid.equilibrium(alone)
-    x_target = target.group_rates("mp")[1]
-    x2 = traj.route_rate("mp", 1)
-    t = traj.t
-    after = t >= sp.stop_s
-    ok = after & (x2 >= 0.95 * x_target)
+    eq = fluid.equilibrium(alone)
+    x_target = eq.x[_routes(eq.network, eq.groups, "mp")][1]
+    x2 = traj.x[:, _routes(traj.network, traj.groups, "mp")[1]]
+    ok = (traj.t >= sp.stop_s) & (x2 >= 0.95 * x_target)
     if not ok.any():
         return None
-    return float(t[ok][0] - sp.stop_s)
+    return float(traj.t[ok][0] - sp.stop_s)
 
 
 def sim_column(rep: Reproduction, algos, runs: int, seed: int, out: Path | None, progress: bool) -> None:
