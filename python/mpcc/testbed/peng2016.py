@@ -26,29 +26,19 @@ from typing import Iterable
 import numpy as np
 
 from .. import scenario as scen
+from ..reproduce.paper_values import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
 from . import engine
 
 SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "peng2016"
 ALGORITHMS = ("ewtcp", "semicoupled", "lia", "balia", "coupled", "olia")
 
-#: Values printed in the paper (002: Tables III–V), for side-by-side tables.
-PAPER = {
-    "table3": {"ewtcp": {"mp": (2.75, 0.005), "sp": (0.951, 0.005)},
-               "semicoupled": {"mp": (2.65, 0.004), "sp": (1.07, 0.007)},
-               "lia": {"mp": (2.60, 0.005), "sp": (1.13, 0.008)},
-               "balia": {"mp": (2.52, 0.006), "sp": (1.22, 0.006)},
-               "coupled": {"mp": (2.44, 0.005), "sp": (1.29, 0.005)},
-               "olia": {"mp": (2.61, 0.004), "sp": (1.12, 0.004)}},
-    "table4": {"ewtcp": {"mp": (9.26, 0.008)}, "semicoupled": {"mp": (9.27, 0.006)},
-               "lia": {"mp": (9.26, 0.006)}, "balia": {"mp": (9.27, 0.01)},
-               "coupled": {"mp": (9.28, 0.01)}, "olia": {"mp": (9.19, 0.09)}},
-    "table5": {"ewtcp": {"convergence_s": 3.25, "sp_total_mbps": 13.89},
-               "semicoupled": {"convergence_s": 7.46, "sp_total_mbps": 15.35},
-               "lia": {"convergence_s": 17.75, "sp_total_mbps": 15.8},
-               "balia": {"convergence_s": 14.73, "sp_total_mbps": 16.28},
-               "coupled": {"convergence_s": 94.36, "sp_total_mbps": 16.64},
-               "olia": {"convergence_s": 58.5, "sp_total_mbps": 16.97}},
-}
+def _paper(key: str, algo: str, row: str):
+    """Published value (one source: :mod:`mpcc.reproduce.paper_values`)."""
+    if key == "table3":
+        return PENG_TABLE3[row][algo]
+    if key == "table4":
+        return PENG_TABLE4[algo]
+    return PENG_TABLE5["convergence_s" if row == "convergence_s" else "sp_mbps"][algo]
 
 
 def _algos(algorithms: Iterable[str] | None) -> list[str]:
@@ -240,7 +230,7 @@ def print_tables(t3: dict | None = None, t4: dict | None = None, t5: dict | None
         for a in algos:
             t.add_column("max (lia)" if a == "lia" else a, justify="right")
         for row in rows:
-            t.add_row(f"{row} paper", *[fmt(PAPER[key][a][row]) for a in algos])
+            t.add_row(f"{row} paper", *[fmt(_paper(key, a, row)) for a in algos])
             t.add_row(f"{row} testbed", *[fmt(res[a][row]) for a in algos])
         c.print(t)
     if f3:
