@@ -11,16 +11,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
+from ..plotting import save_figure  # noqa: E402
+
 
 def _save(fig, out: Path, stem: str) -> list[Path]:
-    out.mkdir(parents=True, exist_ok=True)
-    paths = []
-    for ext in ("png", "svg"):
-        p = out / f"{stem}.{ext}"
-        fig.savefig(p, dpi=130, bbox_inches="tight")
-        paths.append(p)
-    plt.close(fig)
-    return paths
+    return save_figure(fig, out, stem, dpi=130, tight=True)
 
 
 def equilibrium_bars(scenario, eq, out: Path) -> list[Path]:

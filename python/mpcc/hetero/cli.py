@@ -161,13 +161,9 @@ def _plot_file(net: model.Network, rep: dict, out: Path, kappa, mode, prob, peri
     axes[1].set_xlabel("time")
     axes[1].legend(fontsize=7)
     fig.tight_layout()
-    files = []
-    for ext in ("png", "svg"):
-        f = out / f"{net.name}_hetero.{ext}"
-        fig.savefig(f, dpi=120)
-        files.append(str(f))
-    plt.close(fig)
-    return files
+    from ..plotting import save_figure
+
+    return [str(f) for f in save_figure(fig, out, f"{net.name}_hetero")]
 
 
 @command.command("run")

@@ -23,6 +23,8 @@ from pathlib import Path
 
 import numpy as np
 
+from ..plotting import save_figure
+
 from .dynamics import algorithm1, optimum, settle
 from .equilibria import find_equilibria
 from .model import Network, PriceMapping, Source, network, stack
@@ -109,11 +111,7 @@ def _plot_example3(out_dir: Path, traces, p1_opt, kappas):
         np.atleast_1d(axes)[0].set_ylabel("$p_1$")
         np.atleast_1d(axes)[0].legend()
         fig.tight_layout()
-        for ext in ("png", "svg"):
-            f = out_dir / f"tang2010_fig{fig_no}_{case}.{ext}"
-            fig.savefig(f, dpi=120)
-            files.append(str(f))
-        plt.close(fig)
+        files += [str(f) for f in save_figure(fig, out_dir, f"tang2010_fig{fig_no}_{case}")]
     return files
 
 
@@ -231,13 +229,7 @@ def plot_example4(out_dir: Path, *, seed: int, probs=(0.6, 0.3), kappa=0.5, peri
     np.atleast_1d(axes)[0].set_ylabel("link price p")
     np.atleast_1d(axes)[0].legend(ncol=5, fontsize=8)
     fig.tight_layout()
-    files = []
-    for ext in ("png", "svg"):
-        f = out_dir / f"tang2010_fig10.{ext}"
-        fig.savefig(f, dpi=120)
-        files.append(str(f))
-    plt.close(fig)
-    return files
+    return [str(f) for f in save_figure(fig, out_dir, "tang2010_fig10")]
 
 
 # --- Examples 1a/1b at packet level (needs the simulator, mpcc.sim) ---------------------------------
