@@ -81,17 +81,21 @@ class Lab:
                  if ln.startswith("Tcp:")]
         return int(lines[1][lines[0].index(name)])
 
-    def transfer(self, host: str, secs: float, flows: list[tuple[int, str, str]]) -> dict:
+    def transfer(self, host: str, secs: float, flows: list[tuple[int, str, str]],
+                 pin: tuple[int, int] | None = None) -> dict:
         """Send for ``secs`` on each (port, "mptcp"|"tcp", congestion control) flow.
-        Returns received bytes per port, the sender's ss rows, ACKs received and CPU time."""
-        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], sys.executable, str(PEER), "srv",
+        Returns received bytes per port, the sender's ss rows, ACKs received and CPU time.
+        ``pin`` = (sender CPU, receiver CPU): run the two processes under taskset."""
+        cpu_c = ["taskset", "-c", str(pin[0])] if pin else []
+        cpu_s = ["taskset", "-c", str(pin[1])] if pin else []
+        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], *cpu_s, sys.executable, str(PEER), "srv",
                                 *[f"{p}:{proto}" for p, proto, _ in flows]], stdout=subprocess.PIPE, text=True)
         try:
             if srv.stdout.readline().strip() != "ready":
                 raise RuntimeError("server did not start")
             rtx0 = self.tcp_counter("cli", "RetransSegs")
             acks0, cpu0, t0 = self.tcp_counter("cli"), cpu_busy_s(), time.monotonic()
-            out = self.ex(self.ns["cli"], sys.executable, str(PEER), "cli", host, str(secs),
+            out = self.ex(self.ns["cli"], *cpu_c, sys.executable, str(PEER), "cli", host, str(secs),
                           *[f"{p}:{proto}:{ca}" for p, proto, ca in flows])
             cpu1, t1, acks1 = cpu_busy_s(), time.monotonic(), self.tcp_counter("cli")
             rtx1 = self.tcp_counter("cli", "RetransSegs")
@@ -110,9 +114,10 @@ class TwoPaths(Lab):
     roles = ("cli", "srv")
     server = "198.18.1.2"
 
-    def __init__(self, offload=True):
+    def __init__(self, offload=True, rate_mbit: float | None = None, buffer_pkts: int = 100):
         super().__init__()
         self.offload = offload
+        self.rate_mbit, self.buffer_pkts = rate_mbit, buffer_pkts
 
     def build(self):
         c, s = self.ns["cli"], self.ns["srv"]
@@ -123,6 +128,9 @@ class TwoPaths(Lab):
             if not self.offload:      # one ACK per one or two MTU-sized segments
                 for n, dev in ((c, f"p{i}c"), (s, f"p{i}s")):
                     self.ex(n, "ethtool", "-K", dev, "tso", "off", "gso", "off", "gro", "off", check=False)
+            if self.rate_mbit:        # a tbf bottleneck per path below what the CPUs can carry
+                self.ex(c, "tc", "qdisc", "add", "dev", f"p{i}c", "root", "tbf", "rate", f"{self.rate_mbit}mbit",
+                        "burst", "15000", "limit", str(1500 * self.buffer_pkts))
         for n in (c, s):
             self.ip(n, "mptcp", "limits", "set", "subflows", "4", "add_addr_accepted", "4")
             self.ex(n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=reno")

@@ -1,23 +1,32 @@
 """Benchmark linkem against Debian's vde-wirefilter on the same namespace paths.
 
-    sudo .venv/bin/python bench/linkem/run.py [--quick]   → bench/linkem/RESULTS.md
+    flock /tmp/mpcc-bench.lock sudo .venv/bin/python bench/linkem/run.py [--quick] [--cpu-hogs N] [--tag NAME]
+        → bench/linkem/RESULTS-NAME.md (tables), results-NAME.json (all numbers)
 
-Paths: client ns ──(emulator)── server ns, MTU 1500, offloads off.
+--cpu-hogs N runs N busy loops (normal scheduling) for the whole benchmark: a machine loaded
+by other work, the case real-time scheduling is for. NAME defaults to "hogsN" or "run".
+
+Paths: client ns ──(emulator)── server ns, MTU 1500, offloads off, no bandwidth limit.
   linkem:      veth ── relay ns [linkem --in lkc --out lks] ── veth   (the testbed's topology)
   wirefilter:  tap ── vde_switch ── wirefilter ── vde_switch ── tap
+Emulators: linkem (default: SCHED_FIFO + receive stamps), linkem --no-realtime, vde-wirefilter.
 Measures
   1. delay accuracy: RTT of an ICMP echo probe (answered by the server's kernel; receive time
-     from kernel SO_TIMESTAMPNS stamps) through a
-     link of one-way delay 10 ms and 100 ms, 400 probes at 10 ms spacing; error = RTT − 2·delay,
-     median and p99 (the probe's own overhead is the 0 ms row);
-  2. forwarding rate: iperf3 UDP, 1472-byte payload (1500-byte IP packets), offered 2 Gb/s for
-     5 s, one direction, no bandwidth limit, 1 ms delay: received rate and loss; iperf3 TCP;
-  3. CPU: emulator processes' user+system time during the UDP test, as % of one core.
+     = kernel SO_TIMESTAMPNS stamp; the probe runs SCHED_FIFO) through a link of one-way delay
+     0, 10 and 100 ms, probes 10 ms apart; error = RTT − 2·delay; the 0 ms row is the path's own
+     overhead, so the error the emulator ADDS to a delay d is error(d) − median error(0).
+     Two conditions: "idle" (only the probes) and "TCP" (a bulk TCP flow through the same link
+     in the probes' direction, paced at 100 Mb/s with SO_MAX_PACING_RATE — testbed-like rates);
+     linkem also reports how late it sent every frame (release lateness, all frames);
+  2. forwarding rate: iperf3 UDP, 1472-byte payload (1500-byte IP packets), offered 2 Gb/s,
+     one direction, 1 ms delay: received rate and loss; iperf3 TCP (cubic, unpaced);
+  3. CPU: emulator processes' user+system time during each rate test, as % of one core.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
 import platform
 import shutil
@@ -93,8 +102,9 @@ def cpu_ticks(pids):
 
 
 def percentile(xs, q):
+    """Nearest-rank q-quantile."""
     xs = sorted(xs)
-    return xs[min(len(xs) - 1, int(q * len(xs)))]
+    return xs[max(0, math.ceil(q * len(xs)) - 1)]
 
 
 def measure_rtt(client, server, server_addr, n):
@@ -131,13 +141,13 @@ def measure_rate(client, server, server_addr, pids, secs):
 
 
 # --- linkem -------------------------------------------------------------------------------------
-def linkem_path(delay_ms, tmp):
+def linkem_path(delay_ms, tmp, linkem_args=()):
     s = scenario.loads(f'name = "bench"\nduration_s = 10\n[[links]]\nname = "l"\ncapacity_mbps = 1000000.0\n'
                        f'delay_ms = {delay_ms}\nbuffer_pkts = 1000000\n[[groups]]\nname = "g"\ncount = 1\n'
                        f'algorithm = "reno"\npaths = [["l"]]\n')
     r = netns.Run().open()
     try:
-        t = topology.build(s, r, Path(tmp))
+        t = topology.build(s, r, Path(tmp), linkem_args=tuple(linkem_args))
     except BaseException:
         r.close()
         raise
@@ -146,7 +156,7 @@ def linkem_path(delay_ms, tmp):
 
 
 # --- vde-wirefilter ------------------------------------------------------------------------------
-def vde_path(delay_ms, tmp):
+def vde_path(delay_ms, tmp, linkem_args=()):
     r = netns.Run().open()
     try:
         return _vde_path(r, delay_ms, tmp)
@@ -187,8 +197,50 @@ def _vde_path(r, delay_ms, tmp):
     return r, c, s, "198.18.0.2", procs
 
 
+LOAD_PACING = "100M"
+
+
+def start_tcp_load(client, server, addr, secs):
+    """A bulk TCP flow client → server (the probes' forward direction), paced at LOAD_PACING."""
+    srv = subprocess.Popen(["ip", "netns", "exec", server, "iperf3", "-s", "-1", "-J"], stdout=subprocess.PIPE, text=True)
+    time.sleep(0.5)
+    cl = subprocess.Popen(["ip", "netns", "exec", client, "iperf3", "-c", addr, "-t", str(secs), "-C", "cubic",
+                           "--fq-rate", LOAD_PACING, "-J"], stdout=subprocess.PIPE, text=True)
+    return srv, cl
+
+
+def stop_tcp_load(srv, cl, secs):
+    out = cl.communicate(timeout=secs + 60)[0]
+    srv.communicate(timeout=30)
+    try:
+        return json.loads(out)["end"]["sum_received"]["bits_per_second"] / 1e6
+    except (ValueError, KeyError):
+        return float("nan")
+
+
+EMULATORS = (("linkem", linkem_path, ()), ("linkem --no-realtime", linkem_path, ("--no-realtime",)),
+             ("vde-wirefilter", vde_path, ()))
+DELAYS = (0, 10, 100)
+CONDITIONS = ("idle", "TCP")
+
+
+def _opt(name, default):
+    return sys.argv[sys.argv.index(name) + 1] if name in sys.argv else default
+
+
 def main():
     quick = "--quick" in sys.argv
+    hogs_n = int(_opt("--cpu-hogs", 0))
+    tag = _opt("--tag", f"hogs{hogs_n}" if hogs_n else "run")
+    hogs = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(hogs_n)]
+    try:
+        bench(quick, hogs_n, tag)
+    finally:
+        for h in hogs:
+            h.kill()
+
+
+def bench(quick, hogs_n, tag):
     n_probe = 100 if quick else 300
     secs = 3 if quick else 5
     netns.check_environment()
@@ -198,21 +250,42 @@ def main():
         if shutil.which(tool) is None:
             sys.exit(f"bench needs {tool}: apt-get install iperf3 vde2")
     netns.cleanup_stale()
-    rows = {"loadavg_start": os.getloadavg()}
-    for emu, build in (("linkem", linkem_path), ("vde-wirefilter", vde_path)):
-        for delay in (0, 10, 100):
-            with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
-                r, c, s, addr, pids = build(delay, tmp)
-                try:
-                    rtts = measure_rtt(c, s, addr, n_probe)
-                finally:
-                    r.close()
-            err = [x - 2 * delay for x in rtts]
-            rows[(emu, delay)] = {"n": len(rtts), "median_ms": statistics.median(err), "p99_ms": percentile(err, 0.99),
-                                  "max_ms": max(err), "lost": n_probe - len(rtts)}
-            print(emu, delay, rows[(emu, delay)], flush=True)
+    rows = {"loadavg_start": os.getloadavg(), "n_probe": n_probe, "secs": secs, "cpu_hogs": hogs_n,
+            "date": time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}
+    for emu, build, args in EMULATORS:
+        for cond in CONDITIONS:
+            for delay in DELAYS:
+                with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
+                    r, c, s, addr, pids = build(delay, tmp, args)
+                    tcp = None
+                    try:
+                        if cond == "TCP":
+                            # long enough to cover the probes: n × (RTT + 10 ms gap) + warm-up
+                            load_s = math.ceil(1.15 * n_probe * (2 * delay / 1000 + 0.012)) + 6
+                            srv, cl = start_tcp_load(c, s, addr, load_s)
+                            time.sleep(2.0 + 20 * delay / 1000)  # slow start up to the pacing rate
+                        rtts = measure_rtt(c, s, addr, n_probe)
+                        if cond == "TCP":
+                            tcp = stop_tcp_load(srv, cl, load_s)
+                    finally:
+                        r.close()
+                    timing_file = Path(tmp) / "linkem-0-timing.json"
+                    timing = json.loads(timing_file.read_text()) if timing_file.exists() else None
+                err = [x - 2 * delay for x in rtts]
+                row = {"n": len(rtts), "median_ms": statistics.median(err), "p99_ms": percentile(err, 0.99),
+                       "max_ms": max(err), "lost": n_probe - len(rtts), "tcp_mbps": tcp, "loadavg": os.getloadavg()[0],
+                       "err_ms": err}
+                if delay:
+                    base = rows[(emu, cond, 0)]["median_ms"]
+                    added = [e - base for e in err]
+                    row.update(added_median_ms=statistics.median(added), added_p99_ms=percentile(added, 0.99),
+                               added_max_ms=max(added), added_le_0_1=sum(abs(a) <= 0.1 for a in added) / len(added))
+                if timing:
+                    row["timing"] = timing
+                rows[(emu, cond, delay)] = row
+                print(emu, cond, delay, {k: v for k, v in row.items() if k != "err_ms"}, flush=True)
         with tempfile.TemporaryDirectory(prefix="mpcc-bench-") as tmp:
-            r, c, s, addr, pids = build(1, tmp)
+            r, c, s, addr, pids = build(1, tmp, args)
             try:
                 udp, tcp = measure_rate(c, s, addr, pids, secs)
             finally:
@@ -220,44 +293,64 @@ def main():
         rows[(emu, "rate")] = {"udp": udp, "tcp": tcp}
         print(emu, "rate", rows[(emu, "rate")], flush=True)
     rows["loadavg_end"] = os.getloadavg()
-    write_results(rows, n_probe, secs)
+    write_results(rows, tag)
 
 
-def write_results(rows, n_probe, secs):
+def write_results(rows, tag):
+    n_probe, secs = rows["n_probe"], rows["secs"]
     cpu = next((l.split(":", 1)[1].strip() for l in Path("/proc/cpuinfo").read_text().splitlines()
                 if l.startswith("model name")), platform.processor())
     lines = [
         "# linkem vs vde-wirefilter",
         "",
         f"Machine: {os.cpu_count()} vCPU ({cpu}), Linux {platform.release()}; "
-        f"date {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}. Other jobs shared the CPU: load average "
-        f"{rows['loadavg_start'][0]:.1f} at the start, {rows['loadavg_end'][0]:.1f} at the end.",
-        f"Command: `sudo .venv/bin/python bench/linkem/run.py` ({n_probe} probes per delay, {secs} s per rate test).",
+        f"date {rows['date']}. Load average {rows['loadavg_start'][0]:.1f} at the start, "
+        f"{rows['loadavg_end'][0]:.1f} at the end; {rows['cpu_hogs']} extra busy loops (`--cpu-hogs`) ran throughout.",
+        f"Command: `flock /tmp/mpcc-bench.lock sudo .venv/bin/python bench/linkem/run.py"
+        f"{' --cpu-hogs ' + str(rows['cpu_hogs']) if rows['cpu_hogs'] else ''} --tag {tag}` ({n_probe} probes per "
+        f"delay and condition, {secs} s per rate test).",
         "",
         "## Delay accuracy (ICMP echo RTT − 2 × one-way delay, ms)",
         "",
-        "The 0 ms row is the path's own overhead (veths/taps, the emulator's two traversals, the",
-        "probe); the error an emulator adds to a configured delay is the row minus that overhead.",
+        "*error* = RTT − 2·delay. The 0 ms row is the path's own overhead (veths/taps, two passes",
+        "through the emulator, the probe); *added* = error − the 0 ms row's median: the error the",
+        "emulator adds to a configured delay (it understates linkem's error when the 0 ms row is inflated by",
+        "wake-up latency, which a release at arrival + 0 cannot hide: negative values; see *error*).",
+        "*TCP* = a bulk TCP flow through the same link in the",
+        f"probes' direction, paced at {LOAD_PACING}b/s. *release late* = linkem's own measure, over every frame it",
+        "forwarded in both directions (probes and TCP): send time − scheduled release (p50 / p99 / max, µs).",
         "",
-        "| emulator | one-way delay | probes | median error | p99 error | max error |",
-        "|---|---|---|---|---|---|",
+        "| emulator | load | delay | probes | median error | p99 error | max error | added median | added p99 | added max "
+        "| \\|added\\| ≤ 0.1 ms | TCP Mb/s | load avg | release late p50/p99/max µs |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
-    for emu in ("linkem", "vde-wirefilter"):
-        for d in (0, 10, 100):
-            v = rows[(emu, d)]
-            lines.append(f"| {emu} | {d} ms | {v['n']} | {v['median_ms']:.3f} | {v['p99_ms']:.3f} | {v['max_ms']:.3f} |")
+    for emu, _, _ in EMULATORS:
+        for cond in CONDITIONS:
+            for d in DELAYS:
+                v = rows[(emu, cond, d)]
+                added = (f"{v['added_median_ms']:.3f} | {v['added_p99_ms']:.3f} | {v['added_max_ms']:.3f} | "
+                         f"{100 * v['added_le_0_1']:.0f} %") if d else "— | — | — | —"
+                tcp = f"{v['tcp_mbps']:.0f}" if v.get("tcp_mbps") is not None else "—"
+                late = "—"
+                if "timing" in v:
+                    f, r = v["timing"]["fwd"]["release_late"], v["timing"]["rev"]["release_late"]
+                    w = f if f["p99_us"] >= r["p99_us"] else r
+                    late = f"{w['p50_us']:.0f} / {w['p99_us']:.0f} / {max(f['max_us'], r['max_us']):.0f}"
+                lines.append(f"| {emu} | {cond} | {d} ms | {v['n']} | {v['median_ms']:.3f} | {v['p99_ms']:.3f} | "
+                             f"{v['max_ms']:.3f} | {added} | {tcp} | {v['loadavg']:.1f} | {late} |")
     lines += ["", "## Forwarding rate (no bandwidth limit, 1 ms delay, one direction)", "",
               "| emulator | UDP offered (Mb/s) | UDP received (Mb/s) | 1500-B pkt/s | UDP loss | CPU (% of a core) | TCP (Mb/s) | CPU during TCP |",
               "|---|---|---|---|---|---|---|---|"]
-    for emu in ("linkem", "vde-wirefilter"):
+    for emu, _, _ in EMULATORS:
         u, t = rows[(emu, "rate")]["udp"], rows[(emu, "rate")]["tcp"]
         lines.append(f"| {emu} | {u['offered_mbps']:.0f} | {u['received_mbps']:.0f} | {u['pps']:.0f} | {u['loss_pct']:.1f} % "
                      f"| {u['cpu_pct']:.0f} | {t['tcp_mbps']:.0f} | {t['cpu_pct']:.0f} |")
     lines += ["", "CPU counts the emulator's processes (linkem; wirefilter + both vde_switch) over the test.",
               "The UDP sender (iperf3, one core) is part of the path and may be the limit on 2 vCPUs.", ""]
-    out = Path(__file__).with_name("RESULTS.md")
+    out = Path(__file__).with_name(f"RESULTS-{tag}.md")
     out.write_text("\n".join(lines))
-    (Path(__file__).with_name("results.json")).write_text(json.dumps({(f"{k[0]}:{k[1]}" if isinstance(k, tuple) else k): v for k, v in rows.items()}, indent=1))
+    (Path(__file__).with_name(f"results-{tag}.json")).write_text(
+        json.dumps({("|".join(map(str, k)) if isinstance(k, tuple) else k): v for k, v in rows.items()}, indent=1))
     print(f"wrote {out}")
 
 

@@ -116,6 +116,12 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
  * congestion-avoidance path near Reno's (bench/kernel/RESULTS.md). */
 #define MPCC_REFRESH_ACKS 16
 
+/* The generalized family's (β, η, n) are compiled into each object (bpf/generalized.bpf.c). */
+#ifdef MPCC_GEN_BETA_Q32
+#define MPCC_GEN_PARAMS { .a_q32 = 1ULL << 32, .beta_q32 = (__u64)(MPCC_GEN_BETA_Q32), \
+			  .eta_q32 = (__u64)(MPCC_GEN_ETA_Q32), .n = (__u32)(MPCC_GEN_NORM) }
+#endif
+
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
 	return (struct tcp_sock *)sk;
@@ -257,6 +263,13 @@ static __always_inline __s64 mpcc_increase(int algo, const struct mpcc_conn *c, 
 	case MPCC_LIA: return mpcc_lia_on_ack(c, r);
 	case MPCC_OLIA: return mpcc_olia_on_ack(c, r);
 	case MPCC_BALIA: return mpcc_balia_on_ack(c, r);
+#ifdef MPCC_GEN_BETA_Q32
+	case MPCC_GENERALIZED: {
+		struct mpcc_params p = MPCC_GEN_PARAMS;
+
+		return mpcc_generalized_on_ack(c, r, &p);
+	}
+#endif
 	default: return mpcc_reno_on_ack(c, r);
 	}
 }
@@ -265,6 +278,13 @@ static __always_inline __u64 mpcc_decrease(int algo, const struct mpcc_conn *c, 
 {
 	if (algo == MPCC_BALIA)
 		return mpcc_balia_on_loss(c, r);
+#ifdef MPCC_GEN_BETA_Q32
+	if (algo == MPCC_GENERALIZED) {
+		struct mpcc_params p = MPCC_GEN_PARAMS;
+
+		return mpcc_generalized_on_loss(c, r, &p);
+	}
+#endif
 	return mpcc_halve_on_loss(c, r);
 }
 

@@ -220,25 +220,28 @@ MPCC_FN __u64 mn_to_fixed(mn_t a, __s64 shift)
 	return MN_M(a) << s;
 }
 
-/* √a (bitwise integer square root of a 64-bit radicand: 32 bounded steps). */
+/* √a: bitwise integer square root of a radicand v ∈ [2^60, 2^62), so ⌊√v⌋ ∈ [2^30, 2^31) and the
+ * truncation costs < 2^-30 relative. The loop body is branch-free (a mask from the sign bit of
+ * v − t, valid because v, t < 2^63): with a branch per step the BPF verifier would explore 2^31
+ * paths (it cannot prune states whose scalar ranges differ). */
 MPCC_FN mn_t mn_sqrt(mn_t a)
 {
-	__u64 v, res = 0, bit = 1ULL << 62;
+	__u64 v, res = 0, bit = 1ULL << 60;
 	__s64 e = MN_E(a);
 	int i;
 
 	if (MN_M(a) == 0)
 		return MN_ZERO;
-	/* m·2^e = (m·2^s)·2^(e−s) with e−s even; m·2^s < 2^64 */
-	if (e & 1) { v = MN_M(a) << 31; e -= 31; }
-	else       { v = MN_M(a) << 32; e -= 32; }
-	for (i = 0; i < 32; i++) {
-		if (v >= res + bit) {
-			v -= res + bit;
-			res = (res >> 1) + bit;
-		} else {
-			res >>= 1;
-		}
+	/* m·2^e = (m·2^s)·2^(e−s) with e−s even; m ∈ [2^31, 2^32) so m·2^s ∈ [2^60, 2^62) */
+	if (e & 1) { v = MN_M(a) << 29; e -= 29; }
+	else       { v = MN_M(a) << 30; e -= 30; }
+	for (i = 0; i < 31; i++) {
+		__u64 t = res + bit;
+		__u64 take = (((v - t) >> 63) ^ 1);      /* 1 iff v ≥ t */
+		__u64 mask = (__u64)0 - take;
+
+		v -= t & mask;
+		res = (res >> 1) + (bit & mask);
 		bit >>= 2;
 	}
 	return mn_norm(res, e >> 1);   /* e even: an exact halving (arithmetic shift) */

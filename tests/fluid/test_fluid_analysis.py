@@ -118,3 +118,66 @@ def test_sweep_table_II_trends(load):
     assert by[(1.0, 0.0, math.inf)].mp_share < by[(1.0, 0.0, 1.0)].mp_share
     # oscillation: η ↑ ⇒ larger D_s
     assert by[(0.5, 1.0, math.inf)].oscillation > by[(0.5, 0.0, math.inf)].oscillation
+
+
+def _independent_jstar(net, eq, gamma):
+    """J* of (12) built here from H, fluid_k, and ∂Φ/∂x by central differences of fluid_phi
+    (not the engine's linearization), over used routes and priced links, and its pencil
+    ([∂Φ/∂x]^+, Λk⁻¹) weighted by the flows per route (y = H·diag(m)·x)."""
+    import scipy.linalg as sla
+
+    R = net.n_routes
+    D = np.zeros((R, R))
+    k = np.zeros(R)
+    for c in net.classes:
+        B, n = c.shape
+        xs = eq.x[c.routes].reshape(B, n)
+        k[c.routes] = c.algorithm.fluid_k(xs, c.tau).ravel()
+        for j in range(n):
+            h = 1e-6 * xs[:, j]
+            up, dn = xs.copy(), xs.copy()
+            up[:, j] += h
+            dn[:, j] -= h
+            col = (c.algorithm.fluid_phi(up, c.tau) - c.algorithm.fluid_phi(dn, c.tau)) / (2 * h[:, None])
+            for b in range(B):
+                r0 = c.route0 + b * n
+                D[r0:r0 + n, r0 + j] = col[b]
+    r, l = np.flatnonzero(eq.x > 0), np.flatnonzero(eq.p > 0)
+    H = net.H.toarray()[np.ix_(l, r)]
+    m = net.multiplicity[r]
+    Dr, kr, g = D[np.ix_(r, r)], k[r], np.asarray(gamma)[l]
+    J = np.block([[kr[:, None] * Dr, -kr[:, None] * H.T], [g[:, None] * H * m[None, :], np.zeros((l.size, l.size))]])
+    pen = sla.eigh(m[:, None] * 0.5 * (Dr + Dr.T), np.diag(m / kr), eigvals_only=True)
+    return np.linalg.eigvals(J), pen
+
+
+@pytest.mark.parametrize("algos,seed", [(("ewtcp",), 0), (("ewtcp",), 5), (("reno",), 2), (("ewtcp",), 7)])
+def test_theorem_III5_lambda_bar_random(algos, seed):
+    """Theorem III.5 on random equilibria where its hypotheses hold (EWTCP/Reno: ∂Φ/∂x diagonal,
+    so C0 and C2): every non-real eigenvalue of J* has Re λ ≤ λ̄ = ½ λ_max([∂Φ/∂x]^+, Λk⁻¹) < 0,
+    every eigenvalue λ_min ≤ Re λ < 0 — eigenvalues from an independently built J*."""
+    from mpcc.fluid import network
+
+    net = network.random_network(15, 30, seed=seed, algorithms_=algos, single_path_fraction=0.3)
+    eq = fluid.solve(net)
+    gamma = np.random.default_rng(seed).uniform(1e-6, 1e-3, net.n_links) / np.maximum(eq.p, 1e-3)
+    bound = analysis.responsiveness_bound(analysis.linearization(eq, gamma))
+    lam, pen = _independent_jstar(net, eq, gamma)
+    assert bound.applies and bound.holds
+    assert bound.lam_bar == pytest.approx(0.5 * pen.max(), rel=1e-6) and bound.lam_bar < 0
+    cplx = np.abs(lam.imag) > 1e-9 * np.abs(lam).max()
+    assert cplx.any()                                       # the bound is exercised
+    assert np.all(lam.real[cplx] <= bound.lam_bar * (1 - 1e-7))
+    assert np.all(lam.real < 0) and np.all(lam.real >= pen.min() * (1 + 1e-7))
+
+
+def test_theorem_III5_lambda_bar_tight_reno():
+    # one Reno flow on one link, complex pair (γ large): Re λ = −c p/2 = ½ k φ'(x) = λ̄ exactly
+    from mpcc.fluid import network
+    c, tau, g = 200.0, 0.05, 10.0
+    net = network.build([c], [(algorithms.get("reno"), [[0]], [tau], 1)])
+    eq = fluid.solve(net)
+    bound = analysis.responsiveness_bound(analysis.linearization(eq, g))
+    p = 2 / (tau * c) ** 2
+    assert bound.lam_bar == pytest.approx(-c * p / 2, rel=1e-7)
+    assert bound.max_real_complex == pytest.approx(-c * p / 2, rel=1e-7) and bound.holds

@@ -41,7 +41,7 @@ if _SKIP is None:
     from mpcc.testbed import bpf
     ALGOS = bpf.algorithms()
 else:  # pragma: no cover - collected but skipped
-    ALGOS = ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled"]
+    ALGOS = ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled", "generalized"]
 
 
 def _struct_ops_names() -> set[str]:
@@ -340,7 +340,19 @@ def test_plain_tcp_socket_falls_back_to_reno(two_paths):
 
 
 # --- the kernel computes what the host build computes ------------------------------------------
-ALGO_IDS = {"ewtcp": 1, "coupled": 2, "semicoupled": 3, "lia": 4, "olia": 5, "balia": 6}
+ALGO_IDS = {"ewtcp": 1, "coupled": 2, "semicoupled": 3, "lia": 4, "olia": 5, "balia": 6, "generalized": 7}
+# the generalized family at Peng et al.'s (0.2, 0.5, ∞) and at a point that takes the √ of ‖x‖_2
+TRACED = [a for a in ALGOS if a not in ("ewtcp", "generalized")] + [
+    "generalized(beta=0.2, eta=0.5, n=inf)", "generalized(beta=0.5, eta=1.0, n=2)"]
+
+
+def _host_params(algo: str) -> tuple[int, int, int, int]:
+    """(a, β, η, n) as the header takes them (numerator/2^32; n = 0 for ∞)."""
+    sp = bpf.spec(algo)
+    if not sp.params:
+        return (1 << 32, 0, 0, 0)
+    p = dict(sp.params)
+    return (1 << 32, round(p["beta"] * 2**32), round(p["eta"] * 2**32), 0 if p["n"] == "inf" else int(p["n"]))
 
 
 @pytest.fixture(scope="module")
@@ -364,13 +376,14 @@ def host_math(tmp_path_factory):
     return lib
 
 
-@pytest.mark.parametrize("algo", [a for a in ALGOS if a != "ewtcp"])
+@pytest.mark.parametrize("algo", TRACED)
 def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host_math, algo):
     """During a two-path transfer the program records the inputs it read from the kernel (both
     subflows' windows and srtt, OLIA's loss intervals) and what it computed; the host build of
     the same header, given those inputs, returns exactly the same I_r and D_r."""
     import ctypes
-    port = 5400 + ALGOS.index(algo)
+    port = 5400 + TRACED.index(algo)
+    aid, params = ALGO_IDS[bpf.spec(algo).algorithm], _host_params(algo)
     with _load(algo) as reg:
         bpf.trace_set(algo, True)
         try:
@@ -386,10 +399,10 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
         assert all(t["cwnd"][k] >= 1 << 32 and t["rtt"][k] > 0 for k in range(2)), t
         cwnd, rtt, ell = arr(*t["cwnd"]), arr(*t["rtt"]), arr(*t["ell"])
         if kind == "ack":
-            host = host_math.mpcc_host_on_ack(ALGO_IDS[algo], 2, cwnd, rtt, ell, t["self"], 1 << 32, 0, 0, 0)
+            host = host_math.mpcc_host_on_ack(aid, 2, cwnd, rtt, ell, t["self"], *params)
             assert host == t["inc"], (host, t)
         else:
-            dec = host_math.mpcc_host_on_loss(ALGO_IDS[algo], 2, cwnd, rtt, ell, t["self"], 1 << 32, 0, 0, 0)
+            dec = host_math.mpcc_host_on_loss(aid, 2, cwnd, rtt, ell, t["self"], *params)
             assert dec == t["dec"], (dec, t)
-            after = host_math.mpcc_host_cwnd_after_loss(ALGO_IDS[algo], 2, t["cwnd"][t["self"]], dec)
+            after = host_math.mpcc_host_cwnd_after_loss(aid, 2, t["cwnd"][t["self"]], dec)
             assert after >> 32 == t["ssthresh"], (after, t)

@@ -12,7 +12,7 @@ from mpcc.testbed.kernel_cli import command
 
 
 def test_names():
-    assert bpf.algorithms() == ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled"]
+    assert bpf.algorithms() == ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled", "generalized"]
     assert bpf.kernel_name("balia") == "mpcc_balia"
     assert bpf.kernel_name("max") == "mpcc_lia"                     # alias of LIA
     assert bpf.kernel_name(algos.get("olia")) == "mpcc_olia"        # Algorithm objects
@@ -59,3 +59,46 @@ def test_cli_list_needs_no_root(monkeypatch):
     r = CliRunner().invoke(command, ["list"])
     assert r.exit_code == 0
     assert "semicoupled  mpcc_semicoup" in r.output
+
+
+# --- the generalized (β, η, n) family: one object and kernel name per parameter set -----------
+def test_generalized_names_are_deterministic_and_distinct():
+    default = bpf.spec("generalized")
+    assert dict(default.params) == {"beta": 0.2, "eta": 0.5, "n": "inf"}       # Peng et al.'s Balia-like point
+    same = [bpf.spec(x) for x in ("generalized(beta=0.2, eta=0.5, n=inf)", {"name": "generalized", "eta": 0.5},
+                                  algos.get({"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"}),
+                                  algos.get("generalized"), algos.get("generalized").describe())]
+    assert {s.kernel_name for s in same} == {default.kernel_name}
+    names = {bpf.kernel_name({"name": "generalized", "beta": b, "eta": e, "n": n})
+             for b in (0.0, 0.2, 0.5, 1.0) for e in (0.0, 0.5, 1.0) for n in (1, 2, "inf")}
+    assert len(names) == 36                                                     # no two parameter sets share a name
+    for k in names:
+        assert k.startswith("mpcc_g") and len(k) == 15                          # TCP_CA_NAME_MAX - 1
+    # the parameters reach the compiler as fixed-point constants
+    sp = bpf.spec({"name": "generalized", "beta": 0.5, "eta": 1.0, "n": 2})
+    assert set(sp.defines) == {f"-DMPCC_GEN_BETA_Q32={2**31}ULL", f"-DMPCC_GEN_ETA_Q32={2**32}ULL",
+                               "-DMPCC_GEN_NORM=2", f"-DMPCC_GEN_SYM={sp.kernel_name}"}
+    assert sp.stem == "generalized-" + sp.kernel_name[len("mpcc_g"):]
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"name": "generalized", "n": 3}, "n=3 has no BPF implementation"),
+    ({"name": "generalized", "beta": 1.5}, "beta=1.5 is out of range"),
+    ({"name": "generalized", "eta": -1}, "eta=-1 is out of range"),
+    ({"name": "generalized", "gamma": 1}, "unknown parameter"),
+    ("generalized(beta=x)", "must be numbers"),
+])
+def test_generalized_parameters_outside_the_bpf_program_are_one_line_errors(bad, message):
+    with pytest.raises(MpccError, match=message):
+        bpf.spec(bad)
+
+
+def test_cli_generalized_options(monkeypatch):
+    monkeypatch.setattr(bpf.os, "geteuid", lambda: 1000)
+    r = CliRunner().invoke(command, ["load", "balia", "--beta", "0.3"])
+    assert r.exit_code != 0 and "parameters of generalized" in str(r.exception)
+    r = CliRunner().invoke(command, ["load", "generalized", "--n", "3"])
+    assert r.exit_code != 0 and "n=3 has no BPF implementation" in str(r.exception)
+    r = CliRunner().invoke(command, ["list"])
+    assert r.exit_code == 0
+    assert f"generalized  {bpf.kernel_name('generalized')}" in r.output and "beta=0.2, eta=0.5, n=inf" in r.output

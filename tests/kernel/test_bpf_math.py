@@ -147,3 +147,25 @@ def test_kernel_inputs_srtt_units(lib):
             a = lib.mpcc_host_on_ack(ALGO_IDS[name], 3, cwnd, srtt, ell, r, 0, 0, 0, 0)
             b = lib.mpcc_host_on_ack(ALGO_IDS[name], 3, cwnd, ps, ell, r, 0, 0, 0, 0)
             assert abs(a - b) <= 2.0**-23 * abs(b) + 2, (name, r)
+
+
+def test_generalized_family_contains_coupled_and_balias_increase(lib):
+    """Peng et al. §IV-B: (β, η) = (0, 0) is Coupled (I and D) for every n, and (0.2, 0.5, ∞) has
+    Balia's increase (1) — checked on the header with the parameter encoding the kernel objects
+    are compiled with (β, η as numerator/2^32, n = 0 for ∞)."""
+    arr = ctypes.c_uint64 * 8
+    conns = [((10.0, 40.0, 7.0), (0.002, 0.031, 0.09)), ((3.0, 3.0), (0.05, 0.05)),
+             ((1.0, 250.5, 17.25, 64.0), (0.2, 0.01, 0.04, 0.04))]
+    for w, t in conns:
+        n = len(w)
+        cwnd, rtt, ell = arr(*[_q32(x) for x in w]), arr(*[round(x * 1e12) for x in t]), arr(*[0] * n)
+        for r in range(n):
+            coupled = lib.mpcc_host_on_ack(ALGO_IDS["coupled"], n, cwnd, rtt, ell, r, 0, 0, 0, 0)
+            for norm in (0, 1, 2):
+                gen = lib.mpcc_host_on_ack(ALGO_IDS["generalized"], n, cwnd, rtt, ell, r, 0, 0, 0, norm)
+                assert abs(gen - coupled) <= REL * abs(coupled) + 2, (w, r, norm)
+                d = lib.mpcc_host_on_loss(ALGO_IDS["generalized"], n, cwnd, rtt, ell, r, 0, 0, 0, norm)
+                assert abs(d - cwnd[r] // 2) <= REL * cwnd[r] / 2 + 2, (w, r, norm)
+            balia = lib.mpcc_host_on_ack(ALGO_IDS["balia"], n, cwnd, rtt, ell, r, 0, 0, 0, 0)
+            gen = lib.mpcc_host_on_ack(ALGO_IDS["generalized"], n, cwnd, rtt, ell, r, 0, _q32(0.2), _q32(0.5), 0)
+            assert abs(gen - balia) <= 2 * REL * abs(balia) + 2, (w, r)

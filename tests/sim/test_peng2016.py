@@ -37,6 +37,16 @@ def test_table5_ewtcp_fastest_coupled_slowest():
         assert 10.0 < t5[a]["sp"][0] <= 20.0 * 1.01
 
 
+def test_table5_olia_recovers_slowly_like_coupled():
+    # Paper Table V: OLIA (58.5 s) and Coupled (94.36 s) take far longer than Max (17.75 s) and
+    # Balia (14.73 s): after the single-path flows leave, OLIA's route 2 is not a best path
+    # (ℓ_r/τ_r² below route 1's) so ε_r = 0 and it grows by the Coupled term only.
+    t5 = peng2016.table5(("lia", "balia", "olia"), runs=2, seed=1, progress=False)
+    conv = {a: t5[a]["convergence_s"][0] for a in t5}
+    assert all(not math.isnan(v) for v in conv.values()), conv
+    assert conv["olia"] > 2 * max(conv["lia"], conv["balia"]), conv
+
+
 def _fake_run(times, cwnd):
     s = scenario.load(peng2016.SCENARIOS / "table5.toml")
     n = len(times)

@@ -11,7 +11,19 @@
 //! One thread per direction: it reads frames from its input AF_PACKET socket (recvmmsg,
 //! PACKET_IGNORE_OUTGOING so frames we send are not read back), runs them through the pipe
 //! model (`linkem::Pipe`), and writes each frame to the output socket at its release time.
-//! Waiting uses ppoll with a 1 ns timer slack until `spin` before the deadline, then spins.
+//!
+//! Timing (what makes the added delay exact on a loaded machine):
+//! * arrival_k is the kernel's receive stamp of the frame (SO_TIMESTAMPNS, taken when the
+//!   frame entered the relay namespace), not the time linkem got round to reading it, so time
+//!   a frame spends in the socket queue does not shift its release;
+//! * the forwarding threads run SCHED_FIFO with memory locked (`--realtime`, the default when
+//!   permitted; a warning says so otherwise), so other work cannot delay their wake-ups;
+//! * waiting uses ppoll (1 ns timer slack) until `spin` before the release instant, then a
+//!   busy-wait; `spin` adapts to the measured wake-up latency (`linkem::SpinTuner`) between
+//!   `--spin-us` and `--spin-max-us`, and is bounded per release, so a real-time thread never spins longer than
+//!   that without a packet to send (it must not starve the endpoints' TCP on a 2-core machine).
+//! `--timing FILE` writes quantiles of each direction's release lateness (send − release_k)
+//! and receive lag (read − kernel stamp) at exit.
 //! Stats go to `--stats FILE` every `--stats-interval-ms` as CSV lines:
 //! `t_mono_s,dir,queue_pkts,arrivals,forwarded,drops_tail,drops_red,drops_loss,marks,bytes_out,tx_errors`.
 
@@ -77,13 +89,27 @@ struct Args {
     stats: Option<String>,
     #[arg(long, default_value_t = 100)]
     stats_interval_ms: u64,
-    /// Busy-wait this many µs before each release deadline (timing accuracy vs CPU).
+    /// Minimum busy-wait before each release instant, µs (timing accuracy vs CPU); the spin
+    /// adapts to the measured wake-up latency between this and --spin-max-us.
     #[arg(long, default_value_t = 30)]
     spin_us: u64,
-    /// SCHED_FIFO priority of the forwarding threads (0 = normal scheduling). Real-time
-    /// priority keeps wake-up latency low when other work competes for the CPU.
+    /// Upper bound of the adaptive busy-wait (µs): linkem raises the spin up to this when its
+    /// timed sleeps wake late (halted vCPUs of an idle VM wake 50–150 µs late).
+    #[arg(long, default_value_t = 200)]
+    spin_max_us: u64,
+    /// Run the forwarding threads SCHED_FIFO and lock memory (mlockall) — the default; when
+    /// not permitted (needs root/CAP_SYS_NICE) linkem warns and runs with normal scheduling.
+    #[arg(long = "realtime", overrides_with = "no_realtime")]
+    realtime: bool,
+    /// Normal scheduling for the forwarding threads, no memory locking.
+    #[arg(long = "no-realtime", overrides_with = "realtime")]
+    no_realtime: bool,
+    /// SCHED_FIFO priority of the forwarding threads with --realtime (1–99).
     #[arg(long, default_value_t = 10)]
     rt_priority: i32,
+    /// Write release-timing quantiles (JSON) of both directions to this file at exit.
+    #[arg(long)]
+    timing: Option<String>,
     /// Socket receive buffer per interface, bytes.
     #[arg(long, default_value_t = 8 << 20)]
     rcvbuf: usize,
@@ -123,6 +149,9 @@ fn packet_socket(ifname: &str, rcvbuf: usize) -> i32 {
     }
     // PACKET_QDISC_BYPASS (20): hand frames straight to the driver (veth), no qdisc
     set(libc::SOL_PACKET, 20, &one.to_ne_bytes());
+    // SO_TIMESTAMPNS (35, the timespec variant on 64-bit): the kernel's receive time of each
+    // frame (CLOCK_REALTIME) comes with it as a control message
+    set(libc::SOL_SOCKET, SO_TIMESTAMPNS, &one.to_ne_bytes());
     let rb = rcvbuf as i32;
     if set(libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, &rb.to_ne_bytes()) != 0 {
         set(libc::SOL_SOCKET, libc::SO_RCVBUF, &rb.to_ne_bytes());
@@ -170,12 +199,15 @@ struct Live {
 
 const BATCH: usize = 32;
 const SLOT: usize = 65536;
+const SO_TIMESTAMPNS: i32 = 35; // SO_TIMESTAMPNS_OLD = SCM_TIMESTAMPNS (struct timespec)
+const CTRL: usize = 64;
 
 struct Rx {
     fd: i32,
     bufs: Vec<Vec<u8>>,
     iov: Vec<libc::iovec>,
     hdrs: Vec<libc::mmsghdr>,
+    ctrl: Vec<[u64; CTRL / 8]>,
 }
 
 impl Rx {
@@ -194,13 +226,16 @@ impl Rx {
                 h
             })
             .collect();
-        Rx { fd, bufs, iov, hdrs }
+        Rx { fd, bufs, iov, hdrs, ctrl: vec![[0u64; CTRL / 8]; BATCH] }
     }
 
-    /// Non-blocking batch read; returns the number of frames now in `bufs[..n]` with lengths.
-    fn read(&mut self, lens: &mut [usize; BATCH]) -> usize {
-        for (h, v) in self.hdrs.iter_mut().zip(self.iov.iter_mut()) {
+    /// Non-blocking batch read; returns the number of frames now in `bufs[..n]` with lengths
+    /// and their kernel receive stamps (CLOCK_REALTIME ns; 0 if the kernel gave none).
+    fn read(&mut self, lens: &mut [usize; BATCH], stamps: &mut [u64; BATCH]) -> usize {
+        for ((h, v), c) in self.hdrs.iter_mut().zip(self.iov.iter_mut()).zip(self.ctrl.iter_mut()) {
             h.msg_hdr.msg_iov = v as *mut libc::iovec;
+            h.msg_hdr.msg_control = c.as_mut_ptr() as *mut libc::c_void;
+            h.msg_hdr.msg_controllen = CTRL;
             h.msg_len = 0;
         }
         let n = unsafe {
@@ -211,37 +246,101 @@ impl Rx {
         }
         for i in 0..n as usize {
             lens[i] = (self.hdrs[i].msg_len as usize).min(SLOT);
+            stamps[i] = 0;
+            let m = &self.hdrs[i].msg_hdr;
+            unsafe {
+                let mut c = libc::CMSG_FIRSTHDR(m);
+                while !c.is_null() {
+                    if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == SO_TIMESTAMPNS {
+                        let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                        stamps[i] = ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64;
+                    }
+                    c = libc::CMSG_NXTHDR(m, c);
+                }
+            }
         }
         n as usize
     }
 }
 
-/// One direction: read from `in_fd`, emulate, write to `out_fd`.
-fn run_direction(in_fd: i32, out_fd: i32, cfg: PipeConfig, seed: u64, spin_ns: u64, rt_priority: i32, live: Arc<Live>, stop: Arc<AtomicBool>) {
+fn realtime_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// What one forwarding thread measured about its own timing.
+#[derive(Default)]
+struct Timing {
+    /// send time − release_k of every forwarded frame
+    late: linkem::Hist,
+    /// time the frame was read − its kernel receive stamp
+    rx_lag: linkem::Hist,
+    /// frames that carried no kernel stamp (arrival = read time)
+    unstamped: u64,
+    /// the adaptive spin at exit
+    spin_final_ns: u64,
+}
+
+/// Make the calling thread SCHED_FIFO at `priority`; Err(errno text) if not permitted.
+fn set_fifo(priority: i32) -> Result<(), String> {
+    let p = libc::sched_param { sched_priority: priority };
+    let r = unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) };
+    if r == 0 { Ok(()) } else { Err(std::io::Error::from_raw_os_error(r).to_string()) }
+}
+
+/// One direction: read from `in_fd`, emulate, write to `out_fd`. `rt_priority` > 0: try
+/// SCHED_FIFO and report the outcome on `rt_result` before forwarding anything.
+#[allow(clippy::too_many_arguments)]
+fn run_direction(
+    in_fd: i32,
+    out_fd: i32,
+    cfg: PipeConfig,
+    seed: u64,
+    spin: (u64, u64),
+    rt_priority: i32,
+    rt_result: std::sync::mpsc::Sender<Result<(), String>>,
+    live: Arc<Live>,
+    stop: Arc<AtomicBool>,
+) -> Timing {
     unsafe { libc::prctl(libc::PR_SET_TIMERSLACK, 1u64, 0u64, 0u64, 0u64) };
-    if rt_priority > 0 {
-        // best effort: without CAP_SYS_NICE the thread keeps normal scheduling
-        let p = libc::sched_param { sched_priority: rt_priority };
-        unsafe { libc::pthread_setschedparam(libc::pthread_self(), libc::SCHED_FIFO, &p) };
-    }
+    let _ = rt_result.send(if rt_priority > 0 { set_fifo(rt_priority) } else { Ok(()) });
+    let mut timing = Timing::default();
     let mut pipe = Pipe::new(cfg, seed);
     let mut rx = Rx::new(in_fd);
     let mut lens = [0usize; BATCH];
+    let mut stamps = [0u64; BATCH];
+    let mut last_arrival = 0u64;
+    let mut tuner = linkem::SpinTuner::new(spin.0, spin.1);
+    let mut slept = true;
     let mut line: VecDeque<(u64, Vec<u8>)> = VecDeque::new();
     let mut pool: Vec<Vec<u8>> = Vec::new();
     let mut pfd = libc::pollfd { fd: in_fd, events: libc::POLLIN, revents: 0 };
     let mut last_publish = 0u64;
     while !stop.load(Relaxed) {
-        // 1. take in everything that has arrived
-        loop {
-            let n = rx.read(&mut lens);
+        // 1. take in what has arrived (at most 8 batches, so that a flood of arrivals cannot
+        //    hold back releases that are due; the rest is read after them, stamps intact)
+        for _ in 0..8 {
+            let n = rx.read(&mut lens, &mut stamps);
             if n == 0 {
                 break;
             }
-            let now = now_ns();
+            // arrival_k on CLOCK_MONOTONIC = now − (realtime now − kernel stamp); a stamp from
+            // the future or older than 1 s (clock step) is not trusted: arrival = now
+            let (now, rt_now) = (now_ns(), realtime_ns());
             for i in 0..n {
                 let f = &rx.bufs[i][..lens[i]];
-                match pipe.arrive(now, frame::wire_bytes(f), frame::is_ect(f)) {
+                let lag = rt_now.wrapping_sub(stamps[i]);
+                let arrival = if stamps[i] != 0 && lag < 1_000_000_000 {
+                    timing.rx_lag.record(lag);
+                    now - lag
+                } else {
+                    timing.unstamped += 1;
+                    now
+                };
+                // the pipe's clock never runs backwards (stamps of one socket are ordered)
+                last_arrival = last_arrival.max(arrival);
+                match pipe.arrive(last_arrival, frame::wire_bytes(f), frame::is_ect(f)) {
                     Verdict::Forward { release_ns, mark } => {
                         let mut b = pool.pop().unwrap_or_else(|| Vec::with_capacity(2048));
                         b.clear();
@@ -258,13 +357,22 @@ fn run_direction(in_fd: i32, out_fd: i32, cfg: PipeConfig, seed: u64, spin_ns: u
                 break;
             }
         }
-        // 2. release what is due
-        let now = now_ns();
+        // 2. release what is due (each send runs the receiver's softirq work inline, so the
+        //    clock is read again before every frame)
+        let mut now = now_ns();
         while let Some((t, _)) = line.front() {
             if *t > now {
-                break;
+                now = now_ns();
+                if *t > now {
+                    break;
+                }
             }
-            let (_, b) = line.pop_front().unwrap();
+            let (t, b) = line.pop_front().unwrap();
+            timing.late.record(now.saturating_sub(t));
+            if !slept {
+                tuner.no_sleep();
+            }
+            slept = false;
             let r = unsafe { libc::send(out_fd, b.as_ptr() as *const libc::c_void, b.len(), 0) };
             if r < 0 {
                 live.tx_errors.fetch_add(1, Relaxed);
@@ -275,6 +383,7 @@ fn run_direction(in_fd: i32, out_fd: i32, cfg: PipeConfig, seed: u64, spin_ns: u
             if pool.len() < 4096 {
                 pool.push(b);
             }
+            now = now_ns();
         }
         if now - last_publish > 1_000_000 {
             let q = pipe.queue_len(now) as u64;
@@ -293,15 +402,24 @@ fn run_direction(in_fd: i32, out_fd: i32, cfg: PipeConfig, seed: u64, spin_ns: u
             Some(t) => t.saturating_sub(now_ns()),
             None => 50_000_000,
         };
+        let spin_ns = tuner.spin_ns();
         if wait_ns > spin_ns {
             let sleep = (wait_ns - spin_ns).min(50_000_000);
             let ts = libc::timespec { tv_sec: (sleep / 1_000_000_000) as i64, tv_nsec: (sleep % 1_000_000_000) as i64 };
             pfd.revents = 0;
-            unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+            let wake_at = now_ns() + sleep;
+            let r = unsafe { libc::ppoll(&mut pfd, 1, &ts, std::ptr::null()) };
+            if r == 0 {
+                // timed out: how late did we wake? (arrivals end the sleep early: no sample)
+                tuner.overshoot(now_ns().saturating_sub(wake_at));
+                slept = true;
+            }
         } else if wait_ns > 0 {
             std::hint::spin_loop();
         }
     }
+    timing.spin_final_ns = tuner.spin_ns();
+    timing
 }
 
 static STOP_SIGNAL: AtomicBool = AtomicBool::new(false);
@@ -356,22 +474,65 @@ fn main() {
         loss: 0.0,
         red: None,
     };
+    let realtime = !a.no_realtime;
+    check(!realtime || (1..=99).contains(&a.rt_priority), "--rt-priority must be in 1..=99");
     let fd_in = packet_socket(&a.in_if, a.rcvbuf);
     let fd_out = packet_socket(&a.out_if, a.rcvbuf);
+    // real time, part 1: lock all memory (no page fault on the forwarding path)
+    // (only with CAP_IPC_LOCK: under a finite RLIMIT_MEMLOCK, MCL_FUTURE would make later
+    // allocations — thread stacks, the delay line — fail instead of just going unlocked)
+    let mlock = if !realtime {
+        Ok(())
+    } else if !has_capability(14) {
+        Err("needs CAP_IPC_LOCK".to_string())
+    } else if unsafe { libc::mlockall(libc::MCL_CURRENT | libc::MCL_FUTURE) } == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error().to_string())
+    };
     let stop = Arc::new(AtomicBool::new(false));
     let lives = [Arc::new(Live::default()), Arc::new(Live::default())];
-    let spin_ns = a.spin_us * 1000;
-    let rt_priority = a.rt_priority;
+    let spin = (a.spin_us * 1000, a.spin_max_us.max(a.spin_us) * 1000);
+    let rt_priority = if realtime { a.rt_priority } else { 0 };
+    let (rt_tx, rt_rx) = std::sync::mpsc::channel();
     let mut threads = Vec::new();
     for (dir, (i, o, cfg, seed)) in [(fd_in, fd_out, fwd, a.seed), (fd_out, fd_in, rev, a.seed ^ 0x5eed)].into_iter().enumerate() {
-        let (live, stop) = (lives[dir].clone(), stop.clone());
+        let (live, stop, rt_tx) = (lives[dir].clone(), stop.clone(), rt_tx.clone());
         threads.push(
             std::thread::Builder::new()
                 .name(if dir == 0 { "fwd".into() } else { "rev".into() })
-                .spawn(move || run_direction(i, o, cfg, seed, spin_ns, rt_priority, live, stop))
+                .spawn(move || run_direction(i, o, cfg, seed, spin, rt_priority, rt_tx, live, stop))
                 .unwrap(),
         );
     }
+    // real time, part 2: both forwarding threads report whether SCHED_FIFO was granted
+    let fifo: Result<(), String> = (0..2).map(|_| rt_rx.recv().unwrap_or(Err("thread failed".into()))).collect();
+    let rt_note = if !realtime {
+        "real-time off (--no-realtime): normal scheduling".to_string()
+    } else {
+        match (&fifo, &mlock) {
+            (Ok(()), Ok(())) => format!(
+                "real-time: forwarding threads SCHED_FIFO priority {}, memory locked (kernel RT limit {} of every {} µs)",
+                a.rt_priority,
+                read_sysctl("kernel/sched_rt_runtime_us"),
+                read_sysctl("kernel/sched_rt_period_us")
+            ),
+            _ => {
+                let why: Vec<String> = [fifo.as_ref().err().map(|e| format!("SCHED_FIFO: {e}")), mlock.as_ref().err().map(|e| format!("mlockall: {e}"))]
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                format!(
+                    "warning: real-time not permitted ({}); running with {} — releases can be late by the scheduler's \
+                     wake-up latency when other work loads the CPU. Run as root (CAP_SYS_NICE, CAP_IPC_LOCK) for precise \
+                     delays, or pass --no-realtime to silence this",
+                    why.join(", "),
+                    if fifo.is_ok() { "SCHED_FIFO but unlocked memory" } else { "normal scheduling" }
+                )
+            }
+        }
+    };
+    eprintln!("linkem: {rt_note}");
     let mut out = a.stats.as_ref().map(|p| {
         std::fs::File::create(p).unwrap_or_else(|e| {
             eprintln!("linkem: cannot write {p}: {e}");
@@ -414,8 +575,43 @@ fn main() {
         }
     }
     stop.store(true, Relaxed);
-    for t in threads {
-        let _ = t.join();
-    }
+    let timings: Vec<Timing> = threads.into_iter().map(|t| t.join().unwrap_or_default()).collect();
     write_stats(&mut out);
+    let mut json = format!("{{\"realtime\":{},\"spin_us\":{},\"spin_max_us\":{}", realtime && fifo.is_ok(), a.spin_us, a.spin_max_us);
+    for (dir, t) in ["fwd", "rev"].iter().zip(timings.iter()) {
+        eprintln!(
+            "linkem: {dir}: {} frames; release late by p50 {:.1} µs, p99 {:.1} µs, max {:.1} µs; socket lag p99 {:.1} µs",
+            t.late.count,
+            t.late.quantile_ns(0.5) as f64 / 1e3,
+            t.late.quantile_ns(0.99) as f64 / 1e3,
+            t.late.max_ns as f64 / 1e3,
+            t.rx_lag.quantile_ns(0.99) as f64 / 1e3
+        );
+        json += &format!(
+            ",\"{dir}\":{{\"release_late\":{},\"rx_lag\":{},\"unstamped\":{},\"spin_final_us\":{:.1}}}",
+            t.late.json(),
+            t.rx_lag.json(),
+            t.unstamped,
+            t.spin_final_ns as f64 / 1e3
+        );
+    }
+    json += "}\n";
+    if let Some(p) = &a.timing {
+        if let Err(e) = std::fs::write(p, json) {
+            eprintln!("linkem: cannot write {p}: {e}");
+        }
+    }
+}
+
+/// Is capability number `cap` (linux/capability.h, e.g. 14 = CAP_IPC_LOCK) in our effective set?
+fn has_capability(cap: u32) -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("CapEff:").map(|v| u64::from_str_radix(v.trim(), 16).ok())))
+        .flatten()
+        .is_some_and(|eff| eff >> cap & 1 == 1)
+}
+
+fn read_sysctl(name: &str) -> String {
+    std::fs::read_to_string(format!("/proc/sys/{name}")).map(|s| s.trim().to_string()).unwrap_or_else(|_| "?".into())
 }

@@ -97,6 +97,15 @@ pub struct Options {
     /// Delayed ACKs: one ACK per two in-order segments, at most `delayed_ack_s` late.
     pub delayed_ack: bool,
     pub delayed_ack_s: f64,
+    /// Linux 3.x (e.g. the 3.11.8 kernel of Peng et al.; acked packets are counted in slow start
+    /// since 3.18 and in congestion avoidance since 4.0): slow start and congestion
+    /// avoidance add one increment per ACK, however many packets it acknowledges, instead of
+    /// one per acknowledged packet. OLIA always does (mptcp_olia.c ignores `acked`).
+    pub per_ack_increase: bool,
+    /// Linux before 4.3 (`tcp_in_slow_start`): slow start while cwnd ≤ ssthresh, so the first
+    /// ACK after a loss adds a whole packet; otherwise while cwnd < ssthresh. OLIA always
+    /// tests ≤ (mptcp_olia.c).
+    pub slow_start_at_ssthresh: bool,
     /// Random host processing delay U[0, host_jitter_s) added to every ACK (breaks the phase
     /// effects of a deterministic simulation).
     pub host_jitter_s: f64,
@@ -112,6 +121,8 @@ impl Default for Options {
             rto_min_s: 0.2,
             delayed_ack: false,
             delayed_ack_s: 0.04,
+            per_ack_increase: false,
+            slow_start_at_ssthresh: false,
             host_jitter_s: 0.0,
             ecn: true,
         }

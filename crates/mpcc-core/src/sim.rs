@@ -152,8 +152,11 @@ struct Subflow {
     mask: u32,
     retx: VecDeque<u32>,
     acks: VecDeque<Ack>,
-    sent_since_loss: u64,
-    prev_loss_interval: u64,
+    /// OLIA's loss markers (mptcp_olia.c `mptcp_loss1..3`, here in packets): snd_una at the
+    /// loss before last, at the last loss, and at the latest ACK that reached cong_avoid.
+    olia_loss: [u32; 3],
+    /// OLIA's fixed-point window counter (mptcp_olia.c `mptcp_snd_cwnd_cnt`, 2^−10 packets).
+    olia_cnt: i64,
     // FAST: RTT samples over the update interval; Algorithm 2 accumulators.
     rtt_sum: f64,
     rtt_n: u32,
@@ -270,6 +273,8 @@ pub struct Sim {
     sf_route: Vec<u32>,
     conns: Vec<Conn>,
     ccs: Vec<Box<dyn Controller>>,
+    /// Per group: the controller is OLIA, whose window update follows mptcp_olia.c.
+    olia: Vec<bool>,
     bgs: Vec<Background>,
     sample_ns: u64,
     ack_jitter_ns: u64,
@@ -286,6 +291,8 @@ pub struct Sim {
     ts_link_id: Vec<u32>,
     ts_queue: Vec<u32>,
     ts_drops: Vec<u64>,
+    /// FAST Algorithm 2 log: (time s, first subflow of the connection, new α, q s, l).
+    fast_log: Vec<(f64, u32, f64, f64, f64)>,
     events: u64,
     data_packets: u64,
 }
@@ -350,6 +357,7 @@ impl Sim {
             sf_route: Vec::new(),
             conns: Vec::new(),
             ccs: Vec::new(),
+            olia: Vec::new(),
             bgs: Vec::new(),
             sample_ns: ns(cfg.sample_interval_s),
             ack_jitter_ns: ns(cfg.options.host_jitter_s),
@@ -365,6 +373,7 @@ impl Sim {
             ts_link_id: Vec::new(),
             ts_queue: Vec::new(),
             ts_drops: Vec::new(),
+            fast_log: Vec::new(),
             events: 0,
             data_packets: 0,
         };
@@ -377,6 +386,7 @@ impl Sim {
             let fast_params = algo
                 .fast()
                 .map(|f| (f.alpha, f.update_interval_s, f.adapt_interval_s));
+            sim.olia.push(algo.name() == "olia");
             sim.ccs.push(algo);
             for p in &g.paths {
                 check_path(p)?;
@@ -811,7 +821,6 @@ impl Sim {
                     let q = sf.snd_nxt;
                     sf.sb[(q & sf.mask) as usize] = INFLIGHT;
                     sf.snd_nxt += 1;
-                    sf.sent_since_loss += 1;
                     q
                 }
             };
@@ -820,7 +829,6 @@ impl Sim {
             sf.inflight += 1;
             sf.sent += 1;
             sf.a_sent += 1;
-            self.loss_interval[s] = sf.sent_since_loss.max(sf.prev_loss_interval) as f64;
             if sf.rto_deadline == 0 {
                 let d = now + Self::rto_backed_off(sf);
                 self.arm_rto(s, d);
@@ -842,6 +850,10 @@ impl Sim {
 
     fn process_ack(&mut self, s: usize, ack: Ack) {
         let now = self.now;
+        // FAST reacts to queueing delay, not to ECN marks (Tang et al. §II-B); loss still halves.
+        let ecn_reacts = self.ccs[self.conns[self.sf[s].conn as usize].group as usize]
+            .fast()
+            .is_none();
         let rto_min = self.opt.rto_min_s;
         let sf = &mut self.sf[s];
         // RTT sample from the echoed timestamp (valid for retransmissions too); RFC 6298
@@ -922,7 +934,8 @@ impl Sim {
             newly_lost += 1;
         }
         sf.delivered += delivered;
-        sf.a_lost += newly_lost;
+        // Algorithm 2's l counts ECN marks like losses (RED marks instead of dropping, §II-B).
+        sf.a_lost += newly_lost + ack.ece as u64;
         if advanced {
             let d = if sf.snd_una < sf.snd_nxt {
                 now + Self::rto_backed_off(sf)
@@ -949,22 +962,44 @@ impl Sim {
                 }
                 _ => {}
             }
-        } else if ack.ece && sf.state == OPEN {
+        } else if ack.ece && ecn_reacts && sf.state == OPEN {
             sf.state = CWR;
             sf.recover = sf.snd_nxt;
             self.reduce(s);
         }
         let st = self.sf[s].state;
         if (st == OPEN || st == LOSS) && delivered > 0 {
-            self.increase(s, delivered as f64);
+            // the ACK reaches cong_avoid: OLIA's marker mptcp_loss3 = snd_una
+            let sf = &mut self.sf[s];
+            sf.olia_loss[2] = sf.snd_una;
+            self.loss_interval[s] = Self::olia_ell(&sf.olia_loss);
+            let d = if self.opt.per_ack_increase { 1.0 } else { delivered as f64 };
+            self.increase(s, d);
         }
     }
 
+    /// OLIA's ℓ_r = max(mptcp_loss3 − mptcp_loss2, mptcp_loss2 − mptcp_loss1): packets
+    /// acknowledged since the last loss, and between the last two losses (mptcp_olia.c).
+    #[inline]
+    fn olia_ell(m: &[u32; 3]) -> f64 {
+        m[2].wrapping_sub(m[1]).max(m[1].wrapping_sub(m[0])) as f64
+    }
+
     /// Slow start below ssthresh (one packet per delivered packet), then the controller's
-    /// I_r per delivered packet (Linux counts SACKed packets as delivered too).
+    /// I_r per delivered packet (Linux counts SACKed packets as delivered too). OLIA follows
+    /// mptcp_olia_cong_avoid() instead (see `increase_olia`).
     fn increase(&mut self, s: usize, mut d: f64) {
+        let c = self.sf[s].conn as usize;
+        if self.olia[self.conns[c].group as usize] {
+            self.increase_olia(s);
+            return;
+        }
         let ss = self.sf[s].ssthresh;
         let w = self.cwnd[s];
+        if self.opt.slow_start_at_ssthresh && w <= ss {
+            self.cwnd[s] += d;
+            return;
+        }
         if w < ss {
             let inc = (ss - w).min(d);
             self.cwnd[s] += inc;
@@ -979,12 +1014,38 @@ impl Sim {
         }
     }
 
-    /// Loss event on route s: ssthresh = w = max(w − D_r, min_cwnd).
+    /// mptcp_olia_cong_avoid() (MPTCP v0.88 on Linux 3.11, what Peng et al. measured), one
+    /// call per ACK whatever the number of packets it acknowledges: slow start while
+    /// w_r ≤ ssthresh (one packet per ACK), else I_r through the kernel's fixed-point counter
+    /// (`Olia::kernel_step`: ⌊2^10·I_r⌋ per ACK, ±1 packet at ±(2^10 − 1), remainder dropped),
+    /// so the window stays a whole number of packets, ≥ 1. The window that the other routes
+    /// see during recovery is ssthresh (`mptcp_get_crt_cwnd`), which is what `cwnd` holds here.
+    fn increase_olia(&mut self, s: usize) {
+        if self.cwnd[s] <= self.sf[s].ssthresh {
+            self.cwnd[s] += 1.0;
+            return;
+        }
+        let c = self.sf[s].conn as usize;
+        let (view, g) = self.view(c);
+        let r = s - self.conns[c].first as usize;
+        let i = self.ccs[g].on_ack(&view, r);
+        match cc::Olia::kernel_step(&mut self.sf[s].olia_cnt, i) {
+            1 => self.cwnd[s] += 1.0,
+            -1 => self.cwnd[s] = (self.cwnd[s] - 1.0).max(1.0),
+            _ => {}
+        }
+    }
+
+    /// Loss event on route s: ssthresh = w = max(w − D_r, min_cwnd) (OLIA: rounded down to
+    /// whole packets, tcp_reno_ssthresh = max(w >> 1, 2)).
     fn reduce(&mut self, s: usize) {
         let c = self.sf[s].conn as usize;
         let (view, g) = self.view(c);
         let r = s - self.conns[c].first as usize;
-        let w = self.ccs[g].cwnd_after_loss(&view, r);
+        let mut w = self.ccs[g].cwnd_after_loss(&view, r);
+        if self.olia[g] {
+            w = w.floor();
+        }
         let total: f64 = view.cwnd.iter().sum();
         let decrease = self.cwnd[s] - w;
         if self.now >= self.measure_ns.0 && self.now <= self.measure_ns.1 {
@@ -995,10 +1056,14 @@ impl Sim {
         let sf = &mut self.sf[s];
         sf.ssthresh = w;
         sf.loss_events += 1;
-        // OLIA's ℓ_r: packets between the last two losses, and since the last one.
-        sf.prev_loss_interval = sf.sent_since_loss;
-        sf.sent_since_loss = 0;
-        self.loss_interval[s] = sf.prev_loss_interval as f64;
+        // OLIA's loss markers (mptcp_olia_set_state on entering Recovery/Loss/CWR): a new
+        // interval starts if data was acknowledged since the last one and this is not a
+        // repeated timeout.
+        if sf.olia_loss[2] != sf.olia_loss[1] && sf.backoff == 0 {
+            sf.olia_loss[0] = sf.olia_loss[1];
+            sf.olia_loss[1] = sf.olia_loss[2];
+        }
+        self.loss_interval[s] = Self::olia_ell(&sf.olia_loss);
     }
 
     fn rto_event(&mut self, s: usize) {
@@ -1124,11 +1189,10 @@ impl Sim {
         }
         let f = self.ccs[g].fast().unwrap();
         if q_n > 0 && sent > 0 {
-            self.conns[c].alpha = f.adapt(
-                self.conns[c].alpha,
-                q_sum / q_n as f64,
-                lost as f64 / sent as f64,
-            );
+            let (q, l) = (q_sum / q_n as f64, lost as f64 / sent as f64);
+            self.conns[c].alpha = f.adapt(self.conns[c].alpha, q, l);
+            let t = self.now as f64 / NS_PER_S;
+            self.fast_log.push((t, a as u32, self.conns[c].alpha, q, l));
         }
         let t = self.now + ns(f.adapt_interval_s);
         self.push(t, K_ADAPT, c as u32);
@@ -1306,6 +1370,11 @@ impl Sim {
             ),
             ("ts_queue", Column::U32(std::mem::take(&mut self.ts_queue))),
             ("ts_drops", Column::U64(std::mem::take(&mut self.ts_drops))),
+            ("fa_time", Column::F64(self.fast_log.iter().map(|e| e.0).collect())),
+            ("fa_sf", Column::U32(self.fast_log.iter().map(|e| e.1).collect())),
+            ("fa_alpha", Column::F64(self.fast_log.iter().map(|e| e.2).collect())),
+            ("fa_q", Column::F64(self.fast_log.iter().map(|e| e.3).collect())),
+            ("fa_l", Column::F64(self.fast_log.iter().map(|e| e.4).collect())),
         ];
         Output {
             columns,

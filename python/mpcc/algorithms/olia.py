@@ -3,15 +3,19 @@ congestion-control; the out-of-tree Linux ``mptcp_olia.c``).
 
     I_r = (w_r/τ_r²) / (Σ_p w_p/τ_p)² + ε_r / w_r,     D_r = w_r/2
 
-ℓ_r is the larger of the packets sent since the last loss on r and between the last two losses
-on r (state key ``loss_interval``). The best paths B maximise ℓ_r/τ_r², the max-window paths M
+ℓ_r is the larger of the packets acknowledged since the last loss on r and between the last
+two losses on r (state key ``loss_interval``; mptcp_olia.c's snd_una markers). The best paths B maximise ℓ_r/τ_r², the max-window paths M
 maximise w_r, and with n routes:
 
     ε_r = 1/(n·|B∖M|)   if r ∈ B∖M
     ε_r = −1/(n·|M|)    if r ∈ M and B∖M ≠ ∅
     ε_r = 0             otherwise
 
-OLIA has no fluid model of the form (3) (Peng et al. §II-B)."""
+OLIA has no fluid model of the form (3) (Peng et al. §II-B).
+
+These are the per-ACK and per-loss rules. mptcp_olia.c applies them with integer arithmetic
+(whole-packet windows, ⌊2^10·I_r⌋ per ACK into a counter reset at ±1023, one step per ACK
+whatever it acknowledges); the simulator models that in its window update (docs/sim.md)."""
 
 from __future__ import annotations
 

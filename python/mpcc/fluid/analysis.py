@@ -144,6 +144,7 @@ class Linearization:
     rayleigh_error: float         # max |Re λ − quotient at its eigenvector| (proof of Thm III.5)
     routes: np.ndarray
     links: np.ndarray
+    asymmetry: float = 0.0        # ‖D − Dᵀ‖/‖D‖ of ∂Φ/∂x over the active routes (C0: 0)
 
     @property
     def bound_holds(self) -> bool:
@@ -200,7 +201,55 @@ def linearization(eq: Equilibrium, gamma) -> Linearization:
         den = np.real(np.conj(xv) @ (Mx / k[routes][:, None]) @ xv + np.conj(pv) @ (pv / g))
         if den > 0:
             err = max(err, abs(lam[i].real - num / den) / max(1.0, abs(lam[i].real)))
-    return Linearization(J, lam, float(lam.real.max()), float(pen.min()), float(pen.max()), err, routes, links)
+    asym = float(np.linalg.norm(D - D.T) / max(np.linalg.norm(D), 1e-300)) if D.size else 0.0
+    return Linearization(J, lam, float(lam.real.max()), float(pen.min()), float(pen.max()), err, routes, links,
+                         asym)
+
+
+@dataclass(frozen=True)
+class ResponsivenessBound:
+    """A computable form of Theorem III.5's bound (see docs/fluid.md, "Theorem III.5").
+
+    Taken literally, λ̄(J*) = max over unit z = (x, p) of xᴴ[∂Φ/∂x]^+x / (xᴴΛk⁻¹x + pᴴΛγ⁻¹p) is 0
+    (z = (0, p)). The proof only evaluates the quotient at eigenvectors, which obey
+    λΛk⁻¹x = ∂Φ/∂x·x − Hᵀp and λΛγ⁻¹p = Hx. With a = xᴴΛk⁻¹x, b = pᴴΛγ⁻¹p these give
+    λa + λ̄b = xᴴ(∂Φ/∂x)x. When ∂Φ/∂x is symmetric (C0) the right side is real, so a non-real λ
+    has a = b, hence Re λ = xᴴ[∂Φ/∂x]^+x / (2a) ≤ ½ λ_max([∂Φ/∂x]^+, Λk⁻¹) =: ``lam_bar`` < 0
+    (C2). Real eigenvalues only obey Re λ < 0 (b may dominate a: slow price modes), and every
+    eigenvalue obeys Re λ ≥ λ_min of the pencil (``pencil_min``)."""
+
+    lam_bar: float          # ½ λ_max([∂Φ/∂x]^+, Λk⁻¹): bound on Re λ of non-real λ (under C0)
+    pencil_min: float       # λ_min of the pencil: lower bound on every Re λ
+    symmetric: bool         # C0 at x* (‖D − Dᵀ‖/‖D‖ ≤ 1e-6): lam_bar applies
+    max_real_complex: float  # max Re λ over the non-real eigenvalues (−inf if none)
+    max_real_real: float     # largest real eigenvalue (−inf if none)
+
+    min_real: float = -np.inf  # smallest Re λ
+
+    @property
+    def applies(self) -> bool:
+        """C0 and C2 at x* (symmetric ∂Φ/∂x, λ_max of the pencil < 0): lam_bar is a bound."""
+        return self.symmetric and self.lam_bar < 0
+
+    @property
+    def holds(self) -> bool:
+        """Re λ < 0 and Re λ ≥ pencil_min for all λ; Re λ ≤ lam_bar < 0 for non-real λ when it
+        applies."""
+        tol = 1e-9 * max(1.0, abs(self.pencil_min))
+        ok = self.max_real_complex < 0 and self.max_real_real < 0 and self.min_real >= self.pencil_min - tol
+        if self.applies:
+            ok = ok and self.max_real_complex <= self.lam_bar + tol
+        return bool(ok)
+
+
+def responsiveness_bound(lin: Linearization, *, imag_tol: float = 1e-9) -> ResponsivenessBound:
+    """Theorem III.5's bound λ̄ for the non-real eigenvalues of J* (valid when C0 holds)."""
+    lam = lin.eigenvalues
+    scale = max(np.abs(lam).max(initial=0.0), 1e-300)
+    cplx = np.abs(lam.imag) > imag_tol * scale
+    return ResponsivenessBound(0.5 * lin.pencil_max, lin.pencil_min, lin.asymmetry <= 1e-6,
+                               float(lam.real[cplx].max(initial=-np.inf)),
+                               float(lam.real[~cplx].max(initial=-np.inf)), float(lam.real.min(initial=np.inf)))
 
 
 # --- window oscillation, eq. (13) -------------------------------------------------------------------

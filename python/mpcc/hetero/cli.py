@@ -267,24 +267,74 @@ def example4_cmd(trials, workers, seed, as_json, plot_dir):
 @click.option("--runs", type=click.IntRange(1), default=20, show_default=True, help="Seeds per configuration.")
 @click.option("--duration", type=click.FloatRange(min=1, min_open=False), default=None,
               help="Override duration_s of the scenario files (s).")
-@click.option("--measure", nargs=2, type=float, default=(600.0, 1800.0), show_default=True,
+@click.option("--measure", nargs=2, type=float, default=(1800.0, 5400.0), show_default=True,
               help="Measurement window (s).")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Parallel simulations.")
 @click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True),
               default="scenarios/tang2010", show_default=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+              help="Write rate / α(t) plots (PNG+SVG) here.")
 @click.option("--json", "as_json", is_flag=True)
-def example1_cmd(runs, duration, measure, scenario_dir, as_json):
+def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_json):
     """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2."""
     from .tang2010 import example1
-    rep = _clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure)))
+    rep = _clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure), workers=workers,
+                          progress=not as_json, out_dir=plot_dir))
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
     from rich.console import Console
     from rich.table import Table
-    t = Table(title=f"Table I: Reno / FAST rates (packets/ms), {runs} runs, window {measure[0]:g}–{measure[1]:g} s")
-    for col in ("configuration", "paper Reno/FAST", "paper ratio", "sim Reno/FAST", "sim ratio", "sim utilization"):
+    m = rep["measure_s"]
+    t = Table(title=f"Table I: Reno / FAST rates (packets/ms), {runs} runs, window {m[0]:g}–{m[1]:g} s")
+    for col in ("configuration", "paper Reno/FAST", "paper ratio", "sim Reno/FAST", "sim ratio", "sim utilization",
+                "sim α (q ms, l)"):
         t.add_column(col)
     for name, r in rep["rows"].items():
+        a = f"{r['alpha']:.0f} ({r['alg2_q_ms']:.1f}, {r['alg2_l']:.1e})" if r.get("alpha") is not None else "50 (fixed)"
         t.add_row(name, f"{r['paper_reno']}/{r['paper_fast']}", f"{r['paper_ratio']}",
-                  f"{r['reno']:.2f}/{r['fast']:.2f}", f"{r['ratio']:.2f}", f"{r['utilization']:.1%}")
+                  f"{r['reno']:.2f}/{r['fast']:.2f}", f"{r['ratio']:.2f}", f"{r['utilization']:.1%}", a)
     Console().print(t)
+    for f in rep.get("plots", []):
+        click.echo(f"wrote {f}")
+
+
+@command.command("example2")
+@click.option("--runs", type=click.IntRange(1), default=5, show_default=True, help="Seeds per configuration.")
+@click.option("--duration", type=click.FloatRange(min=1, min_open=False), default=None,
+              help="Override duration_s of the scenario files (s); the windows are then the last half.")
+@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Parallel simulations.")
+@click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True),
+              default="scenarios/tang2010", show_default=True)
+@click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
+              help="Write rate / α(t) / queue plots (PNG+SVG) here.")
+@click.option("--json", "as_json", is_flag=True)
+def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
+    """Examples 2a/2b (Fig. 4 three-link RED network): FAST-first vs Reno-first, without and with
+    Algorithm 2 (w = 1820 s)."""
+    from .tang2010 import EXAMPLE2_MEASURE, example2
+    measure = None if duration is None else {k: (duration / 2, duration) for k in EXAMPLE2_MEASURE}
+    rep = _clean(example2(scenario_dir, runs=runs, duration_s=duration, measure=measure, workers=workers,
+                          progress=not as_json, out_dir=plot_dir))
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    t = Table(title=f"Examples 2a/2b: per-flow rates (packets/ms), {runs} runs")
+    for col in ("configuration", "paper", "window (s)", "sim Reno", "sim FAST", "sim α",
+                "bottlenecks ≥95 % (mean queue)", "Reno regime", "regime switches (t s → regime, α), seed 1"):
+        t.add_column(col)
+    for name, r in rep["rows"].items():
+        p = r["paper"]
+        ptxt = (f"Reno {p['reno']}, FAST {p['fast']}, α≈{p['alpha']:.0f}, {p['bottlenecks']}" if "reno" in p
+                else p["text"])
+        q = ", ".join(f"{l} {v:.0f}" for l, v in r["mean_queue"].items())
+        t.add_row(name, ptxt, f"{r['measure_s'][0]:g}–{r['measure_s'][1]:g}", f"{r['reno']:.2f}",
+                  f"{r['fast']:.2f}", f"{r['alpha']:.1f}" if "alpha" in r else "50 (fixed)",
+                  f"{', '.join(r['bottlenecks']) or '-'} ({q})", f"{r['reno_regime_fraction']:.0%}",
+                  "; ".join(f"{w['t']:.0f}→{w['to']}" + (f" α {w['alpha']:.1f}" if w['alpha'] is not None else "")
+                            for w in r["switches"][0]) or "-")
+    Console().print(t)
+    for f in rep.get("plots", []):
+        click.echo(f"wrote {f}")

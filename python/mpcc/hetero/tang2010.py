@@ -232,38 +232,242 @@ def plot_example4(out_dir: Path, *, seed: int, probs=(0.6, 0.3), kappa=0.5, peri
     return [str(f) for f in save_figure(fig, out_dir, "tang2010_fig10")]
 
 
-# --- Examples 1a/1b at packet level (needs the simulator, mpcc.sim) ---------------------------------
+# --- Examples 1 and 2 at packet level (the project simulator, mpcc.sim) ---------------------------
 PAPER_TABLE1 = {"example1a-b400": (5.4, 2.1), "example1a-b80": (0.6, 3.4),
                 "example1b-b400": (4.2, 3.1), "example1b-b80": (4.1, 3.2)}  # (Reno, FAST) packets/ms
+# Example 2 (§II-B, §VII-B): the paper gives numbers only for 2b; 2a is described qualitatively.
+PAPER_EXAMPLE2 = {
+    "example2a-fast-first": {"text": "Reno starved (FAST fills link 2-3 first)"},
+    "example2a-reno-first": {"text": "Reno keeps l12/l34 queues; FAST never fills link 2-3"},
+    "example2b-fast-first": {"reno": 0.6, "fast": 1.5, "alpha": 96.0, "bottlenecks": "l12, l34",
+                             "text": "switch from l23 to l12/l34 around 2000 s"},
+    "example2b-reno-first": {"reno": 0.6, "fast": 1.5, "alpha": 96.0, "bottlenecks": "l12, l34",
+                             "text": "alpha rises from 50 to ~96"},
+}
+EXAMPLE1_MEASURE = (1800.0, 5400.0)
+EXAMPLE2_MEASURE = {"example2a": (1800.0, 3600.0), "example2b": (5400.0, 10800.0)}
+PPS_PER_MBPS = 1e6 / (8.0 * 1500) / 1e3  # packets/ms per Mb/s for 1500-byte packets
+
+
+def _packet_job(args):
+    """One seed of one scenario: per-group mean flow rate (packets/ms) in the window, α log,
+    binned rates/queues for the plots, link loads and mean queues."""
+    path, duration_s, seed, measure, bin_s = args
+    from .. import scenario as sc
+    from . import packet
+
+    s = sc.load(path)
+    if duration_s is not None:
+        s = _stretch(s, duration_s)
+    fr = packet.run(s, seed=seed, measure=measure, sample_interval_s=1.0)
+    t0, t1 = fr.result.extra["measure_s"]
+    ppm = 1e6 / (8.0 * s.packet_bytes) / 1e3
+    out = {"name": Path(path).stem, "seed": seed, "wall_s": fr.wall_s, "measure_s": [t0, t1],
+           "rates": {g: r.rate_mbps * ppm for g, r in fr.result.groups.items()},
+           "utilization": {l: r.extra["utilization"] for l, r in fr.result.links.items()},
+           "mark_or_drop_rate": {l: r.price for l, r in fr.result.links.items()},
+           "mean_queue": packet.mean_queues(fr, t0, t1), "alpha": {}, "alpha_end": {},
+           "series": {"rates": {}, "queues": None, "alpha": {}}}
+    tb, qb = packet.binned_queues(fr, bin_s)
+    out["series"]["queues"] = {"t": tb.tolist(), **{k: v.tolist() for k, v in qb.items()}}
+    for g in s.groups:
+        tr, rr = packet.binned_rates(fr, g.name, bin_s)
+        out["series"]["rates"][g.name] = {"t": tr.tolist(), "rate": rr.tolist()}
+        if g.algorithm.name == "fast":
+            ta, aa = packet.alpha_trajectory(fr, g.name)
+            out["series"]["alpha"][g.name] = {"t": [g.start_s] + ta.tolist(),
+                                              "alpha": [g.algorithm.alpha] + aa.tolist()}
+            sel = (ta >= t0) & (ta <= t1)
+            if sel.any():
+                out["alpha"][g.name] = float(aa[sel].mean())
+            if aa.size:
+                out["alpha_end"][g.name] = float(aa[-1])
+            gi = packet.group_index(s, g.name)
+            al = fr.alpha_log
+            m = (al["group"] == gi) & (al["time_s"] >= t0) & (al["time_s"] <= t1)
+            if m.any():  # Algorithm 2's inputs over the window: mean q (s) and l
+                out.setdefault("alg2_q_s", {})[g.name] = float(al["q_s"][m].mean())
+                out.setdefault("alg2_l", {})[g.name] = float(al["l"][m].mean())
+    return out
+
+
+def _run_packet_jobs(jobs, workers, progress, label):
+    workers = max(1, int(workers or 1))
+    if workers == 1:
+        it = map(_packet_job, jobs)
+    else:
+        ex = ProcessPoolExecutor(max_workers=workers)
+        it = ex.map(_packet_job, jobs)
+    out = []
+    try:
+        if progress:
+            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+            with Progress(TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn()) as bar:
+                task = bar.add_task(label, total=len(jobs))
+                for r in it:
+                    out.append(r)
+                    bar.advance(task)
+        else:
+            out = list(it)
+    finally:
+        if workers > 1:
+            ex.shutdown()
+    return out
+
+
+def _mean(rs, key, group):
+    vals = [r[key][group] for r in rs if group in r.get(key, {})]
+    return float(np.mean(vals)) if vals else None
 
 
 def example1(scenario_dir: str | Path, *, runs: int = 20, seed: int = 1, duration_s: float | None = None,
-             measure: tuple[float, float] | None = (600.0, 1800.0), progress: bool = False) -> dict:
+             measure: tuple[float, float] | None = EXAMPLE1_MEASURE, workers: int = 1, progress: bool = False,
+             out_dir: str | Path | None = None) -> dict:
     """Table I: Reno vs FAST on one 100 Mbps link, buffer 400 and 80 packets, without (1a) and with
     (1b) Algorithm 2, packet-level. Rates are averaged over ``runs`` seeds in the ``measure`` window
-    and given in packets per ms (1500-byte packets) like the paper."""
-    from .. import scenario as sc
-    from .. import sim
-
-    out = {"runs": runs, "measure_s": list(measure) if measure else None, "rows": {}}
+    and given in packets per ms (1500-byte packets) like the paper; with Algorithm 2 also the mean α
+    and Algorithm 2's own q and l in the window. ``out_dir``: Fig. 11–13-style plots."""
+    jobs = [(str(Path(scenario_dir) / f"{name}.toml"), duration_s, seed + k, measure, 60.0)
+            for name in PAPER_TABLE1 for k in range(runs)]
+    res = _run_packet_jobs(jobs, workers, progress, "Example 1 runs")
+    out = {"runs": runs, "measure_s": res[0]["measure_s"], "rows": {}}
     for name, (paper_reno, paper_fast) in PAPER_TABLE1.items():
-        s = sc.load(Path(scenario_dir) / f"{name}.toml")
-        if duration_s is not None:
-            s = _stretch(s, duration_s)
-        pps_per_mbps = 1e6 / (8.0 * s.packet_bytes) / 1e3
-        cap = s.links[0].capacity_mbps * pps_per_mbps
-        reno, fast = [], []
-        for k in range(runs):
-            r = sim.run(s, seed=seed + k, sample_interval_s=0, measure=measure)
-            reno.append(r.result.groups["reno"].rate_mbps * pps_per_mbps)
-            fast.append(r.result.groups["fast"].rate_mbps * pps_per_mbps)
-            if progress:
-                print(f"{name}: run {k + 1}/{runs}", flush=True)
-        rn, fs = float(np.mean(reno)), float(np.mean(fast))
-        out["rows"][name] = {"paper_reno": paper_reno, "paper_fast": paper_fast,
-                             "paper_ratio": round(paper_reno / paper_fast, 2),
-                             "reno": rn, "fast": fs, "ratio": rn / fs, "utilization": (rn + fs) / cap}
+        rs = [r for r in res if r["name"] == name]
+        rn, fs = _mean(rs, "rates", "reno"), _mean(rs, "rates", "fast")
+        row = {"paper_reno": paper_reno, "paper_fast": paper_fast, "paper_ratio": round(paper_reno / paper_fast, 2),
+               "reno": rn, "fast": fs, "ratio": rn / fs,
+               "ratio_per_seed": [r["rates"]["reno"] / r["rates"]["fast"] for r in rs],
+               "utilization": _mean(rs, "utilization", "bottleneck"),
+               "wall_s_per_run": float(np.mean([r["wall_s"] for r in rs]))}
+        if name.startswith("example1b"):
+            row.update(alpha=_mean(rs, "alpha", "fast"), alpha_end=_mean(rs, "alpha_end", "fast"),
+                       alg2_q_ms=1e3 * _mean(rs, "alg2_q_s", "fast"), alg2_l=_mean(rs, "alg2_l", "fast"))
+        out["rows"][name] = row
+    if out_dir is not None:
+        out["plots"] = _plot_packet(Path(out_dir), res, list(PAPER_TABLE1), "tang2010_example1",
+                                    {"reno": "Reno", "fast": "FAST"})
     return out
+
+
+def example2(scenario_dir: str | Path, *, runs: int = 5, seed: int = 1, duration_s: float | None = None,
+             measure: dict | None = None, workers: int = 1, progress: bool = False,
+             out_dir: str | Path | None = None) -> dict:
+    """Examples 2a/2b (Fig. 4 network, RED with ECN marking): 8 Reno flows on l12–l23–l34, 2 FAST
+    flows on l12–l23 and 2 on l23–l34, FAST first or Reno first (the other set starts at 100 s);
+    2b with Algorithm 2 (w = 1820 s). Per configuration: mean per-flow rate of Reno and FAST
+    (packets/ms), mean α, mean queues (bottlenecks = links with a mean queue ≥ 10 packets)."""
+    measure = measure or EXAMPLE2_MEASURE
+    names = list(PAPER_EXAMPLE2)
+    jobs = [(str(Path(scenario_dir) / f"{name}.toml"), duration_s, seed + k, measure[name[:9]], 300.0)
+            for name in names for k in range(runs)]
+    res = _run_packet_jobs(jobs, workers, progress, "Example 2 runs")
+    out = {"runs": runs, "rows": {}}
+    for name in names:
+        rs = [r for r in res if r["name"] == name]
+        fast = [0.5 * (r["rates"]["fast-123"] + r["rates"]["fast-234"]) for r in rs]
+        q = {l: float(np.mean([r["mean_queue"][l] for r in rs])) for l in ("l12", "l23", "l34")}
+        util = {l: float(np.mean([r["utilization"][l] for r in rs])) for l in q}
+        row = {"paper": PAPER_EXAMPLE2[name], "measure_s": rs[0]["measure_s"],
+               "reno": _mean(rs, "rates", "reno"), "fast": float(np.mean(fast)),
+               "reno_per_seed": [r["rates"]["reno"] for r in rs], "fast_per_seed": fast,
+               "mean_queue": q, "utilization": util, "bottlenecks": [l for l, v in util.items() if v >= 0.95],
+               "switches": [_switches(r) for r in rs], "reno_regime_fraction": float(np.mean(
+                   [_reno_regime_fraction(r) for r in rs])),
+               "mark_rate": {l: float(np.mean([r["mark_or_drop_rate"][l] for r in rs])) for l in q},
+               "wall_s_per_run": float(np.mean([r["wall_s"] for r in rs]))}
+        al = [0.5 * (r["alpha"]["fast-123"] + r["alpha"]["fast-234"]) for r in rs if "fast-123" in r["alpha"]]
+        if al:
+            row["alpha"] = float(np.mean(al))
+            row["alg2_q_ms"] = 1e3 * _mean(rs, "alg2_q_s", "fast-123")
+            row["alg2_l"] = _mean(rs, "alg2_l", "fast-123")
+        out["rows"][name] = row
+    if out_dir is not None:
+        out["plots"] = _plot_packet(Path(out_dir), res, names, "tang2010_example2",
+                                    {"reno": "Reno", "fast-123": "FAST 1-2-3", "fast-234": "FAST 2-3-4"})
+    return out
+
+
+# Regimes of the Fig. 4 network, from the 300-s mean queues: "reno" = Reno holds queues at l12 and
+# l34 (the equilibrium of Theorem 11 / Reno-first), "fast" = FAST holds the queue at l23.
+REGIME_QUEUE_PKTS = 100.0
+
+
+def _regimes(r):
+    qs = r["series"]["queues"]
+    t = np.asarray(qs["t"])
+    reno = (np.asarray(qs["l12"]) >= REGIME_QUEUE_PKTS) & (np.asarray(qs["l34"]) >= REGIME_QUEUE_PKTS)
+    fast = np.asarray(qs["l23"]) >= 10.0
+    return t, np.where(reno, "reno", np.where(fast, "fast", "none"))
+
+
+def _switches(r):
+    """Changes of regime (bin centre time, new regime, mean α of the FAST flows then)."""
+    t, reg = _regimes(r)
+    out, prev = [], None
+    al = r["series"]["alpha"]
+    for ti, g in zip(t, reg):
+        if g == "none" or g == prev:
+            continue
+        if prev is not None:
+            a = [float(np.asarray(v["alpha"])[np.searchsorted(v["t"], ti, side="right") - 1]) for v in al.values()]
+            out.append({"t": float(ti), "to": str(g), "alpha": float(np.mean(a)) if a else None})
+        prev = g
+    return out
+
+
+def _reno_regime_fraction(r):
+    t, reg = _regimes(r)
+    t0, t1 = r["measure_s"]
+    sel = (t >= t0) & (t <= t1)
+    return float(np.mean(reg[sel] == "reno")) if sel.any() else float("nan")
+
+
+def _plot_packet(out_dir: Path, res, names, stem, labels):
+    """Per configuration: per-flow rates over time (one sample seed thin, mean over seeds thick)
+    and α(t) of the FAST groups (Figs. 11–16 (a)/(b)), plus queues of the first seed (Fig. 17)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    files = []
+    fig, axes = plt.subplots(len(names), 3, figsize=(15, 3.0 * len(names)), squeeze=False)
+    for row, name in zip(axes, names):
+        rs = [r for r in res if r["name"] == name]
+        if not rs:
+            continue
+        ax_r, ax_a, ax_q = row
+        for i, (g, lab) in enumerate(labels.items()):
+            ser = [r["series"]["rates"][g] for r in rs if g in r["series"]["rates"]]
+            if not ser:
+                continue
+            t = np.asarray(ser[0]["t"])
+            mean = np.mean([s["rate"] for s in ser], axis=0)
+            ax_r.plot(t, ser[0]["rate"], color=f"C{i}", lw=0.6, alpha=0.5)
+            ax_r.plot(t, mean, color=f"C{i}", lw=1.6, label=f"{lab} (mean of {len(ser)})")
+            al = [r["series"]["alpha"][g] for r in rs if g in r["series"]["alpha"]]
+            for k, a in enumerate(al):
+                ax_a.step(a["t"], a["alpha"], where="post", color=f"C{i}", lw=0.8, alpha=0.6,
+                          label=lab if k == 0 else None)
+        if not any(r["series"]["alpha"] for r in rs):
+            ax_a.text(0.5, 0.5, "α fixed (no Algorithm 2)", ha="center", va="center", transform=ax_a.transAxes)
+        ax_r.set_title(f"{name}: rate per flow")
+        ax_r.set_ylabel("packets/ms")
+        ax_a.set_title(f"{name}: FAST α (every seed)")
+        ax_a.set_ylabel("α (packets)")
+        qs = rs[0]["series"]["queues"]
+        for l in ("l12", "l23", "l34", "bottleneck"):
+            if l in qs:
+                ax_q.plot(qs["t"], qs[l], lw=1.0, label=l)
+        ax_q.set_title(f"{name}: mean queue (seed {rs[0]['seed']})")
+        ax_q.set_ylabel("packets")
+        for ax in row:
+            ax.set_xlabel("time (s)")
+            ax.grid(alpha=0.3)
+            if ax.get_legend_handles_labels()[0]:
+                ax.legend(fontsize=7)
+    fig.tight_layout()
+    files += [str(f) for f in save_figure(fig, out_dir, stem)]
+    return files
 
 
 def _stretch(s, duration_s):

@@ -73,17 +73,23 @@ def jiang2011(ctx, out_dir, quick, fmt):
 @click.option("--trials", type=click.IntRange(1), default=1000, show_default=True, help="Example 4 random trials.")
 @click.option("--runs", type=click.IntRange(1), default=20, show_default=True,
               help="Packet-level seeds per Example 1 configuration (Table I).")
-@click.option("--no-packet", is_flag=True, help="Skip the packet-level Example 1 (Table I).")
+@click.option("--runs2", type=click.IntRange(1), default=5, show_default=True,
+              help="Packet-level seeds per Example 2 configuration.")
+@click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
+              help="Parallel packet-level simulations.")
+@click.option("--no-packet", is_flag=True, help="Skip the packet-level Examples 1 and 2.")
 @click.pass_context
-def tang2010(ctx, out_dir, trials, runs, no_packet):
+def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet):
     """Tang, Wei, Low, Chiang — Example 3 (multiple equilibria, Algorithm 1), Example 4
-    (1000 random trials), Example 1a/1b (Table I, Reno vs FAST at packet level)."""
-    from ..hetero.cli import example1_cmd, example3_cmd, example4_cmd
+    (1000 random trials), Examples 1a/1b (Table I) and 2a/2b (Fig. 4 network) at packet level."""
+    from ..hetero.cli import example1_cmd, example2_cmd, example3_cmd, example4_cmd
 
     ctx.invoke(example3_cmd, as_json=False, plot_dir=out_dir)
     ctx.invoke(example4_cmd, trials=trials, workers=None, seed=2010, as_json=False, plot_dir=out_dir)
     if not no_packet:
         from .common import SCENARIO_DIR
 
-        ctx.invoke(example1_cmd, runs=runs, duration=None, measure=(600.0, 1800.0),
-                   scenario_dir=str(SCENARIO_DIR / "tang2010"), as_json=False)
+        ctx.invoke(example1_cmd, runs=runs, duration=None, measure=(1800.0, 5400.0), workers=workers,
+                   scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)
+        ctx.invoke(example2_cmd, runs=runs2, duration=None, workers=workers,
+                   scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)

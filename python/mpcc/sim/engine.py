@@ -45,12 +45,15 @@ SIM_OPTIONS: dict[str, tuple[Any, str, str, float | None, bool]] = {
     "rto_min_s": (0.2, "0.2", "number", 0.0, True),
     "delayed_ack": (False, "false", "bool", None, False),
     "delayed_ack_s": (0.04, "0.04", "number", 0.0, True),
+    "per_ack_increase": (False, "true", "bool", None, False),
+    "slow_start_at_ssthresh": (False, "true", "bool", None, False),
     "ecn": (True, "true", "bool", None, False),
     "host_jitter_s": (0.0, "0.0001", "number", 0.0, False),
 }
 
 #: Options passed to the Rust core (the others are handled here).
-_CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "ecn", "host_jitter_s")
+_CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "per_ack_increase",
+                 "slow_start_at_ssthresh", "ecn", "host_jitter_s")
 
 
 def sim_options(scenario: Scenario) -> dict[str, Any]:

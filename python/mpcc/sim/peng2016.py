@@ -8,8 +8,21 @@ Testbed emulation. The paper's testbed is Linux hosts behind a Dummynet emulator
 ticks every 1 ms (HZ = 1000): packet timings carry up to a tick of jitter. A perfectly
 deterministic simulation of N identical Reno flows on a drop-tail queue instead locks into phase
 patterns (Floyd & Jacobson 1992) where some flows are starved for the whole run. We therefore
-run the paper's scenarios with ``[sim] host_jitter_s = 0.001`` (uniform 0–1 ms per ACK) unless
-the scenario sets it; the scenario's other settings are used as written.
+run the paper's scenarios with ``[sim] host_jitter_s = 0.001`` (uniform 0–1 ms per ACK).
+
+Linux 3.11 hosts (``linux_3_11``). The paper's hosts run Linux 3.11.8 with MPTCP v0.88. Three
+of its TCP behaviours set how fast windows grow, and :data:`LINUX_3_11` turns them on:
+``delayed_ack`` (receivers acknowledge every second full-sized segment, else after the 40 ms
+timer), ``per_ack_increase`` (before Linux 3.18/4.0 slow start/congestion avoidance add one
+increment per ACK, not per acknowledged packet: with delayed ACKs a route gains about half a
+packet per RTT) and ``slow_start_at_ssthresh`` (slow start while cwnd ≤ ssthresh: one packet back
+on the first ACK after a loss). mptcp_olia.c does the last two in every kernel version, so the
+simulator's OLIA always does. Table V (responsiveness: how fast route 2's window grows back) is
+run with them, :func:`table5` ``linux_3_11=True``; without them every convergence time comes out
+about half the paper's. Tables III, IV and Fig. 3 keep the simulator's defaults (modern Linux),
+``linux_3_11=False``: at Table III's windows of one to three packets per route the ≤ test makes
+Balia and Coupled indistinguishable (both sit at the window floor), which the paper's numbers do
+not show (bench/sim/PENG2016.md has both settings). A scenario's own ``[sim]`` values win.
 """
 
 from __future__ import annotations
@@ -32,6 +45,10 @@ SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "peng2016"
 #: Dummynet's 1 ms clock tick (see the module docstring).
 TESTBED_JITTER_S = 0.001
 
+#: ``[sim]`` values emulating the paper's Linux 3.11.8 hosts (see the module docstring).
+LINUX_3_11 = {"delayed_ack": True, "per_ack_increase": True, "slow_start_at_ssthresh": True}
+
+
 def _paper(table: str, algo: str) -> dict | None:
     """Published values (one source: :mod:`mpcc.reproduce.paper_values`), as plain numbers."""
     if table == "table3" and algo in PENG_TABLE3["mp"]:
@@ -43,18 +60,21 @@ def _paper(table: str, algo: str) -> dict | None:
     return None
 
 
-def testbed(scenario: Scenario) -> Scenario:
-    """The scenario with the Dummynet tick jitter added to its ``[sim]`` table (if unset)."""
+def testbed(scenario: Scenario, linux_3_11: bool = False) -> Scenario:
+    """The scenario with the Dummynet tick jitter (and with ``linux_3_11`` the Linux 3.11 host
+    behaviour :data:`LINUX_3_11`) added to its ``[sim]`` table where unset."""
     sim_table = dict(scenario.engine.get("sim", {}))
     sim_table.setdefault("host_jitter_s", TESTBED_JITTER_S)
+    for key, value in (LINUX_3_11.items() if linux_3_11 else ()):
+        sim_table.setdefault(key, value)
     engine = dict(scenario.engine)
     engine["sim"] = sim_table
     return scenario.with_changes(engine=engine)
 
 
-def _scenario(name: str, algorithm: str, scenario: Scenario | None) -> Scenario:
+def _scenario(name: str, algorithm: str, scenario: Scenario | None, linux_3_11: bool = False) -> Scenario:
     base = scenario if scenario is not None else load(SCENARIOS / f"{name}.toml")
-    return testbed(with_algorithm(base, algorithm))
+    return testbed(with_algorithm(base, algorithm), linux_3_11)
 
 
 def _mci(values) -> tuple[float, float]:
@@ -63,12 +83,12 @@ def _mci(values) -> tuple[float, float]:
 
 
 def table3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: int = 1, scheduler: Any = None,
-           progress: bool = True, scenario: Scenario | None = None) -> dict[str, dict]:
+           progress: bool = True, scenario: Scenario | None = None, linux_3_11: bool = False) -> dict[str, dict]:
     """TCP friendliness, Fig. 2 network (N1 = N2 = 30, 60 Mb/s, 5 ms): mean per-flow rate of
     the multipath and single-path users."""
     out = {}
     for algo in algorithms:
-        s = _scenario("table3", algo, scenario)
+        s = _scenario("table3", algo, scenario, linux_3_11)
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=0)
         g = lambda name: [r.result.groups[name] for r in rs]
         out[algo] = {
@@ -83,12 +103,12 @@ def table3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
 
 
 def table4(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: int = 1, scheduler: Any = None,
-           progress: bool = True, scenario: Scenario | None = None) -> dict[str, dict]:
+           progress: bool = True, scenario: Scenario | None = None, linux_3_11: bool = False) -> dict[str, dict]:
     """WiFi (8 Mb/s, 10 ms) + 3G (2 Mb/s, 100 ms), one multipath flow: its throughput and the
     split over the two paths."""
     out = {}
     for algo in algorithms:
-        s = _scenario("table4", algo, scenario)
+        s = _scenario("table4", algo, scenario, linux_3_11)
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=0)
         mp = [r.result.groups["mp"] for r in rs]
         out[algo] = {"mp": _mci([x.rate_mbps for x in mp]),
@@ -116,14 +136,15 @@ def convergence_time(run, *, route: int = 1, warmup_s: float = 10.0, sp_start_s:
 
 
 def table5(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: int = 1, scheduler: Any = None,
-           progress: bool = True, scenario: Scenario | None = None, sample_interval_s: float = 0.01) -> dict[str, dict]:
+           progress: bool = True, scenario: Scenario | None = None, sample_interval_s: float = 0.01,
+           linux_3_11: bool = True) -> dict[str, dict]:
     """Responsiveness (20 Mb/s, 10 ms; 1 MP flow, 5 SP flows on link 2 from 40 s to 80 s):
     convergence time of the MP flow's route on link 2 after the SP flows leave (mean ± CI and
     the longest, which is what the paper reports) and the SP flows' aggregate throughput over
-    40–80 s."""
+    40–80 s. Hosts behave as Linux 3.11 unless ``linux_3_11=False`` (module docstring)."""
     out = {}
     for algo in algorithms:
-        s = _scenario("table5", algo, scenario)
+        s = _scenario("table5", algo, scenario, linux_3_11)
         sp = next(g for g in s.groups if g.name == "sp")
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=sample_interval_s,
                       measure=(sp.start_s, sp.stop_s))
@@ -139,7 +160,7 @@ def table5(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
 
 
 def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int = 1, scheduler: Any = None,
-         progress: bool = True, trace_s: tuple[float, float] = (20.0, 40.0)) -> dict[str, dict]:
+         progress: bool = True, trace_s: tuple[float, float] = (20.0, 40.0), linux_3_11: bool = False) -> dict[str, dict]:
     """Window oscillation (one link, 10 Mb/s, 10 ms, 50 packets): a multipath flow with two
     routes through the link vs. one Reno flow ("reno"). Per algorithm: the empirical D_s (mean
     relative decrease of the total window per loss, 0.5 for NewReno), the coefficient of
@@ -147,7 +168,7 @@ def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int =
     out = {}
     for algo in list(algorithms) + ["reno"]:
         base = load(SCENARIOS / ("fig3-reno.toml" if algo == "reno" else "fig3-multipath.toml"))
-        s = testbed(base if algo == "reno" else with_algorithm(base, algo))
+        s = testbed(base if algo == "reno" else with_algorithm(base, algo), linux_3_11)
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=0.01)
         cvs = []
         trace = None
@@ -194,7 +215,8 @@ def reproduce(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed:
         "fig3": {("reno (single path)" if a == "reno" else a): {"oscillation": v["ds"]} for a, v in f3.items()},
         "runs": runs,
         "notes": (f"packet-level simulator, {runs} runs (Fig. 3: {min(runs, 5)}), seeds {seed}…; 1 ms host "
-                  f"jitter (Dummynet tick); throughput counts 1500-byte wire packets; Table V: mean ± CI of "
+                  f"jitter (Dummynet tick); throughput counts 1500-byte wire packets; Table V: Linux 3.11 hosts "
+                  f"(delayed ACKs, per-ACK window increase), mean ± CI of "
                   f"convergence (longest: {longest}); Fig. 3: empirical D_s (relative decrease of the total "
                   f"window per loss)"),
         "detail": {"table3": t3, "table4": t4, "table5": t5, "fig3": f3},

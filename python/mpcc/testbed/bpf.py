@@ -18,6 +18,14 @@ is used but never unregistered, except by an explicit ``unload``).
 
 API used by the testbed (names are a contract): :func:`algorithms`, :func:`kernel_name`,
 :func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`.
+
+The generalized (β, η, n) family (Peng et al. eq. (16)) is one object per parameter set:
+``bpf/generalized.bpf.c`` compiled with β, η, n as ``-D`` constants (bpftool cannot set
+read-only data at registration), registered as ``mpcc_g`` + 9 hex digits of a hash of the
+parameters. Every function here that takes an algorithm accepts ``"generalized"`` (the defaults
+β = 0.2, η = 0.5, n = ∞), ``"generalized(beta=0.5, eta=1, n=2)"`` (``Algorithm.describe()``),
+a scenario table ``{"name": "generalized", "beta": ...}``, an ``Algorithm`` object, or the
+kernel name of a parameter set built or loaded before.
 """
 
 from __future__ import annotations
@@ -26,8 +34,10 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import math
 import os
 import platform
+import re
 import shutil
 import struct
 import subprocess
@@ -48,6 +58,10 @@ KERNEL_NAMES = {
     "coupled": "mpcc_coupled",
 }
 ALIASES = {"max": "lia"}
+GENERALIZED = "generalized"
+GEN_PREFIX = "mpcc_g"
+#: n of ‖x‖_n the fixed-point header implements (0 encodes ∞)
+GEN_NORMS = {1.0: 1, 2.0: 2, math.inf: 0}
 
 BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
 OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT", BPF_DIR / ".output"))
@@ -60,29 +74,130 @@ class BpfBuildError(MpccError):
 
 
 # --- names ------------------------------------------------------------------------------------
+@dataclass(frozen=True)
+class BpfSpec:
+    """One BPF congestion control: an algorithm and, for the generalized family, its parameters."""
+
+    algorithm: str                       # mpcc name ("balia", "generalized")
+    kernel_name: str                     # ≤ 15 characters (TCP_CA_NAME_MAX)
+    params: tuple = ()                   # (("beta", 0.2), ("eta", 0.5), ("n", "inf")) or ()
+    stem: str = ""                       # object file stem in bpf/.output/
+    defines: tuple = ()                  # clang -D flags (the generalized parameters)
+
+    @property
+    def source(self) -> Path:
+        return BPF_DIR / f"{self.algorithm}.bpf.c"
+
+    def describe(self) -> str:
+        if not self.params:
+            return self.algorithm
+        return f"{self.algorithm}(" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
+
+
 def algorithms() -> list[str]:
     """mpcc names of the algorithms that have a BPF implementation."""
-    return list(KERNEL_NAMES)
+    return [*KERNEL_NAMES, GENERALIZED]
 
 
-def _algo_name(algo) -> str:
-    name = getattr(algo, "name", algo)
+def generalized_spec(beta: float = 0.2, eta: float = 0.5, n: float | str = math.inf) -> BpfSpec:
+    """The object and kernel name for one (β, η, n) of the generalized family. The header's
+    fixed point takes β ∈ [0, 1] (it computes 1 − β unsigned), η ≥ 0, and n ∈ {1, 2, ∞}
+    (‖x‖_n with an integer square root at most)."""
+    try:
+        b, e = float(beta), float(eta)
+        nn = math.inf if str(n).strip().lower() in ("inf", "infinity", "∞") else float(n)
+    except (TypeError, ValueError):
+        raise MpccError(f"generalized: beta, eta and n must be numbers (got {beta!r}, {eta!r}, {n!r})") from None
+    if not 0.0 <= b <= 1.0:
+        raise MpccError(f"generalized: beta={b:g} is out of range for the BPF program (fix: use 0 <= beta <= 1)")
+    if not 0.0 <= e <= 1e6:
+        raise MpccError(f"generalized: eta={e:g} is out of range for the BPF program (fix: use eta >= 0)")
+    if nn not in GEN_NORMS:
+        raise MpccError(f"generalized: n={n} has no BPF implementation (fix: use n = 1, 2 or inf; "
+                        "the fixed-point header computes ‖x‖_n for those only)")
+    bq, eq, nq = round(b * 2**32), round(e * 2**32), GEN_NORMS[nn]
+    digest = hashlib.sha256(f"generalized:beta_q32={bq}:eta_q32={eq}:n={nq}".encode()).hexdigest()[:9]
+    kname = GEN_PREFIX + digest
+    params = (("beta", b), ("eta", e), ("n", "inf" if math.isinf(nn) else int(nn)))
+    defines = (f"-DMPCC_GEN_BETA_Q32={bq}ULL", f"-DMPCC_GEN_ETA_Q32={eq}ULL", f"-DMPCC_GEN_NORM={nq}",
+               f"-DMPCC_GEN_SYM={kname}")
+    return BpfSpec(GENERALIZED, kname, params, f"generalized-{digest}", defines)
+
+
+def _parse_call(text: str) -> dict:
+    """"generalized(beta=0.5, eta=1.0, n=2)" → {"name": "generalized", "beta": "0.5", ...}."""
+    m = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", text)
+    if not m:
+        raise MpccError(f"cannot read algorithm {text!r} (fix: write e.g. generalized(beta=0.2, eta=0.5, n=inf))")
+    out: dict = {"name": m.group(1)}
+    for item in filter(None, (x.strip() for x in (m.group(2) or "").split(","))):
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise MpccError(f"cannot read {item!r} in {text!r} (fix: write name=value)")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _gen_from_mapping(d: dict) -> BpfSpec:
+    unknown = set(d) - {"name", "beta", "eta", "n"}
+    if unknown:
+        raise MpccError(f"generalized: unknown parameter(s) {', '.join(sorted(unknown))} (parameters: beta, eta, n)")
+    return generalized_spec(d.get("beta", 0.2), d.get("eta", 0.5), d.get("n", math.inf))
+
+
+def _known_generalized(kname: str) -> BpfSpec | None:
+    """Parameters of a generalized kernel name, from the build's sidecar or the ownership record."""
+    for path in [OUTPUT_DIR / f"generalized-{kname[len(GEN_PREFIX):]}.json", STATE_DIR / f"{kname}.json"]:
+        try:
+            params = dict(json.loads(path.read_text()).get("params") or {})
+        except (OSError, ValueError):
+            continue
+        if params:
+            spec = _gen_from_mapping(params)
+            if spec.kernel_name == kname:
+                return spec
+    return None
+
+
+def spec(algo) -> BpfSpec:
+    """Resolve an algorithm given as a name, a describe() string, a table, an Algorithm object,
+    a kernel name, or a BpfSpec."""
+    if isinstance(algo, BpfSpec):
+        return algo
     if isinstance(algo, dict):
-        name = algo.get("name")
-    name = str(name).strip().lower()
+        name = str(algo.get("name", "")).strip().lower()
+        if name == GENERALIZED:
+            return _gen_from_mapping(algo)
+        return spec(name)
+    if hasattr(algo, "params") and hasattr(algo, "name") and not isinstance(algo, str):
+        if algo.name == GENERALIZED:
+            return generalized_spec(algo.beta, algo.eta, algo.n)
+        return spec(algo.name)
+    name = str(algo).strip().lower()
+    if name.startswith(GENERALIZED):
+        return _gen_from_mapping(_parse_call(name))
     if name.startswith("mpcc_"):
         for a, k in KERNEL_NAMES.items():
             if k == name:
-                return a
+                return BpfSpec(a, k, (), a)
+        if re.fullmatch(GEN_PREFIX + r"[0-9a-f]{9}", name):
+            found = _known_generalized(name)
+            # unknown parameters: still unloadable by name, not buildable
+            return found or BpfSpec(GENERALIZED, name, (), "", ())
     name = ALIASES.get(name, name)
     if name not in KERNEL_NAMES:
-        raise MpccError(f"no BPF congestion control named {name!r} (available: {', '.join(KERNEL_NAMES)})")
-    return name
+        raise MpccError(f"no BPF congestion control named {name!r} (available: {', '.join(algorithms())})")
+    return BpfSpec(name, KERNEL_NAMES[name], (), name)
+
+
+def _algo_name(algo) -> str:
+    return spec(algo).algorithm
 
 
 def kernel_name(algo) -> str:
-    """Kernel name of an mpcc algorithm ("balia" → "mpcc_balia"); accepts Algorithm objects."""
-    return KERNEL_NAMES[_algo_name(algo)]
+    """Kernel name of an mpcc algorithm ("balia" → "mpcc_balia"; a generalized parameter set →
+    "mpcc_g" + hash); accepts Algorithm objects and scenario tables."""
+    return spec(algo).kernel_name
 
 
 # --- environment ------------------------------------------------------------------------------
@@ -170,27 +285,36 @@ def _vmlinux_h() -> Path:
 
 
 def object_path(algo) -> Path:
-    return OUTPUT_DIR / f"{_algo_name(algo)}.bpf.o"
+    return OUTPUT_DIR / f"{spec(algo).stem}.bpf.o"
 
 
 def build(algo=None, force: bool = False) -> list[Path]:
-    """Compile bpf/<algo>.bpf.c (all algorithms if None) to bpf/.output/<algo>.bpf.o when the
-    sources or the kernel's BTF changed. Returns the object paths."""
+    """Compile bpf/<algo>.bpf.c (all algorithms if None; the generalized family with its default
+    parameters) to bpf/.output/<stem>.bpf.o when the sources or the kernel's BTF changed.
+    Returns the object paths."""
     check_environment(need_root=False)
-    names = algorithms() if algo is None else [_algo_name(algo)]
+    specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]
     out = []
     with _locked(OUTPUT_DIR / ".lock"):
         header = _vmlinux_h()
         deps = [header, *sorted((BPF_DIR / "include").glob("*.h"))]
-        for name in names:
-            src, obj = BPF_DIR / f"{name}.bpf.c", object_path(name)
+        for sp in specs:
+            if not sp.stem:
+                raise MpccError(f"{sp.kernel_name}: parameters unknown (no build record), cannot build it "
+                                "(fix: mpcc kernel load generalized --beta B --eta E --n N)")
+            src, obj = sp.source, object_path(sp)
             newest = max(p.stat().st_mtime for p in [src, *deps])
             if force or not obj.exists() or obj.stat().st_mtime < newest:
                 tmp = obj.with_suffix(".tmp.o")
                 _run([_tool("clang"), "-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}",
-                      "-Wall", "-Werror", "-I", str(OUTPUT_DIR), "-I", str(BPF_DIR / "include"),
+                      "-Wall", "-Werror", *sp.defines, "-I", str(OUTPUT_DIR), "-I", str(BPF_DIR / "include"),
                       "-c", str(src), "-o", str(tmp)], f"compiling {src.name}", BpfBuildError)
                 tmp.replace(obj)
+            if sp.params:   # sidecar: kernel name → parameters (status, unload by kernel name)
+                side = OUTPUT_DIR / f"{sp.stem}.json"
+                if not side.exists():
+                    side.write_text(json.dumps({"kernel_name": sp.kernel_name, "algorithm": sp.algorithm,
+                                                "params": dict(sp.params)}) + "\n")
             out.append(obj)
     return out
 
@@ -270,12 +394,12 @@ def _allow(kname: str) -> None:
         pass
 
 
-def _register(algo: str) -> int:
-    obj = build(algo)[0]
+def _register(sp: BpfSpec) -> int:
+    obj = build(sp)[0]
     _run([_tool("bpftool"), "struct_ops", "register", str(obj)],
-         f"registering {kernel_name(algo)} (BPF verifier)", BpfBuildError)
+         f"registering {sp.kernel_name} (BPF verifier)", BpfBuildError)
     ids = registered()
-    kname = kernel_name(algo)
+    kname = sp.kernel_name
     if kname not in ids:
         raise BpfBuildError(f"bpftool reported success but {kname} is not registered")
     _allow(kname)
@@ -306,6 +430,7 @@ class Registration:
     created: bool                   # this call registered it (False: it was already loaded)
     held: bool = True
     token: str = ""
+    params: tuple = ()              # the generalized family's (("beta", β), ("eta", η), ("n", n))
     _pid: int = field(default_factory=os.getpid, repr=False)
 
     def __enter__(self) -> "Registration":
@@ -326,8 +451,8 @@ def load(algo, persistent: bool = False) -> Registration:
     is already registered, only the hold is added. ``persistent`` (``mpcc kernel load``): keep
     it registered after this process exits, until ``unload``."""
     check_environment()
-    name = _algo_name(algo)
-    kname = kernel_name(name)
+    sp = spec(algo)
+    name, kname = sp.algorithm, sp.kernel_name
     with _locked(STATE_DIR / ".lock"):
         ids = registered()
         rec = _read_record(kname)
@@ -335,6 +460,8 @@ def load(algo, persistent: bool = False) -> Registration:
             # registered by someone else (no mpcc record): use it, but never unregister it
             rec = {"name": kname, "algorithm": name, "holders": [], "persistent": False,
                    "foreign": kname in ids}
+        if sp.params:
+            rec["params"] = dict(sp.params)
         rec["holders"] = [h for h in rec.get("holders", []) if _alive(h)]
         hold = None if persistent else _me()
         if hold:
@@ -345,7 +472,7 @@ def load(algo, persistent: bool = False) -> Registration:
             rec["foreign"] = False
         _write_record(kname, rec)          # the record exists before the kernel object does
         try:
-            map_id = _register(name) if created else ids[kname]
+            map_id = _register(sp) if created else ids[kname]
         except BaseException:
             if created:
                 _record_path(kname).unlink(missing_ok=True)
@@ -354,7 +481,8 @@ def load(algo, persistent: bool = False) -> Registration:
             rec["registered_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             rec["map_id"] = map_id
             _write_record(kname, rec)
-    return Registration(name, kname, map_id, created, held=not persistent, token=hold["token"] if hold else "")
+    return Registration(name, kname, map_id, created, held=not persistent, token=hold["token"] if hold else "",
+                        params=sp.params)
 
 
 def _release(kname: str, token: str) -> None:
@@ -394,22 +522,39 @@ class StructOpsStatus:
     holders: tuple[int, ...]        # live holder pids
     owned: bool                     # mpcc has a record for it (False: someone else registered it)
     built: bool
+    params: dict = field(default_factory=dict)   # generalized: {"beta", "eta", "n"} ({} if unknown)
 
     def to_json(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
+def generalized_in_use() -> list[BpfSpec]:
+    """Generalized parameter sets that are registered or have an mpcc record (sorted by name)."""
+    names = set()
+    if STATE_DIR.is_dir():
+        names |= {p.stem for p in STATE_DIR.glob(f"{GEN_PREFIX}*.json")}
+    try:
+        names |= {k for k in registered() if k.startswith(GEN_PREFIX)}
+    except MpccError:
+        pass
+    return [spec(k) for k in sorted(names) if re.fullmatch(GEN_PREFIX + r"[0-9a-f]{9}", k)]
+
+
 def status() -> list[StructOpsStatus]:
-    """State of every mpcc algorithm's struct_ops."""
+    """State of every mpcc algorithm's struct_ops: the fixed ones, the generalized family with
+    its default parameters, and every other generalized parameter set registered or recorded."""
     check_environment()
     ids, avail = registered(), available_in_kernel()
+    specs = [spec(a) for a in algorithms()]
+    specs += [g for g in generalized_in_use() if g.kernel_name not in {s.kernel_name for s in specs}]
     out = []
-    for name, kname in KERNEL_NAMES.items():
+    for sp in specs:
+        kname = sp.kernel_name
         rec = _read_record(kname)
         holders = tuple(int(h["pid"]) for h in (rec or {}).get("holders", []) if _alive(h))
-        out.append(StructOpsStatus(name, kname, kname in ids, ids.get(kname), kname in avail,
+        out.append(StructOpsStatus(sp.algorithm, kname, kname in ids, ids.get(kname), kname in avail,
                                    bool((rec or {}).get("persistent")), holders, rec is not None,
-                                   object_path(name).exists()))
+                                   bool(sp.stem) and object_path(sp).exists(), dict(sp.params)))
     return out
 
 
@@ -445,14 +590,20 @@ _TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8QqQQ")   # struct mpcc_trace in bpf/
 
 
 def _trace_maps(algo) -> dict[str, int]:
-    """Map ids (mpcc_trace_on, mpcc_trace) of the newest loaded programs of this algorithm."""
-    prog = f"{_algo_name(algo)}_cong_avoid"
-    rows = json.loads(_run([_tool("bpftool"), "-j", "prog", "show"], "listing programs") or "[]")
-    mine = [r for r in rows if r.get("type") == "struct_ops" and r.get("name") == prog]
-    if not mine:
-        raise MpccError(f"{kernel_name(algo)} is not loaded")
+    """Map ids (mpcc_trace_on, mpcc_trace) of the registered struct_ops of this algorithm (found
+    through its cong_avoid program, so parameter sets of the generalized family, whose programs
+    share names, are told apart)."""
+    kname = kernel_name(algo)
+    ids = registered()
+    if kname not in ids:
+        raise MpccError(f"{kname} is not loaded")
+    dump = _run([_tool("bpftool"), "-j", "struct_ops", "dump", "id", str(ids[kname])], "struct_ops dump")
+    m = re.search(r"cong_avoid/prog_id:(\d+)", dump)
+    if not m:
+        raise MpccError(f"{kname}: no cong_avoid program in its struct_ops")
+    prog = json.loads(_run([_tool("bpftool"), "-j", "prog", "show", "id", m.group(1)], "prog show"))
     out = {}
-    for mid in max(mine, key=lambda r: r["id"]).get("map_ids", []):
+    for mid in prog.get("map_ids", []):
         m = json.loads(_run([_tool("bpftool"), "-j", "map", "show", "id", str(mid)], "map show"))
         out[m["name"]] = mid
     return out

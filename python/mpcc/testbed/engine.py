@@ -123,7 +123,7 @@ def kernel_cc(name: str) -> tuple[str, bool]:
     if bpf is None:
         raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.testbed.bpf), "
                                  "which is not available; run with --algorithm reno, or build bpf/ (make setup)")
-    if name not in bpf.algorithms():
+    if name.split("(")[0].strip() not in bpf.algorithms():   # "generalized(beta=…, eta=…, n=…)"
         raise EnvironmentProblem(f"algorithm {name!r} has no BPF implementation (available: "
                                  f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic)")
     return bpf.kernel_name(name), True
@@ -132,7 +132,8 @@ def kernel_cc(name: str) -> tuple[str, bool]:
 def group_ccs(s: Scenario, st: Settings) -> list[str]:
     names = []
     for g in s.groups:
-        a = st.algorithm if (st.algorithm and g.multipath) else g.algorithm.name
+        a = st.algorithm if (st.algorithm and g.multipath) else (
+            g.algorithm.describe() if g.algorithm.name == "generalized" else g.algorithm.name)
         names.append(a)
     return names
 

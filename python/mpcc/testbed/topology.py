@@ -138,9 +138,11 @@ def _veth(ns_a: str, dev_a: str, ns_b: str, dev_b: str, mtu: int) -> None:
         run(["ip", "-n", ns, "link", "set", "dev", dev, "up"])
 
 
-def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 30) -> Topology:
+def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 30,
+          linkem_args: tuple[str, ...] = ()) -> Topology:
     """Create namespaces, veths, addresses, routes, MPTCP endpoints and start one linkem per
-    link. Everything is registered in ``r`` so that ``r.close()`` removes it."""
+    link (``linkem_args`` are appended to its command line, e.g. ``("--no-realtime",)``).
+    Everything is registered in ``r`` so that ``r.close()`` removes it."""
     check_supported(s)
     linkem = linkem_binary()
     client, server = r.add_netns("c"), r.add_netns("s")
@@ -202,12 +204,13 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
         cmd = [linkem, "--in", "lkc", "--out", "lks", "--rate-mbps", repr(l.capacity_mbps),
                "--delay-ms", repr(l.delay_ms), "--buffer-pkts", str(l.buffer_pkts), "--loss", repr(l.loss),
                "--seed", str(seed + 7919 * lp.index), "--stats", str(stats), "--stats-interval-ms", "100",
-               "--spin-us", str(spin_us)]
+               "--spin-us", str(spin_us), "--timing", str(out_dir / f"linkem-{lp.index}-timing.json")]
         if l.red is not None:
             cmd += ["--red-min-th", repr(l.red.min_th), "--red-max-th", repr(l.red.max_th),
                     "--red-max-p", repr(l.red.max_p), "--red-weight", repr(l.red.weight)]
             cmd += [] if l.red.gentle else ["--red-no-gentle"]
             cmd += ["--red-ecn"] if l.red.ecn else []
+        cmd += list(linkem_args)
         log = open(out_dir / f"linkem-{lp.index}.log", "w")
         r.spawn(cmd, lp.relay_ns, stdout=log, stderr=log)
         topo.linkem_stats[name] = stats

@@ -59,3 +59,46 @@ impl Controller for Fast {
         Some(self)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::Fast;
+
+    fn fast() -> Fast {
+        Fast {
+            alpha: 50.0,
+            gamma: 0.5,
+            update_interval_s: 0.02,
+            adapt_interval_s: 120.0,
+            adapt_w: 125.0,
+            adapt_delta: 0.1,
+        }
+    }
+
+    /// Algorithm 2 by hand: α* = q/(l·w)·α₀, one step of at most δ = 10 % towards α*.
+    #[test]
+    fn algorithm2_steps() {
+        let f = fast();
+        // α* = 0.02/(1e-4·125)·50 = 80 > 50: up by 10 % to 55
+        assert!((f.adapt(50.0, 0.02, 1e-4) - 55.0).abs() < 1e-12);
+        // α* = 80, α = 75: 82.5 would overshoot, stop at α* = 80
+        assert!((f.adapt(75.0, 0.02, 1e-4) - 80.0).abs() < 1e-12);
+        // α* = 0.002/(1e-3·125)·50 = 0.8 < 50: down by 10 % to 45
+        assert!((f.adapt(50.0, 0.002, 1e-3) - 45.0).abs() < 1e-12);
+        // α* = 0.8, α = 0.85: 0.765 would undershoot, stop at 0.8
+        assert!((f.adapt(0.85, 0.002, 1e-3) - 0.8).abs() < 1e-12);
+        // no loss in the interval: α* = ∞, up by δ; no loss and no queue: unchanged
+        assert!((f.adapt(50.0, 0.01, 0.0) - 55.0).abs() < 1e-12);
+        assert_eq!(f.adapt(50.0, 0.0, 0.0), 50.0);
+    }
+
+    /// Eq. (1) with γ = 0.5: w ← min(2w, w/2 + (baseRTT/RTT·w + α)/2).
+    #[test]
+    fn window_update() {
+        let f = fast();
+        // 100/2 + (0.1/0.125·100 + 50)/2 = 50 + 65 = 115
+        assert!((f.update(100.0, 0.125, 0.1, 50.0) - 115.0).abs() < 1e-12);
+        // no queue: w/2 + (w + α)/2 = w + α/2, capped at 2w
+        assert!((f.update(10.0, 0.1, 0.1, 50.0) - 20.0).abs() < 1e-12);
+    }
+}

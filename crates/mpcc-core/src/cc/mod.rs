@@ -39,7 +39,7 @@ pub struct Subflows<'a> {
     pub cwnd: &'a [f64],
     /// Smoothed RTT of every route, seconds.
     pub rtt: &'a [f64],
-    /// OLIA's ℓ_r: max(packets sent since the last loss, packets between the last two losses).
+    /// OLIA's ℓ_r: max(packets acked since the last loss, packets acked between the last two).
     pub loss_interval: &'a [f64],
     /// FAST's base (minimum) RTT of every route, seconds.
     pub base_rtt: &'a [f64],
