@@ -16,25 +16,14 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.errors import EnvironmentProblem
+from mpcc.testbed.bpf import environment_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 # ip, tc, bpftool live in /usr/sbin on Debian, which is not on every PATH
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
 
-def _environment_ok():
-    if os.geteuid() != 0:
-        return "needs root (BPF struct_ops, network namespaces)"
-    try:
-        from mpcc.testbed import bpf
-        bpf.check_environment()
-    except EnvironmentProblem as e:
-        return str(e)
-    return None
-
-
-_SKIP = _environment_ok()
+_SKIP = environment_problem()
 pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
 
 if _SKIP is None:

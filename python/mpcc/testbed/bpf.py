@@ -229,6 +229,15 @@ def check_environment(need_root: bool = True) -> None:
                                      f"registered with it (fix: {_APT_FIX})")
 
 
+def environment_problem() -> str | None:
+    """The one-line reason struct_ops congestion controls cannot be loaded here, or None."""
+    try:
+        check_environment()
+    except EnvironmentProblem as e:
+        return str(e)
+    return None
+
+
 _BTF_CACHE: dict[bytes, bool] = {}
 
 
