@@ -38,9 +38,9 @@ import netlab  # noqa: E402
 
 
 class Lab(netlab.SharedBottleneck):
-    def __init__(self, burst=3000, bufs=False, one_subflow=False, **kw):
+    def __init__(self, burst=3000, bufs=False, one_subflow=False, sysctls=(), **kw):
         super().__init__(**kw)
-        self.burst, self.bufs, self.one_subflow = burst, bufs, one_subflow
+        self.burst, self.bufs, self.one_subflow, self.sysctls = burst, bufs, one_subflow, sysctls
 
     def build(self):
         super().build()
@@ -49,6 +49,9 @@ class Lab(netlab.SharedBottleneck):
                 "burst", str(self.burst), "limit", str(1500 * self.buffer_pkts))
         if self.one_subflow:          # MPTCP with its initial subflow only
             self.ip(self.ns["cli"], "mptcp", "endpoint", "flush")
+        for kv in self.sysctls:       # on both hosts
+            for n in (self.ns["cli"], self.ns["srv"]):
+                self.ex(n, "sysctl", "-qw", kv)
         if self.bufs:
             for n in (self.ns["cli"], self.ns["srv"]):
                 self.ex(n, "sysctl", "-qw", "net.ipv4.tcp_wmem=4096 262144 33554432",
@@ -80,10 +83,24 @@ def parse(text: str) -> dict[tuple[str, str], dict]:
     return out
 
 
-def run(lab: Lab, secs: float, flows, sample_s=0.5, sniff: bool = False) -> dict:
+def run(lab: Lab, secs: float, flows, sample_s=0.5, sniff: bool = False, phase: bool = False,
+        drops: bool = False) -> dict:
     samples: list[dict] = []
     stop = threading.Event()
     sniffer = None
+    phasers = {}
+    dropper = None
+    if drops:   # which flow's packets the router's queue drops (drops.py)
+        import subprocess
+        dropper = subprocess.Popen(["ip", "netns", "exec", lab.ns["rtr"], sys.executable, str(HERE / "drops.py"),
+                                    "rc", "rs", str(secs / 2), str(secs / 3)], stdout=subprocess.PIPE, text=True)
+    if phase:   # reaction latency: the sender to ACKs (client's cr), the receiver to data (server's sr)
+        import subprocess
+        ports = sorted({str(p) for p, _, _ in flows})
+        for role, dev in (("cli", "cr"), ("srv", "sr")):
+            phasers[role] = subprocess.Popen(["ip", "netns", "exec", lab.ns[role], sys.executable,
+                                              str(HERE / "phase.py"), dev, str(min(3.0, secs / 3)), *ports],
+                                             stdout=subprocess.PIPE, text=True)
     if sniff:   # packet bursts per flow as they arrive at the router (before the tbf), mid-run
         import subprocess
         sniffer = subprocess.Popen(["ip", "netns", "exec", lab.ns["rtr"], sys.executable,
@@ -102,6 +119,9 @@ def run(lab: Lab, secs: float, flows, sample_s=0.5, sniff: bool = False) -> dict
     finally:
         stop.set()
         t.join()
+    if dropper:
+        r["drops"] = json.loads(dropper.communicate(timeout=60)[0] or "{}")
+    r["phase"] = {role: json.loads(p.communicate(timeout=30)[0] or "{}") for role, p in phasers.items()}
     if sniffer:
         r["bursts"] = json.loads(sniffer.communicate(timeout=30)[0] or "{}")
     per: dict[tuple, dict] = {}
@@ -124,10 +144,13 @@ def main():
     ap.add_argument("--variants", default="default,burst,bufs")
     ap.add_argument("--json", type=Path, default=None)
     ap.add_argument("--sniff", action="store_true", help="also measure packet bursts per flow (sniff.py)")
+    ap.add_argument("--drops", action="store_true", help="also count the router's drops per flow (drops.py)")
+    ap.add_argument("--phase", action="store_true", help="also measure reaction latency per connection (phase.py)")
     a = ap.parse_args()
     netlab.remove_stale()
     variants = {"default": {}, "burst": {"burst": 60000}, "bufs": {"bufs": True},
-                "burst+bufs": {"burst": 60000, "bufs": True}, "one-subflow": {"one_subflow": True}}
+                "burst+bufs": {"burst": 60000, "bufs": True}, "one-subflow": {"one_subflow": True},
+                "nocork": {"sysctls": ("net.ipv4.tcp_autocorking=0",)}}
     arms = {"tcp2": [(7201, "tcp", "reno"), (7202, "tcp", "reno"), (7203, "tcp", "reno")],
             "mptcp": [(7201, "mptcp", "reno"), (7203, "tcp", "reno")]}
     results = []
@@ -135,7 +158,7 @@ def main():
         for i in range(a.runs):
             for arm, flows in (arms.items() if i % 2 == 0 else reversed(arms.items())):
                 with Lab(rate_mbit=100, buffer_pkts=100, **variants[v]) as lab:
-                    r = run(lab, a.secs, flows, sniff=a.sniff)
+                    r = run(lab, a.secs, flows, sniff=a.sniff, phase=a.phase, drops=a.drops)
                 rec = r["received"]
                 mine = rec[7201] + rec.get(7202, 0)
                 ratio = mine / max(rec[7203], 1)
@@ -151,12 +174,26 @@ def main():
                                  "cwnd_median": statistics.median(f["cwnd_samples"])})
                 results.append({"variant": v, "arm": arm, "run": i, "ratio": ratio,
                                 "mbps": {p: b * 8 / a.secs / 1e6 for p, b in rec.items()}, "flows": rows,
-                                "bursts": r.get("bursts", {})})
+                                "bursts": r.get("bursts", {}), "phase": r.get("phase", {}), "drops": r.get("drops", {})})
                 print(f"{v:<10} {arm:<6} run {i + 1}: ratio {ratio:.2f}  "
                       + "  ".join(f"[{x['port']} {'sf' if x['mptcp_subflow'] else 'tcp'} loss {100 * x['loss']:.2f}% "
                                   f"cwnd~{x['cwnd_median']:.0f} notcwndlim {100 * x['not_cwnd_limited']:.0f}% "
                                   f"rwnd {100 * x['rwnd_limited']:.0f}% sndbuf {100 * x['sndbuf_limited']:.0f}%]"
                                   for x in rows), flush=True)
+                if r.get("drops"):
+                    print(f"    router sniffer missed {r['drops']['sniffer_missed']} packets", flush=True)
+                for flow, d in sorted(r.get("drops", {}).get("flows", {}).items()):
+                    print(f"    router {flow:<20} in {d['in']:6d}  dropped {d['dropped']:4d} ({100 * d['rate']:.2f}%) "
+                          f"in {d['events']:3d} events; back-to-back (<20 us after the same connection's "
+                          f"previous segment) {100 * d['b2b_in'] / max(d['in'], 1):.0f}% of arrivals, "
+                          f"{100 * d['b2b_dropped'] / max(d['dropped'], 1):.0f}% of drops  "
+                          f"arrived after last departure p10/p50/p90 {d['drop_after_departure_us']} us", flush=True)
+                for role, per_port in r.get("phase", {}).items():
+                    for port, d in sorted(per_port.items()):
+                        what = "ACK in -> data out" if role == "cli" else "data in -> ACK out"
+                        print(f"    reaction {role} {what} port {port}: n {d['n']}  p10/p50/p90 "
+                              f"{d['p10_us']:.0f}/{d['p50_us']:.0f}/{d['p90_us']:.0f} us  "
+                              f"within 20 us {100 * d['within_20us']:.0f}%", flush=True)
                 for k, b in sorted(r.get("bursts", {}).items(), key=lambda kv: kv[0].split(">")[1]):
                     print(f"    bursts {k:<28} packets {b['packets']:6d}  mean burst (packet-weighted) "
                           f"{b['mean_burst']:.1f}  p90 {b['p90_burst']}  max {b['max_burst']}", flush=True)

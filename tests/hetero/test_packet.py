@@ -153,3 +153,101 @@ def test_fast_counts_ecn_marks_for_alg2_but_does_not_back_off():
     # l = marks / packets sent over the whole run, up to the intervals' boundaries
     total_l = g["marks"] / g["sent_pkts"]
     assert np.mean(r.alpha_log["l"]) == pytest.approx(total_l, rel=0.3)
+
+
+# --- Table I: calibration of Algorithm 2's w (footnote 6) -----------------------------------------
+def test_calibrate_w_by_hand():
+    from mpcc.hetero.tang2010 import calibrate_w
+    # Reno 2, FAST 6 packets/ms at w_cal = 100 s, α0 = 50:
+    #   l_cal = 50/(100 s · 6000 /s) = 8.33e-5, x* = 4000 /s, l* = l_cal·(2000/4000)² = 2.083e-5,
+    #   w = 50/(2.083e-5 · 4000) = 600 s; with l unchanged 50/(8.33e-5 · 4000) = 150 s
+    c = calibrate_w(2.0, 6.0, 100.0, 50.0)
+    assert c["l_cal"] == pytest.approx(50 / (100 * 6000), rel=1e-12)
+    assert c["target_rate"] == pytest.approx(4.0, rel=1e-12)
+    assert c["l_target"] == pytest.approx(50 / (100 * 6000) / 4, rel=1e-12)
+    assert c["w_s"] == pytest.approx(600.0, rel=1e-12)
+    assert c["w_fixed_l_s"] == pytest.approx(150.0, rel=1e-12)
+    # already equal rates: keep w; FAST below Reno: smaller w (FAST's x = α0/(l w) grows)
+    assert calibrate_w(3.0, 3.0, 125.0, 50.0)["w_s"] == pytest.approx(125.0, rel=1e-12)
+    assert calibrate_w(5.0, 2.0, 125.0, 50.0)["w_s"] == pytest.approx(125 * 2 * 3.5 / 25, rel=1e-12)
+    with pytest.raises(ValueError):
+        calibrate_w(0.0, 2.0, 125.0)
+
+
+def _fake_packet_jobs(calls, b80_rates):
+    """Stand-in for tang2010._run_packet_jobs: fixed rates per configuration, no simulation."""
+    rates = {"example1a-b400": (5.7, 1.8), "example1a-b80": (0.5, 6.1), "example1b-b400": (2.9, 4.6),
+             "example1b-b80": b80_rates}
+
+    def run(jobs, workers, progress, label):
+        calls.append(jobs)
+        out = []
+        for path, _dur, seed, measure, _bin, *rest in jobs:
+            w, label_ = rest if rest else (None, None)
+            name = Path(path).stem
+            reno, fast = rates[name] if w is None else (3.7, 3.8)
+            r = {"name": label_ or name, "seed": seed, "wall_s": 1.0, "measure_s": list(measure),
+                 "rates": {"reno": reno, "fast": fast}, "utilization": {"bottleneck": 1.0},
+                 "loss_rate": {"reno": 1e-4, "fast": 1e-4}}
+            if name.startswith("example1b"):
+                r.update(adapt_w={"fast": 125.0 if w is None else w}, alpha0={"fast": 50.0},
+                         alpha={"fast": 100.0}, alpha_end={"fast": 100.0}, alg2_q_s={"fast": 0.02},
+                         alg2_l={"fast": 1e-4})
+            out.append(r)
+        return out
+    return run
+
+
+@pytest.mark.parametrize("b80_rates", [(2.8, 4.5), (0.3, 7.0)])
+def test_example1_uses_one_calibrated_w_for_both_buffers(monkeypatch, b80_rates):
+    """The calibrated w comes from the B = 400, w = 125 s runs only and both buffers run at it
+    (no per-buffer tuning: B = 80 is held out, its w = 125 s results do not move w)."""
+    from mpcc.hetero import tang2010
+    calls = []
+    monkeypatch.setattr(tang2010, "_run_packet_jobs", _fake_packet_jobs(calls, b80_rates))
+    out = tang2010.example1(EX, runs=3, measure=(1800.0, 5400.0), w="calibrate")
+    assert len(calls) == 2
+    # second batch: 1b files of both buffers, every seed, all at the same w
+    second = calls[1]
+    assert sorted({Path(j[0]).stem for j in second}) == ["example1b-b400", "example1b-b80"]
+    assert len(second) == 2 * 3
+    ws = {j[5] for j in second}
+    assert len(ws) == 1
+    (w,) = ws
+    assert w == pytest.approx(125 * 4.6 * 3.75 / 2.9 ** 2, rel=1e-12)  # w_cal·x_F·x*/x_R² from B = 400
+    assert out["calibration"]["w_s"] == w and out["w_s"] == w
+    extra = [k for k in out["rows"] if k.endswith(f"-w{w:.0f}")]
+    assert len(extra) == 2 and all(out["rows"][k]["w_s"] == w for k in extra)
+    assert out["rows"]["example1b-b80"]["w_s"] == 125.0  # the paper's rows stay at w = 125 s
+
+
+def test_example1_w_number_and_paper(monkeypatch):
+    from mpcc.hetero import tang2010
+    calls = []
+    monkeypatch.setattr(tang2010, "_run_packet_jobs", _fake_packet_jobs(calls, (2.8, 4.5)))
+    out = tang2010.example1(EX, runs=2, w=200.0)
+    assert {j[5] for j in calls[1]} == {200.0} and "calibration" not in out
+    calls.clear()
+    out = tang2010.example1(EX, runs=2, w=None)
+    assert len(calls) == 1 and list(out["rows"]) == list(tang2010.PAPER_TABLE1)
+
+
+def test_with_adapt_w_reaches_the_simulator():
+    """with_adapt_w changes Algorithm 2's w in the run: 1 % loss at w = 125 s lowers α, the same
+    run at w = 0.01 s follows the rule with w = 0.01 s (α* = q/(l w)·α0 ≫ α: α rises)."""
+    from mpcc.hetero import packet
+    from mpcc.hetero.tang2010 import with_adapt_w
+    s = with_adapt_w(_one_fast_link(loss=1e-2, w=125.0), 0.01)
+    fast = {g.name: g for g in s.groups}["fast"].algorithm
+    assert fast.params["adapt_w"] == 0.01 and fast.alpha == 50.0 and fast.params["adapt_interval_s"] == 5.0
+    r = packet.run(s, seed=1)
+    _check_log_follows_rule(r, 0.01)
+    assert r.alpha_log["alpha"][-1] > 50.0
+
+
+def test_cli_rejects_bad_w():
+    from click.testing import CliRunner
+    from mpcc.cli import cli
+    for bad in ("abc", "-5", "0"):
+        r = CliRunner().invoke(cli, ["hetero", "example1", "--w", bad, "--scenarios", str(EX)])
+        assert r.exit_code == 2 and "--w" in r.output, r.output

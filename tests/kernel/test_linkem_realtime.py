@@ -1,6 +1,7 @@
-"""linkem's real-time mode: SCHED_FIFO forwarding threads with locked memory by default, a
-clear warning (and still forwarding) when that is not permitted, normal scheduling with
---no-realtime; and the timing report accounts for every forwarded frame.
+"""linkem's real-time mode: a SCHED_FIFO forwarding thread (one for both directions, or one per
+direction with --threads 2) with locked memory by default, a clear warning (and still
+forwarding) when that is not permitted, normal scheduling with --no-realtime; and the timing
+report accounts for every forwarded frame of each direction.
 
 Correctness only — how precise the delays are is measured in bench/linkem, not asserted here.
 Needs root, a built linkem, ping and setpriv; skips otherwise. ~10 s.
@@ -70,8 +71,8 @@ def test_forwarding_threads_are_sched_fifo_with_locked_memory_by_default(tmp_pat
     r, t, pid, log = _start(tmp_path)
     try:
         th = _threads(pid)
-        assert th["fwd"] == (SCHED_FIFO, 10) and th["rev"] == (SCHED_FIFO, 10), th
-        assert th["linkem"][0] == SCHED_OTHER  # the stats thread stays normal
+        # one forwarding thread serves both directions; the stats thread stays normal
+        assert th == {"fwd+rev": (SCHED_FIFO, 10), "linkem": (SCHED_OTHER, 0)}, th
         assert _vmlck_kb(pid) > 0
         assert "SCHED_FIFO priority 10, memory locked" in log.read_text()
         _forwards(t)
@@ -79,18 +80,32 @@ def test_forwarding_threads_are_sched_fifo_with_locked_memory_by_default(tmp_pat
         r.close()
     # at exit linkem reports its release timing: every echo request went forward, every reply back
     timing = json.loads((tmp_path / "linkem-0-timing.json").read_text())
-    assert timing["realtime"] is True
+    assert timing["realtime"] is True and timing["threads"] == 1
     for d in ("fwd", "rev"):
         assert timing[d]["release_late"]["n"] >= 10
         assert timing[d]["rx_lag"]["n"] >= 10  # frames carried kernel receive stamps
         assert 0 <= timing[d]["release_late"]["p50_us"] <= timing[d]["release_late"]["max_us"]
 
 
+def test_two_threads_give_each_direction_its_own_sched_fifo_thread(tmp_path):
+    r, t, pid, log = _start(tmp_path, ["--threads", "2"])
+    try:
+        th = _threads(pid)
+        assert th["fwd"] == (SCHED_FIFO, 10) and th["rev"] == (SCHED_FIFO, 10) and "fwd+rev" not in th, th
+        _forwards(t)
+    finally:
+        r.close()
+    timing = json.loads((tmp_path / "linkem-0-timing.json").read_text())
+    assert timing["threads"] == 2
+    for d in ("fwd", "rev"):
+        assert timing[d]["release_late"]["n"] >= 10
+
+
 def test_no_realtime_uses_normal_scheduling(tmp_path):
     r, t, pid, log = _start(tmp_path, ["--no-realtime"])
     try:
         th = _threads(pid)
-        assert th["fwd"][0] == SCHED_OTHER and th["rev"][0] == SCHED_OTHER, th
+        assert th["fwd+rev"][0] == SCHED_OTHER, th
         assert _vmlck_kb(pid) == 0
         assert "real-time off (--no-realtime)" in log.read_text()
         _forwards(t)
@@ -117,7 +132,7 @@ def test_without_permission_it_warns_and_still_forwards(tmp_path, monkeypatch):
         text = log.read_text()
         assert "warning: real-time not permitted" in text and "SCHED_FIFO" in text, text
         th = _threads(pid)
-        assert th["fwd"][0] == SCHED_OTHER and th["rev"][0] == SCHED_OTHER, th
+        assert th["fwd+rev"][0] == SCHED_OTHER, th
         _forwards(t)
     finally:
         r.close()

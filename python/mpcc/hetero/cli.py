@@ -3,6 +3,7 @@
     mpcc hetero FILE [--json] [--plot DIR] [--algorithm1 sync|async --kappa K --prob P]
     mpcc hetero example3 [--json] [--plot DIR]
     mpcc hetero example4 [--trials N] [--workers W] [--json] [--plot DIR]
+    mpcc hetero example2-model [--reno-beta B] [--capacity-scale S] [--json]
 """
 
 from __future__ import annotations
@@ -263,6 +264,20 @@ def example4_cmd(trials, workers, seed, as_json, plot_dir):
         click.echo(f"wrote {f}")
 
 
+def _w_option(value):
+    """--w: "calibrate", "paper" or seconds > 0."""
+    v = str(value).strip().lower()
+    if v in ("calibrate", "paper"):
+        return v
+    try:
+        w = float(v)
+    except ValueError:
+        raise click.BadParameter(f"{value!r} is not 'calibrate', 'paper' or a number of seconds") from None
+    if not w > 0:
+        raise click.BadParameter(f"{value!r}: w must be > 0 seconds")
+    return w
+
+
 @command.command("example1")
 @click.option("--runs", type=click.IntRange(1), default=20, show_default=True, help="Seeds per configuration.")
 @click.option("--duration", type=click.FloatRange(min=1, min_open=False), default=None,
@@ -272,14 +287,20 @@ def example4_cmd(trials, workers, seed, as_json, plot_dir):
 @click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Parallel simulations.")
 @click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True),
               default="scenarios/tang2010", show_default=True)
+@click.option("--w", "w", default="calibrate", show_default=True, metavar="calibrate|paper|SECONDS",
+              callback=lambda ctx, param, value: _w_option(value),
+              help="Algorithm 2's w for two extra 1b rows (both buffers at one w): 'calibrate' derives it "
+                   "from the B = 400, w = 125 s runs (equal Reno/FAST rates, footnote 6; B = 80 held out), "
+                   "SECONDS uses it as given, 'paper' shows only the paper's w = 125 s rows.")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
               help="Write rate / α(t) plots (PNG+SVG) here.")
 @click.option("--json", "as_json", is_flag=True)
-def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_json):
+def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_json, w="calibrate"):
     """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2."""
     from .tang2010 import example1
+    w = _w_option(w)
     rep = _clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure), workers=workers,
-                          progress=not as_json, out_dir=plot_dir))
+                          progress=not as_json, out_dir=plot_dir, w=None if w == "paper" else w))
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
@@ -287,14 +308,25 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
     from rich.table import Table
     m = rep["measure_s"]
     t = Table(title=f"Table I: Reno / FAST rates (packets/ms), {runs} runs, window {m[0]:g}–{m[1]:g} s")
-    for col in ("configuration", "paper Reno/FAST", "paper ratio", "sim Reno/FAST", "sim ratio", "sim utilization",
-                "sim α (q ms, l)"):
+    for col in ("configuration", "w (s)", "paper Reno/FAST", "paper ratio", "sim Reno/FAST",
+                "sim ratio (seed range)", "sim utilization", "sim α (q ms, l)"):
         t.add_column(col)
     for name, r in rep["rows"].items():
         a = f"{r['alpha']:.0f} ({r['alg2_q_ms']:.1f}, {r['alg2_l']:.1e})" if r.get("alpha") is not None else "50 (fixed)"
-        t.add_row(name, f"{r['paper_reno']}/{r['paper_fast']}", f"{r['paper_ratio']}",
-                  f"{r['reno']:.2f}/{r['fast']:.2f}", f"{r['ratio']:.2f}", f"{r['utilization']:.1%}", a)
+        paper = (f"{r['paper_reno']}/{r['paper_fast']}", f"{r['paper_ratio']}") if r["paper_reno"] is not None \
+            else ("—", "target 1")
+        lo, hi = r["ratio_range"]
+        t.add_row(name, f"{r['w_s']:.0f}" if r.get("w_s") else "—", *paper, f"{r['reno']:.2f}/{r['fast']:.2f}",
+                  f"{r['ratio']:.2f} ({lo:.2f}–{hi:.2f})", f"{r['utilization']:.1%}", a)
     Console().print(t)
+    if "calibration" in rep:
+        c = rep["calibration"]
+        click.echo(f"calibrated w = {c['w_s']:.1f} s from {c['calibration_rows']} at w = {c['w_cal_s']:g} s "
+                   f"(Reno {c['reno_cal']:.2f}, FAST {c['fast_cal']:.2f} packets/ms): l_cal = α₀/(w·x_F) = "
+                   f"{c['l_cal']:.3g} (Algorithm 2's mean l {c['l_alg2_mean']:.3g}, FAST's drops/sent "
+                   f"{c['l_fast_pooled']:.3g}), equal-rate target x* = {c['target_rate']:.2f} packets/ms, "
+                   f"l* = l_cal·(x_R/x*)² = {c['l_target']:.3g}, w = α₀/(l*·x*); "
+                   f"with l unchanged it would be {c['w_fixed_l_s']:.1f} s")
     for f in rep.get("plots", []):
         click.echo(f"wrote {f}")
 
@@ -338,3 +370,61 @@ def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
     Console().print(t)
     for f in rep.get("plots", []):
         click.echo(f"wrote {f}")
+
+
+@command.command("example2-model")
+@click.option("--file", "path", type=click.Path(dir_okay=False, exists=True),
+              default="scenarios/tang2010/example2-model.toml", show_default=True)
+@click.option("--reno-beta", type=float, default=None,
+              help="Reno's β = const²/T² (ms⁻²) instead of the file's 2/180² (e.g. 2/330² for the RTT with queueing).")
+@click.option("--capacity-scale", type=float, default=1.0, show_default=True,
+              help="Scale the capacities (0.9: the packet runs' 10 % noise).")
+@click.option("--json", "as_json", is_flag=True)
+def example2_model_cmd(path, reno_beta, capacity_scale, as_json):
+    """Example 2 (Fig. 4) in the analytic model: equilibria at α = 50, the α range of each, the
+    Reno state's basin, Algorithm 2 in the model (w = 1820 s) and the Theorem-11 optimum."""
+    from .tang2010 import example2_model
+    rep = _clean(example2_model(path, reno_beta=reno_beta, capacity_scale=capacity_scale))
+    if as_json:
+        click.echo(json.dumps(rep, indent=2))
+        return
+    from rich.console import Console
+    from rich.table import Table
+    con = Console()
+    t = Table(title=f"Example 2 in the model ({path}), α = 50: per-flow rates (packets/ms), queues (packets)")
+    for col in ("state", "bottlenecks", "Reno", "FAST", "queues l12/l23/l34", "stable (max Re λ, 1/ms)",
+                "Thm 6 (22)", "index", "residual (7)"):
+        t.add_column(col)
+    for e in rep["alpha50"]:
+        q = e["queues"]
+        t.add_row(e["state"], ",".join(e["bottlenecks"]), f"{e['reno']:.3f}", f"{e['fast']:.3f}",
+                  f"{q['l12']:.1f} / {q['l23']:.1f} / {q['l34']:.1f}",
+                  f"{'yes' if e['stable'] else 'NO'} ({e['max_re_eig']:.2g})",
+                  {True: "holds", False: "fails", None: "n/a"}[e["theorem6"]], str(e["index"]), f"{e['residual']:.1e}")
+    con.print(t)
+    grid = [g["alpha"] for g in rep["sweep"]["grid"]]
+    for st, r in rep["sweep"]["ranges"].items():
+        if r is None:
+            con.print(f"{st} state: none for α in {grid[0]:g}…{grid[-1]:g}")
+            continue
+        lo = f"≤ {r['min']:g}" if r["below_grid"] else f"{r['min']:.3g}"
+        hi = f"≥ {r['max']:g}" if r["above_grid"] else f"{r['max']:.3g}"
+        stab = "stable at every grid α" if len(r["stable_on_grid"]) == sum(
+            any(e["state"] == st for e in g["equilibria"]) for g in rep["sweep"]["grid"]) else \
+            f"stable at α = {r['stable_on_grid']}"
+        con.print(f"{st} state exists for α from {lo} to {hi} ({stab}; grid {grid[0]:g}…{grid[-1]:g})")
+    for b in rep["basin"]:
+        if b.get("critical_l12") is None and not b["critical_l23"]:
+            continue
+        con.print(f"α = {b['alpha']:g}: Reno state l12 = l34 = {b['reno_queues']['l12']:.0f}, saddle l12 = "
+                  f"{b['saddle_queues']['l12']:.0f}; FAST state reached from l23 = {b['l23_kick']:g} when l12 = l34 < "
+                  f"{b['critical_l12']:.0f}; l23 queue needed with l12/l34 intact {b['critical_l23'].get('1') or float('nan'):.0f},"
+                  f" with l12/l34 empty {b['critical_l23'].get('0') or float('nan'):.1f}")
+    o = rep["optimum"]
+    con.print(f"Theorem-11 optimum (w = 1820 s): Reno {o['reno']:.3f}, FAST {o['fast']:.3f} packets/ms, "
+              f"l12/l34 queue {o['queues']['l12']:.0f}, α = x·q = {o['alpha']:.1f}")
+    for s, r in rep.get("alg2", {}).items():
+        sw = "; ".join(f"{w['t_s']:.0f} s → {w['to']} at α {w['alpha']:.2f}" for w in r["switches"]) or "no switch"
+        con.print(f"Algorithm 2 in the model from the {s} state: {'converged' if r['converged'] else 'NOT converged'} "
+                  f"after {r['updates']} updates ({r['updates'] * 2} min) to α = {r['alpha']:.2f}, {r['state']} state, "
+                  f"Reno {r['reno']:.3f}, FAST {r['fast']:.3f} ({sw})")

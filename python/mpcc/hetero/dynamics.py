@@ -43,6 +43,13 @@ def _step(a: Arrays, p, mu, dt, max_log_step: float = 2.0):
     g = np.where(pos, f / ps, 0.0)
     L = p.shape[-1]
     dt = np.asarray(dt, float)
+    # An implicit step with Δt·λ > 2 on an unstable mode (Re λ > 0) damps it: the step would then
+    # converge to saddles and other unstable equilibria that the ODE (5) leaves (the mode is scaled
+    # by 1/(1 − λΔt)). Cap Δt at 0.5/λ⁺ (λ⁺ = the largest positive real part of J's eigenvalues
+    # here): an unstable mode then grows ×2 per step, as it must, while stable stiff modes keep the
+    # large step.
+    lam = np.max(np.linalg.eigvals(Jh).real, axis=-1)
+    dt = np.where(lam > 0, np.minimum(dt, 0.5 / np.where(lam > 0, lam, 1.0)), dt)
     A = np.eye(L) - dt[..., None, None] * Jh
     du = np.linalg.solve(A, (dt[..., None] * g)[..., None])[..., 0]
     du = np.clip(du, -max_log_step, max_log_step)

@@ -81,15 +81,18 @@ def jiang2011(ctx, out_dir, quick, fmt):
 @click.pass_context
 def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet):
     """Tang, Wei, Low, Chiang — Example 3 (multiple equilibria, Algorithm 1), Example 4
-    (1000 random trials), Examples 1a/1b (Table I) and 2a/2b (Fig. 4 network) at packet level."""
-    from ..hetero.cli import example1_cmd, example2_cmd, example3_cmd, example4_cmd
+    (1000 random trials), Examples 1a/1b (Table I, at the paper's w and at w calibrated on B = 400) and
+    2a/2b (Fig. 4 network) at packet level and in the analytic model (RED mapping, α sweep, Algorithm 2)."""
+    from ..hetero.cli import example1_cmd, example2_cmd, example2_model_cmd, example3_cmd, example4_cmd
 
     ctx.invoke(example3_cmd, as_json=False, plot_dir=out_dir)
     ctx.invoke(example4_cmd, trials=trials, workers=None, seed=2010, as_json=False, plot_dir=out_dir)
-    if not no_packet:
-        from .common import SCENARIO_DIR
+    from .common import SCENARIO_DIR
 
+    ctx.invoke(example2_model_cmd, path=str(SCENARIO_DIR / "tang2010" / "example2-model.toml"),
+               reno_beta=None, capacity_scale=1.0, as_json=False)
+    if not no_packet:
         ctx.invoke(example1_cmd, runs=runs, duration=None, measure=(1800.0, 5400.0), workers=workers,
-                   scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)
+                   scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False, w="calibrate")
         ctx.invoke(example2_cmd, runs=runs2, duration=None, workers=workers,
                    scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)
