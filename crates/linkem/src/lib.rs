@@ -283,6 +283,21 @@ impl SpinTuner {
     }
 }
 
+/// The earliest of several delay lines' next release times: `(index, release_ns)` of the
+/// smallest `Some`, the lowest index on ties; `None` when every line is empty. One forwarding
+/// thread serving both directions sends their frames in this order.
+pub fn earliest(fronts: impl IntoIterator<Item = Option<u64>>) -> Option<(usize, u64)> {
+    let mut best: Option<(usize, u64)> = None;
+    for (i, f) in fronts.into_iter().enumerate() {
+        if let Some(t) = f {
+            if best.is_none_or(|(_, b)| t < b) {
+                best = Some((i, t));
+            }
+        }
+    }
+    best
+}
+
 /// Histogram of non-negative durations (ns) at 1 µs resolution up to `Hist::RANGE_US`; longer
 /// durations share the last bucket, and the exact maximum and mean are kept. linkem records
 /// how late each release was (send time − release_k) and how long frames sat in the socket
@@ -617,6 +632,25 @@ mod tests {
             t.no_sleep();
         }
         assert_eq!(t.spin_ns(), 10 * us);
+    }
+
+    #[test]
+    fn earliest_picks_the_smallest_release_and_the_first_line_on_ties() {
+        assert_eq!(earliest([None, None]), None);
+        assert_eq!(earliest(Vec::<Option<u64>>::new()), None);
+        assert_eq!(earliest([Some(5), None]), Some((0, 5)));
+        assert_eq!(earliest([None, Some(7)]), Some((1, 7)));
+        assert_eq!(earliest([Some(9), Some(7)]), Some((1, 7)));
+        assert_eq!(earliest([Some(7), Some(7)]), Some((0, 7)));
+        // merging two non-decreasing lines by repeated `earliest` yields one non-decreasing order
+        let mut a: std::collections::VecDeque<u64> = [1, 4, 4, 10].into();
+        let mut b: std::collections::VecDeque<u64> = [2, 4, 9].into();
+        let mut out = Vec::new();
+        while let Some((i, t)) = earliest([a.front().copied(), b.front().copied()]) {
+            if i == 0 { a.pop_front() } else { b.pop_front() };
+            out.push((i, t));
+        }
+        assert_eq!(out, vec![(0, 1), (1, 2), (0, 4), (0, 4), (1, 4), (1, 9), (0, 10)]);
     }
 
     #[test]
