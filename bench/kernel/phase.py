@@ -11,43 +11,23 @@ goes to whichever flow's packet arrives first after a departure, so a flow that 
 more (Floyd & Jacobson's phase effect)."""
 
 import json
-import socket
-import struct
 import sys
-import time
 
-SO_TIMESTAMPNS = 35
-PACKET_OUTGOING = 4
+import capture
+
 iface, secs = sys.argv[1], float(sys.argv[2])
 ports = {int(p) for p in sys.argv[3:]}
-s = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(0x0003))   # ETH_P_ALL: outgoing too
-s.bind((iface, 0))
-s.setsockopt(socket.SOL_SOCKET, SO_TIMESTAMPNS, 1)
-s.settimeout(0.2)
 last_in: dict[int, int] = {}
 lat: dict[int, list[int]] = {p: [] for p in ports}
-end = time.monotonic() + secs
-while time.monotonic() < end:
-    try:
-        data, anc, _, addr = s.recvmsg(128, 64)
-    except socket.timeout:
-        continue
-    if addr[1] != 0x0800 or len(data) < 40 or data[9] != 6:
-        continue
-    ts = next((struct.unpack("qq", d[:16]) for lvl, typ, d in anc if typ == SO_TIMESTAMPNS), None)
-    if ts is None:
-        continue
-    t = ts[0] * 1_000_000_000 + ts[1]
-    ihl = (data[0] & 15) * 4
-    sport, dport = struct.unpack("!HH", data[ihl:ihl + 4])
-    port = dport if dport in ports else sport if sport in ports else None
+for g in capture.segments(secs, iface):
+    port = g.dport if g.dport in ports else g.sport if g.sport in ports else None
     if port is None:
         continue
-    if addr[2] == PACKET_OUTGOING:
+    if g.outgoing:
         if port in last_in:
-            lat[port].append(t - last_in.pop(port))   # first reaction to each arrival only
+            lat[port].append(g.t_ns - last_in.pop(port))   # first reaction to each arrival only
     else:
-        last_in[port] = t
+        last_in[port] = g.t_ns
 out = {}
 for p, v in lat.items():
     v.sort()
