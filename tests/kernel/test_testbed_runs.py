@@ -160,13 +160,12 @@ def test_red_shared_bottleneck_ewtcp_takes_two_shares_balia_about_one(algo, low,
     """At a RED bottleneck the uncoupled design (EWTCP, two Reno-like subflows) takes about two
     single-path Reno shares and Balia about one (Peng et al. §III; the fluid model's price is
     RED-like). Drop-tail is different on this kernel: the router drops an MPTCP subflow's packets
-    at 4–5× the rate of a competing TCP flow's (bench/kernel/RESULTS.md §3), so there even
+    at 4–5× the rate of a competing TCP flow's (bench/kernel/RESULTS.md §3b), so there even
     uncoupled subflows get ~1 share — hence RED here. Measured (bench/kernel/shared_bottleneck.py,
-    30 s runs): ewtcp 1.86, balia 0.78, the two-TCP control 2.0."""
+    2 × 30 s runs, RESULTS.md §4): ewtcp 1.99, balia 0.76, the two-TCP control 1.91."""
     if algo not in _bpf_algorithms():
         pytest.skip(f"BPF loader/{algo} not available")
-    s = scenario.loads(SHARED.format(algo=algo, aqm=RED).replace("duration_s = 16.0", "duration_s = 20.0"))
-    res = _run(s, warmup_s=5.0)
+    res = _run(scenario.loads(SHARED.format(algo=algo, aqm=RED)), duration_s=20.0, warmup_s=5.0)
     ratio = res.groups["mp"].rate_mbps / res.groups["sp"].rate_mbps
     assert low <= ratio <= high, (ratio, res.to_json())
     assert min(res.groups["mp"].path_rate_mbps) > 0.25 * max(res.groups["mp"].path_rate_mbps)  # both subflows
