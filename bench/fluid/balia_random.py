@@ -41,14 +41,14 @@ def main():
     ap.add_argument("--sources", type=int, default=60)
     a = ap.parse_args()
     warnings.simplefilter("ignore")
-    orig = solver._balia_continuation
+    orig = solver.balia_continuation
     used = []
 
     def spy(*args, **kw):
         used.append(True)
         return orig(*args, **kw)
 
-    solver._balia_continuation = spy
+    solver.balia_continuation = spy
     for label, algos, spf, n in [("all-balia", ("balia",), 0.0, a.seeds),
                                  ("mixed", ("balia", "lia", "ewtcp", "generalized"), 0.3, a.mixed_seeds)]:
         direct = cont = fail = 0

@@ -80,6 +80,17 @@ class RunResult:
             console.print(t)
 
 
+def ci95(values) -> float:
+    """Half-width of the 95 % confidence interval of the mean (Student t); 0 for one value."""
+    import numpy as np
+    from scipy import stats
+
+    v = np.asarray(values, dtype=float)
+    if v.size < 2:
+        return 0.0
+    return float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
 def _finite(obj):
     """JSON has no NaN/Infinity: map them to null so every consumer can parse the output."""
     if isinstance(obj, float) and (math.isnan(obj) or math.isinf(obj)):

@@ -192,7 +192,7 @@ def test_balia_arc_length_continuation(seed):
     net = network.random_network(20, 60, seed=seed, algorithms_=("balia",))
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        x, p, steps = solver._balia_continuation(net, solver.SolverFailure("test"))
+        x, p, steps = solver.balia_continuation(net, solver.SolverFailure("test"))
     assert independent_kkt(net, x, p) < 1e-10
     assert steps > 0
 

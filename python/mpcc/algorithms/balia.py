@@ -16,12 +16,23 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays, total_rate
+from .base import Algorithm, as_arrays, total_rate
 
 
-def _alpha(w: np.ndarray, t: np.ndarray) -> np.ndarray:
+def rate_ratio(w: np.ndarray, t: np.ndarray) -> np.ndarray:
+    """α_r = max_k x_k / x_r with x = w/τ."""
     x = w / t
     return np.max(x, axis=-1, keepdims=True) / x
+
+
+def increase(w: np.ndarray, t: np.ndarray, alpha: np.ndarray) -> np.ndarray:
+    """I_r of eq. (1) given α_r."""
+    return w / t / (t * total_rate(w, t) ** 2) * ((1.0 + alpha) / 2.0) * ((4.0 + alpha) / 5.0)
+
+
+def decrease_factor(alpha: np.ndarray) -> np.ndarray:
+    """The factor min(α_r, 1.5) of eq. (2): D_r = w_r/2 · factor."""
+    return np.minimum(alpha, 1.5)
 
 
 @dataclass(frozen=True)
@@ -29,14 +40,12 @@ class Balia(Algorithm):
     name = "balia"
 
     def on_ack(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
-        a = _alpha(w, t)
-        x = w / t
-        return x / (t * total_rate(w, t) ** 2) * ((1.0 + a) / 2.0) * ((4.0 + a) / 5.0)
+        w, t = as_arrays(cwnd, rtt)
+        return increase(w, t, rate_ratio(w, t))
 
     def on_loss(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
-        return w / 2.0 * np.minimum(_alpha(w, t), 1.5)
+        w, t = as_arrays(cwnd, rtt)
+        return w / 2.0 * decrease_factor(rate_ratio(w, t))
 
     def min_cwnd(self, n_routes: int) -> float:
         return 1.0 if n_routes > 1 else 2.0

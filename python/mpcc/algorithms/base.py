@@ -27,7 +27,7 @@ from typing import Any, ClassVar
 import numpy as np
 
 
-def _arrays(cwnd, rtt):
+def as_arrays(cwnd, rtt):
     w = np.asarray(cwnd, dtype=float)
     t = np.broadcast_to(np.asarray(rtt, dtype=float), w.shape)
     return w, t
@@ -58,19 +58,19 @@ class Algorithm:
 
     def cwnd_after_loss(self, cwnd, rtt, **state) -> np.ndarray:
         """Window of every route after a loss on that route: max(w_r − D_r, min_cwnd)."""
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         return np.maximum(w - self.on_loss(w, t, **state), self.min_cwnd(w.shape[-1]))
 
     # --- fluid model, eq. (7) ---------------------------------------------------------------
     def fluid_phi(self, x, tau) -> np.ndarray:
         """φ_r(x_s) = I_r / D_r at windows w = x·τ (eq. 7). x in packets/s, τ in seconds."""
-        x, tau = _arrays(x, tau)
+        x, tau = as_arrays(x, tau)
         w = x * tau
         return self.on_ack(w, tau) / self.on_loss(w, tau)
 
     def fluid_k(self, x, tau) -> np.ndarray:
         """k_r(x_s) = x_r D_r / τ_r at windows w = x·τ (eq. 7)."""
-        x, tau = _arrays(x, tau)
+        x, tau = as_arrays(x, tau)
         w = x * tau
         return x * self.on_loss(w, tau) / tau
 
@@ -89,5 +89,5 @@ def total_rate(cwnd: np.ndarray, rtt: np.ndarray) -> np.ndarray:
 
 def halve(cwnd, rtt, **_state) -> np.ndarray:
     """D_r = w_r/2: the NewReno decrease used by Reno, EWTCP, Coupled, Semicoupled, LIA, OLIA."""
-    w, _ = _arrays(cwnd, rtt)
+    w, _ = as_arrays(cwnd, rtt)
     return w / 2.0

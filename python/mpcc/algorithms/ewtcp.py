@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Algorithm, _arrays, halve
+from .base import Algorithm, as_arrays, halve
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Ewtcp(Algorithm):
         return float(self.params.get("a", 1.0))
 
     def on_ack(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         return self.a / w
 
     on_loss = staticmethod(halve)

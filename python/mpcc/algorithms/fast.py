@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays, halve
+from .base import Algorithm, as_arrays, halve
 
 
 @dataclass(frozen=True)
@@ -33,14 +33,14 @@ class Fast(Algorithm):
         return float(self.params.get("gamma", 0.5))
 
     def on_ack(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         return np.zeros_like(w)
 
     on_loss = staticmethod(halve)
 
     def on_update(self, cwnd, rtt, base_rtt) -> np.ndarray:
         """New window after one periodic update (1)."""
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         base = np.broadcast_to(np.asarray(base_rtt, dtype=float), w.shape)
         target = (1.0 - self.gamma) * w + self.gamma * (base / t * w + self.alpha)
         return np.minimum(2.0 * w, target)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays, total_rate
+from .base import Algorithm, as_arrays, total_rate
 
 
 def lnorm(x: np.ndarray, n: float) -> np.ndarray:
@@ -49,11 +49,11 @@ class Generalized(Algorithm):
         return 1.0 + self.eta * (np.max(x, axis=-1, keepdims=True) / x - 1.0)
 
     def on_ack(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         x = w / t
         num = (1.0 - self.beta) * x + self.beta * lnorm(x, self.n)
         return num * self._gain(w, t) / (t * total_rate(w, t) ** 2)
 
     def on_loss(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         return w / 2.0 * self._gain(w, t)

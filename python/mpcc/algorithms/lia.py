@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays, halve, total_rate
+from .base import Algorithm, as_arrays, halve, total_rate
 
 
 @dataclass(frozen=True)
@@ -21,7 +21,7 @@ class Lia(Algorithm):
     name = "lia"
 
     def on_ack(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         coupled = np.max(w / t**2, axis=-1, keepdims=True) / total_rate(w, t) ** 2
         return np.minimum(coupled, 1.0 / w)
 

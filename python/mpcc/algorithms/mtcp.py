@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays
+from .base import Algorithm, as_arrays
 
 #: Named points of the MTCP(α, β) square (Jiang et al. §2).
 MTCP_VARIANTS = {
@@ -36,11 +36,11 @@ class Mstcp(Algorithm):
     name = "mstcp"
 
     def on_ack(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         return np.full_like(w, float(self.params.get("a", 0.03)))
 
     def on_loss(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         b = float(self.params.get("b", 0.5))
         return _capped(w, b * np.sum(w, axis=-1, keepdims=True))
 
@@ -57,13 +57,13 @@ class Mtcp(Algorithm):
                 float(self.params.get("a", 1.0)), float(self.params.get("b", 0.5)))
 
     def on_ack(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         alpha, _, a, _ = self._ab()
         total = np.sum(w, axis=-1, keepdims=True)
         return a / ((1.0 - alpha) * w + alpha * total)
 
     def on_loss(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         _, beta, _, b = self._ab()
         total = np.sum(w, axis=-1, keepdims=True)
         return _capped(w, b * ((1.0 - beta) * w + beta * total))

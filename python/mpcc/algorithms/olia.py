@@ -23,7 +23,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .base import Algorithm, _arrays, halve, total_rate
+from .base import Algorithm, as_arrays, halve, total_rate
 
 
 @dataclass(frozen=True)
@@ -34,7 +34,7 @@ class Olia(Algorithm):
 
     @staticmethod
     def epsilon(cwnd, rtt, loss_interval) -> np.ndarray:
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         ell = np.broadcast_to(np.asarray(loss_interval, dtype=float), w.shape)
         n = w.shape[-1]
         quality = ell / t**2
@@ -49,7 +49,7 @@ class Olia(Algorithm):
         return eps
 
     def on_ack(self, cwnd, rtt, loss_interval=None, **state):
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         if loss_interval is None:
             loss_interval = np.zeros_like(w)
         coupled = (w / t**2) / total_rate(w, t) ** 2

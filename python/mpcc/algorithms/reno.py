@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Algorithm, _arrays, halve
+from .base import Algorithm, as_arrays, halve
 
 
 @dataclass(frozen=True)
@@ -13,7 +13,7 @@ class Reno(Algorithm):
     name = "reno"
 
     def on_ack(self, cwnd, rtt, **state):
-        w, _ = _arrays(cwnd, rtt)
+        w, _ = as_arrays(cwnd, rtt)
         return 1.0 / w
 
     on_loss = staticmethod(halve)

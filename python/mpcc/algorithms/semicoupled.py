@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Algorithm, _arrays, halve, total_rate
+from .base import Algorithm, as_arrays, halve, total_rate
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Semicoupled(Algorithm):
     name = "semicoupled"
 
     def on_ack(self, cwnd, rtt, **state):
-        w, t = _arrays(cwnd, rtt)
+        w, t = as_arrays(cwnd, rtt)
         return 1.0 / (t * total_rate(w, t))
 
     on_loss = staticmethod(halve)

@@ -16,12 +16,10 @@ and ``adapt_event`` in ``sim.rs``), end to end and per connection:
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Any
-
 import numpy as np
 
+from ..results import RunResult
 from ..scenario import Scenario
 
 
@@ -29,7 +27,7 @@ from ..scenario import Scenario
 class FastRun:
     scenario: Scenario
     seed: int
-    result: Any                      # mpcc.results.RunResult
+    result: RunResult
     alpha_log: dict[str, np.ndarray]  # time_s, group (index), flow, alpha, q_s, l
     rates: dict[str, np.ndarray] | None  # time_s, group, flow, rate_pps (per sample interval)
     queues: dict[str, np.ndarray] | None  # time_s, link (index), queue_pkts (instantaneous samples)
@@ -39,18 +37,10 @@ class FastRun:
 def run(scenario: Scenario, *, seed: int = 0, measure: tuple[float, float] | None = None,
         sample_interval_s: float = 0.0) -> FastRun:
     """One simulation with the FAST α log (see module doc)."""
-    import time
+    from .. import sim
 
-    from .. import _core
-    from ..sim.engine import _columns, _result, core_config
-
-    cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
-    t = time.perf_counter()
-    raw = _core.simulate(json.dumps(cfg))
-    wall = time.perf_counter() - t
-    cols = _columns(raw)
-    t0, t1 = cfg["measure"]
-    result = _result(scenario, seed, cols, t0, t1)
+    cr = sim.simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
+    cols, result, wall = cr.columns, cr.result, cr.stats["wall_s"]
     sf = cols["fa_sf"].astype(np.int64)
     alpha_log = {"time_s": cols["fa_time"], "group": cols["sf_group"][sf].astype(np.int64),
                  "flow": cols["sf_flow"][sf].astype(np.int64), "alpha": cols["fa_alpha"],

@@ -6,8 +6,9 @@
 >>> many = sim.run_many(s, runs=20, seed=1)   # list of SimRun; many.result has ci95_mbps
 """
 
-from .engine import SimRun, core_config, measurement_window, run, sim_options, with_algorithm
-from .parallel import SimRuns, aggregate, ci95, run_many
+from ..results import ci95
+from .engine import CoreRun, SimRun, core_config, measurement_window, run, sim_options, simulate, summarize, with_algorithm
+from .parallel import SimRuns, aggregate, run_many
 
-__all__ = ["run", "run_many", "SimRun", "SimRuns", "aggregate", "ci95", "core_config", "sim_options",
+__all__ = ["run", "run_many", "simulate", "summarize", "CoreRun", "SimRun", "SimRuns", "aggregate", "ci95", "core_config", "sim_options",
            "measurement_window", "with_algorithm"]

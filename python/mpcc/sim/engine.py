@@ -144,11 +144,21 @@ class SimRun:
         return write_outputs(out_dir, [self], self.result, plots=plots)
 
 
-def _columns(raw: Mapping[str, Any]) -> dict[str, np.ndarray]:
-    return {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
+@dataclass
+class CoreRun:
+    """What the Rust core returns for one run: the configuration it ran (:func:`core_config`),
+    its output ``columns`` (numpy arrays: per-subflow totals ``sf_*``, per-link totals ``link_*``,
+    time series ``ts_*``, FAST Algorithm-2 log ``fa_*``), run ``stats`` and the summary ``result``."""
+
+    config: dict[str, Any]
+    columns: dict[str, np.ndarray]
+    stats: dict[str, Any]
+    result: RunResult
 
 
-def _result(scenario: Scenario, seed: int, cols: dict[str, np.ndarray], t0: float, t1: float) -> RunResult:
+def summarize(scenario: Scenario, seed: int, cols: Mapping[str, np.ndarray], t0: float, t1: float) -> RunResult:
+    """The output contract (:class:`~mpcc.results.RunResult`) from the core's columns over the
+    measurement window [t0, t1] (module docstring)."""
     bits = scenario.packet_bytes * 8.0
     span = t1 - t0
     sf_rate = cols["sf_delivered"] * bits / span / 1e6
@@ -213,20 +223,19 @@ def _timeseries(scenario: Scenario, cols: dict[str, np.ndarray]) -> dict[str, pa
     return {"subflows": subflows, "links": links}
 
 
-def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-        measure: tuple[float, float] | None = None, progress: Any = None) -> SimRun:
-    """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
-    series; ``measure`` = (t0, t1) overrides the measurement window. ``progress``: True for a
-    progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``."""
+def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
+             measure: tuple[float, float] | None = None, progress: Any = None) -> CoreRun:
+    """Run the Rust core once on ``scenario`` (arguments as :func:`run`) and return its raw
+    columns with the summary, for callers that read more than :class:`SimRun` holds."""
     from .. import _core
+    from ..progress import bar
 
     cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
     start = time.perf_counter()
     try:
         if progress is True:
-            from .parallel import _SimTimeProgress
-            with _SimTimeProgress(scenario) as bar:
-                raw = _core.simulate(json.dumps(cfg), bar.update)
+            with bar(f"sim {scenario.name}", scenario.duration_s, unit="simulated s") as b:
+                raw = _core.simulate(json.dumps(cfg), b.update)
         elif callable(progress):
             raw = _core.simulate(json.dumps(cfg), progress)
         else:
@@ -234,10 +243,19 @@ def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
     except ValueError as e:  # the scenario passed validation, so this names an engine limit
         raise MpccError(f"{scenario.source}: simulator rejected the scenario: {e}") from None
     wall = time.perf_counter() - start
-    cols = _columns(raw)
+    cols = {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
     t0, t1 = cfg["measure"]
     stats = {"events": int(raw["events"]), "data_packets": int(raw["data_packets"]), "wall_s": wall}
-    return SimRun(scenario, int(seed), _result(scenario, seed, cols, t0, t1), _timeseries(scenario, cols), stats)
+    return CoreRun(cfg, cols, stats, summarize(scenario, seed, cols, t0, t1))
+
+
+def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
+        measure: tuple[float, float] | None = None, progress: Any = None) -> SimRun:
+    """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
+    series; ``measure`` = (t0, t1) overrides the measurement window. ``progress``: True for a
+    progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``."""
+    cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress)
+    return SimRun(scenario, int(seed), cr.result, _timeseries(scenario, cr.columns), cr.stats)
 
 
 def with_algorithm(scenario: Scenario, spec: str | Mapping[str, Any], *, multipath_only: bool = True) -> Scenario:

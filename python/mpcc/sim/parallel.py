@@ -5,15 +5,13 @@ of (scenario, seed), so the results do not depend on the executor."""
 
 from __future__ import annotations
 
-import os
-from concurrent.futures import ThreadPoolExecutor, as_completed
 from typing import Any, Callable
 
 import numpy as np
-from scipy import stats as sstats
 
 from ..errors import MpccError
-from ..results import GroupResult, LinkResult, RunResult
+from ..progress import bar, default_workers, run_jobs
+from ..results import GroupResult, LinkResult, RunResult, ci95
 from ..scenario import Scenario
 from .engine import SimRun, run
 
@@ -25,14 +23,6 @@ class SimRuns(list):
     @property
     def result(self) -> RunResult:
         return aggregate(list(self))
-
-
-def ci95(values) -> float:
-    """Half-width of the 95 % confidence interval of the mean (Student t); 0 for one value."""
-    v = np.asarray(values, dtype=float)
-    if v.size < 2:
-        return 0.0
-    return float(sstats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
 
 
 def aggregate(runs: list[SimRun]) -> RunResult:
@@ -80,28 +70,20 @@ def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None
         if on_done:
             on_done(one)
         return SimRuns([one])
-    bar = _Progress(progress, runs, scenario.name)
-    with bar:
+    with bar(f"sim {scenario.name}", runs, enabled=progress) as b:
         if scheduler is None:
-            n = workers or os.cpu_count() or 1
-            with ThreadPoolExecutor(max_workers=min(n, runs)) as pool:
-                futs = {pool.submit(_one, scenario, s, sample_interval_s, measure): s for s in seeds}
-                for f in as_completed(futs):
-                    r = f.result()
-                    results[r.seed] = r
-                    bar.advance()
-                    if on_done:
-                        on_done(r)
+            done = run_jobs(lambda s: _one(scenario, s, sample_interval_s, measure), seeds,
+                            workers=workers or default_workers(), kind="thread", progress=b)
         else:
-            for r in _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
-                results[r.seed] = r
-                bar.advance()
-                if on_done:
-                    on_done(r)
+            done = _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure, b)
+        for r in done:
+            results[r.seed] = r
+            if on_done:
+                on_done(r)
     return SimRuns(results[s] for s in seeds)
 
 
-def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
+def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure, progress):
     try:
         from distributed import Client, as_completed as dask_completed
     except ImportError:  # pragma: no cover - dependency of the package
@@ -114,58 +96,8 @@ def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure):
     try:
         futs = [client.submit(_one, scenario, s, sample_interval_s, measure, pure=False) for s in seeds]
         for f in dask_completed(futs):
+            progress.advance()
             yield f.result()
     finally:
         if own:
             client.close()
-
-
-class _SimTimeProgress:
-    """Progress of one run over simulated time (rich bar on stderr)."""
-
-    def __init__(self, scenario: Scenario):
-        self.scenario = scenario
-
-    def __enter__(self):
-        from rich.console import Console
-        from rich.progress import BarColumn, Progress, TextColumn, TimeElapsedColumn
-        self._p = Progress(TextColumn("{task.description}"), BarColumn(),
-                           TextColumn("{task.completed:.0f}/{task.total:.0f} simulated s"), TimeElapsedColumn(),
-                           console=Console(stderr=True), transient=True)
-        self._p.__enter__()
-        self._task = self._p.add_task(f"sim {self.scenario.name}", total=self.scenario.duration_s)
-        return self
-
-    def update(self, t: float) -> None:
-        self._p.update(self._task, completed=t)
-
-    def __exit__(self, *exc):
-        self._p.__exit__(*exc)
-        return False
-
-
-class _Progress:
-    """A rich progress bar on stderr (no-op when disabled)."""
-
-    def __init__(self, enabled: bool, total: int, name: str):
-        self.enabled, self.total, self.name = enabled, total, name
-        self._p = None
-
-    def __enter__(self):
-        if self.enabled:
-            from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-            self._p = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                               console=Console(stderr=True), transient=True)
-            self._p.__enter__()
-            self._task = self._p.add_task(f"sim {self.name}", total=self.total)
-        return self
-
-    def advance(self):
-        if self._p is not None:
-            self._p.advance(self._task)
-
-    def __exit__(self, *exc):
-        if self._p is not None:
-            self._p.__exit__(*exc)
-        return False
