@@ -9,7 +9,7 @@ import pytest
 
 from mpcc.errors import EnvironmentProblem
 from mpcc.reproduce import peng2016 as rp
-from mpcc.reproduce.paper_values import PENG_TABLE3
+from mpcc.reproduce.peng2016.paper import PENG_TABLE3
 
 
 def test_fluid_column_matches_closed_forms(tmp_path):

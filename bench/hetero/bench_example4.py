@@ -14,7 +14,7 @@ import platform
 import time
 from pathlib import Path
 
-from mpcc.hetero.tang2010 import example4
+from mpcc.reproduce.tang2010.example4 import example4
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--trials", type=int, default=1000)

@@ -34,7 +34,7 @@ import numpy as np
 from mpcc import algorithms
 from mpcc import scenario as sc
 from mpcc.hetero import packet
-from mpcc.hetero.tang2010 import _stretch
+from mpcc.reproduce.tang2010.packet import stretch as _stretch
 
 ROOT = Path(__file__).resolve().parents[2]
 LINKS = ("l12", "l23", "l34")

@@ -6,7 +6,7 @@
 2. Wall time of one 100-simulated-second Table III run.
 3. Peak resident memory of the engine vs. simulated time (25 … 800 s, fresh process each).
 4. Wall and CPU time of the whole Table III reproduction: 20 runs × 6 algorithms
-   (`mpcc.sim.peng2016.table3`), local threads on all cores.
+   (`mpcc.reproduce.peng2016.sim.table3`), local threads on all cores.
 
 Usage: .venv/bin/python bench/sim/run.py [--quick | --peng]
 """
@@ -30,7 +30,7 @@ BIN = ROOT / "target/release/examples/simbench"
 sys.path.insert(0, str(ROOT / "python"))
 
 from mpcc import scenario, sim  # noqa: E402
-from mpcc.sim import peng2016  # noqa: E402
+from mpcc.reproduce.peng2016 import sim as peng2016  # noqa: E402
 
 
 def machine() -> str:
@@ -176,7 +176,7 @@ def peng_tables(now: str) -> None:
         "",
         f"{now}; {machine()}; load average {load0[0]:.1f} before / {load1[0]:.1f} after (wall {wall:.0f} s).",
         "20 runs (Fig. 3: 5), seeds 1…; `[sim] host_jitter_s = 0.001` (Dummynet tick). Throughput ="
-        " packets delivered × 1500 B (wire size). Two host models (`python/mpcc/sim/peng2016.py`):",
+        " packets delivered × 1500 B (wire size). Two host models (`python/mpcc/reproduce/peng2016/sim.py`):",
         "**3.11** = the paper's Linux 3.11.8 hosts (`delayed_ack`, `per_ack_increase`,"
         " `slow_start_at_ssthresh`; the default of `table5`), **modern** = the simulator's defaults"
         " (one ACK per packet, increase per acknowledged packet, slow start while cwnd < ssthresh;"

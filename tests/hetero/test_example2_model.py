@@ -11,7 +11,7 @@ import pytest
 from scipy.optimize import brentq, minimize
 
 from mpcc.hetero import model
-from mpcc.hetero.tang2010 import (EXAMPLE2_ALPHA0, EXAMPLE2_W_MS, example2_model_alg2, example2_model_equilibria,
+from mpcc.reproduce.tang2010.example2_model import (EXAMPLE2_ALPHA0, EXAMPLE2_W_MS, example2_model_alg2, example2_model_equilibria,
                                   example2_model_network, example2_model_optimum)
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -147,7 +147,7 @@ def test_dynamics_leave_the_saddle_at_any_step(net, eqs50, dt):
     stable states, whatever the step: a linearly implicit step with λ·Δt > 2 would damp the unstable
     mode and settle on the saddle, so the integrator caps Δt near unstable points."""
     from mpcc.hetero.dynamics import integrate
-    from mpcc.hetero.tang2010 import _fast_mu
+    from mpcc.reproduce.tang2010.example2_model import fast_mu as _fast_mu
     saddle = next(e for e in eqs50 if not e["stable"])
     stable = [e for e in eqs50 if e["stable"]]
     a, mu = net.arrays(), _fast_mu(net, 50.0)

@@ -21,7 +21,9 @@ from mpcc.hetero import model
 from mpcc.hetero.dynamics import algorithm1, optimum
 from mpcc.hetero.equilibria import find_equilibria, theorem6_condition
 from mpcc.hetero.model import PriceMapping as PM, Source, network
-from mpcc.hetero.tang2010 import EXAMPLE3_CASES, example3_network, random_network
+from mpcc.reproduce.tang2010.example3 import example3_network
+from mpcc.reproduce.tang2010.example4 import random_network
+from mpcc.reproduce.tang2010.paper import EXAMPLE3_CASES
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -157,7 +157,7 @@ def test_fast_counts_ecn_marks_for_alg2_but_does_not_back_off():
 
 # --- Table I: calibration of Algorithm 2's w (footnote 6) -----------------------------------------
 def test_calibrate_w_by_hand():
-    from mpcc.hetero.tang2010 import calibrate_w
+    from mpcc.reproduce.tang2010.example1 import calibrate_w
     # Reno 2, FAST 6 packets/ms at w_cal = 100 s, α0 = 50:
     #   l_cal = 50/(100 s · 6000 /s) = 8.33e-5, x* = 4000 /s, l* = l_cal·(2000/4000)² = 2.083e-5,
     #   w = 50/(2.083e-5 · 4000) = 600 s; with l unchanged 50/(8.33e-5 · 4000) = 150 s
@@ -175,7 +175,7 @@ def test_calibrate_w_by_hand():
 
 
 def _fake_packet_jobs(calls, b80_rates):
-    """Stand-in for tang2010._run_packet_jobs: fixed rates per configuration, no simulation."""
+    """Stand-in for tang2010 example1.run_packet_jobs: fixed rates per configuration, no simulation."""
     rates = {"example1a-b400": (5.7, 1.8), "example1a-b80": (0.5, 6.1), "example1b-b400": (2.9, 4.6),
              "example1b-b80": b80_rates}
 
@@ -202,9 +202,9 @@ def _fake_packet_jobs(calls, b80_rates):
 def test_example1_uses_one_calibrated_w_for_both_buffers(monkeypatch, b80_rates):
     """The calibrated w comes from the B = 400, w = 125 s runs only and both buffers run at it
     (no per-buffer tuning: B = 80 is held out, its w = 125 s results do not move w)."""
-    from mpcc.hetero import tang2010
+    from mpcc.reproduce.tang2010 import example1 as tang2010, paper
     calls = []
-    monkeypatch.setattr(tang2010, "_run_packet_jobs", _fake_packet_jobs(calls, b80_rates))
+    monkeypatch.setattr(tang2010, "run_packet_jobs", _fake_packet_jobs(calls, b80_rates))
     out = tang2010.example1(EX, runs=3, measure=(1800.0, 5400.0), w="calibrate")
     assert len(calls) == 2
     # second batch: 1b files of both buffers, every seed, all at the same w
@@ -222,21 +222,21 @@ def test_example1_uses_one_calibrated_w_for_both_buffers(monkeypatch, b80_rates)
 
 
 def test_example1_w_number_and_paper(monkeypatch):
-    from mpcc.hetero import tang2010
+    from mpcc.reproduce.tang2010 import example1 as tang2010, paper
     calls = []
-    monkeypatch.setattr(tang2010, "_run_packet_jobs", _fake_packet_jobs(calls, (2.8, 4.5)))
+    monkeypatch.setattr(tang2010, "run_packet_jobs", _fake_packet_jobs(calls, (2.8, 4.5)))
     out = tang2010.example1(EX, runs=2, w=200.0)
     assert {j[5] for j in calls[1]} == {200.0} and "calibration" not in out
     calls.clear()
     out = tang2010.example1(EX, runs=2, w=None)
-    assert len(calls) == 1 and list(out["rows"]) == list(tang2010.PAPER_TABLE1)
+    assert len(calls) == 1 and list(out["rows"]) == list(paper.PAPER_TABLE1)
 
 
 def test_with_adapt_w_reaches_the_simulator():
     """with_adapt_w changes Algorithm 2's w in the run: 1 % loss at w = 125 s lowers α, the same
     run at w = 0.01 s follows the rule with w = 0.01 s (α* = q/(l w)·α0 ≫ α: α rises)."""
     from mpcc.hetero import packet
-    from mpcc.hetero.tang2010 import with_adapt_w
+    from mpcc.reproduce.tang2010.packet import with_adapt_w
     s = with_adapt_w(_one_fast_link(loss=1e-2, w=125.0), 0.01)
     fast = {g.name: g for g in s.groups}["fast"].algorithm
     assert fast.params["adapt_w"] == 0.01 and fast.alpha == 50.0 and fast.params["adapt_interval_s"] == 5.0

@@ -223,7 +223,7 @@ def _gone_or_zombie(pid: int) -> bool:
 
 def test_oscillation_ds_is_the_relative_decrease_of_the_aggregate_window():
     import numpy as np
-    from mpcc.testbed.peng2016 import oscillation_ds
+    from mpcc.reproduce.peng2016.testbed import oscillation_ds
     inf = 2.0**31 - 1
     # Reno alone: w = 40 halves to ssthresh 20 → D_s = 0.5 (Peng et al. §III-F)
     assert oscillation_ds(np.array([[38.0, 40.0, 20.0, 21.0]]), np.array([[inf, inf, 20.0, 20.0]])) == 0.5
@@ -236,7 +236,7 @@ def test_oscillation_ds_is_the_relative_decrease_of_the_aggregate_window():
 
 def test_convergence_time_is_the_first_return_to_the_pre_competition_window():
     from mpcc.testbed.engine import Summary
-    from mpcc.testbed.peng2016 import convergence_time
+    from mpcc.reproduce.peng2016.testbed import convergence_time
     t = [float(x) for x in range(0, 120)]
     w = [60.0 if x < 40 else (20.0 if x < 80 else 20.0 + 4 * (x - 80)) for x in t]  # reaches 60 at 90 s
     sm = Summary({}, {}, {}, {}, {"time_s": t, "group": ["mp"] * len(t), "flow": [0] * len(t),

@@ -1,5 +1,5 @@
 """The Peng et al. reproductions on the simulator (few runs; the full 20-run tables are in
-bench/sim/RESULTS.md and `python -m mpcc.sim.peng2016`)."""
+bench/sim/RESULTS.md and `python -m mpcc.reproduce.peng2016.sim`)."""
 
 import math
 
@@ -8,7 +8,7 @@ import pyarrow as pa
 import pytest
 
 from mpcc import scenario
-from mpcc.sim import peng2016
+from mpcc.reproduce.peng2016 import sim as peng2016
 from mpcc.sim.engine import SimRun
 
 ORDER = ("ewtcp", "semicoupled", "lia", "balia", "coupled")

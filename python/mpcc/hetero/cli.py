@@ -203,7 +203,7 @@ def run(file, as_json, plot_dir, mode, kappa, prob, period, seed):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write Figs. 8/9-style plots here.")
 def example3_cmd(as_json, plot_dir):
     """Example 3: three links, three protocols, three equilibria; Algorithm 1 from Cases 1 and 2."""
-    from .tang2010 import example3
+    from ..reproduce.tang2010.example3 import example3
     rep = _clean(example3(plot_dir))
     if as_json:
         click.echo(json.dumps(rep, indent=2))
@@ -246,7 +246,7 @@ def example3_cmd(as_json, plot_dir):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write a Fig. 10-style plot here.")
 def example4_cmd(trials, workers, seed, as_json, plot_dir):
     """Example 4: random 5-link, 15-flow networks, asynchronous Algorithm 1 (prob 0.6 and 0.3)."""
-    from .tang2010 import example4
+    from ..reproduce.tang2010.example4 import example4
     rep = _clean(example4(trials, workers, progress=not as_json, seed=seed, out_dir=plot_dir))
     if as_json:
         click.echo(json.dumps(rep, indent=2))
@@ -297,7 +297,7 @@ def _w_option(value):
 @click.option("--json", "as_json", is_flag=True)
 def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_json, w="calibrate"):
     """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2."""
-    from .tang2010 import example1
+    from ..reproduce.tang2010.example1 import example1
     w = _w_option(w)
     rep = _clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure), workers=workers,
                           progress=not as_json, out_dir=plot_dir, w=None if w == "paper" else w))
@@ -344,7 +344,7 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
 def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
     """Examples 2a/2b (Fig. 4 three-link RED network): FAST-first vs Reno-first, without and with
     Algorithm 2 (w = 1820 s)."""
-    from .tang2010 import EXAMPLE2_MEASURE, example2
+    from ..reproduce.tang2010.example2 import EXAMPLE2_MEASURE, example2
     measure = None if duration is None else {k: (duration / 2, duration) for k in EXAMPLE2_MEASURE}
     rep = _clean(example2(scenario_dir, runs=runs, duration_s=duration, measure=measure, workers=workers,
                           progress=not as_json, out_dir=plot_dir))
@@ -383,7 +383,7 @@ def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
 def example2_model_cmd(path, reno_beta, capacity_scale, as_json):
     """Example 2 (Fig. 4) in the analytic model: equilibria at α = 50, the α range of each, the
     Reno state's basin, Algorithm 2 in the model (w = 1820 s) and the Theorem-11 optimum."""
-    from .tang2010 import example2_model
+    from ..reproduce.tang2010.example2_model import example2_model
     rep = _clean(example2_model(path, reno_beta=reno_beta, capacity_scale=capacity_scale))
     if as_json:
         click.echo(json.dumps(rep, indent=2))

@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy.optimize import linear_sum_assignment, root
 
-from .model import Arrays, Network, aggregate_prices, evaluate, utility, _m
+from .model import Arrays, Network, aggregate_prices, evaluate, utility, mapped_prices
 
 
 @dataclass
@@ -87,7 +87,7 @@ def _loads_along(a: Arrays, Z: np.ndarray, links: np.ndarray, t: np.ndarray, mu)
     q, m, _ = aggregate_prices(a, Z)                         # (K, N), (K, N, L)
     RB = a.R[links, :].T                                      # (N, nB)
     base = q[:, :, None] - RB[None] * m[:, :, links]          # (K, N, nB)
-    mt, _ = _m(t[:, None, :], a.is_red[:, links], a.scale[:, links], a.expo[:, links],
+    mt, _ = mapped_prices(t[:, None, :], a.is_red[:, links], a.scale[:, links], a.expo[:, links],
                a.red_lo[:, links], a.red_hi[:, links], a.red_max[:, links])
     qq = base + RB[None] * mt
     mu = np.broadcast_to(np.asarray(mu, float), a.alpha.shape)
@@ -141,7 +141,7 @@ def _contract(a, c, B, NB, lo, hi, mu, floor):
     return lo[ok], hi[ok]
 
 
-def _newton(a, c, B, p0, mu):
+def polish_root(a, c, B, p0, mu):
     """Polish a root of y_B(p) = c_B (p_{not B} = 0) by hybr on u = log p_B."""
     L = len(c)
 
@@ -240,7 +240,7 @@ def find_equilibria(net: Network, mu=1.0, *, tol: float = 1e-7, max_boxes: int =
                 continue
             LL, HH = np.concatenate(leaves_lo), np.concatenate(leaves_hi)
             for p0 in _cluster_centres(LL, HH, B):
-                p, res = _newton(a, c, B, p0, mu)
+                p, res = polish_root(a, c, B, p0, mu)
                 y = evaluate(a, p, mu)[1]
                 if res > 1e-8 or np.any(p[B] <= 0) or (NB.size and np.any(y[NB] > c[NB] * (1 + 1e-9))):
                     continue

@@ -71,10 +71,10 @@ class PriceMapping:
     max_p: float = 1.0  # = 1/K
 
     def __call__(self, p):
-        return _m(np.asarray(p, float), *self._arrays())[0]
+        return mapped_prices(np.asarray(p, float), *self._arrays())[0]
 
     def slope(self, p):
-        return _m(np.asarray(p, float), *self._arrays())[1]
+        return mapped_prices(np.asarray(p, float), *self._arrays())[1]
 
     def _arrays(self):
         return (self.kind == "red", self.scale, self.exponent, self.min_th, self.max_th, self.max_p)
@@ -181,7 +181,7 @@ def stack(arrays: list[Arrays]) -> Arrays:
 
 
 # --- the model equations ------------------------------------------------------------------------
-def _m(p, is_red, scale, expo, lo, hi, mx):
+def mapped_prices(p, is_red, scale, expo, lo, hi, mx):
     """m_l^j(p_l) and its slope ṁ (right derivative at the RED kinks). Shapes broadcast."""
     p = np.broadcast_to(p, np.broadcast_shapes(np.shape(p), np.shape(expo)))
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
@@ -200,7 +200,7 @@ def _m(p, is_red, scale, expo, lo, hi, mx):
 def source_mappings(a: Arrays, p):
     """Effective prices m_l^{j(i)}(p_l) and slopes, shape (…, N, L)."""
     p = np.asarray(p, float)[..., None, :]
-    return _m(p, a.is_red, a.scale, a.expo, a.red_lo, a.red_hi, a.red_max)
+    return mapped_prices(p, a.is_red, a.scale, a.expo, a.red_lo, a.red_hi, a.red_max)
 
 
 def aggregate_prices(a: Arrays, p):

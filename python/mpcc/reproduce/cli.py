@@ -8,7 +8,7 @@ import click
 from rich.console import Console
 
 from ..errors import MpccError
-from .paper_values import PENG_COLUMNS
+from .peng2016.paper import PENG_COLUMNS
 
 ENGINES = ("fluid", "sim", "testbed")
 
@@ -45,9 +45,7 @@ def peng2016(engines, runs, kernel_runs, seed, algorithms, out, as_json, no_prog
     console = Console(stderr=as_json)
     rep, errors = p.reproduce(engines, algos, runs, kernel_runs, seed, out, progress=not no_progress)
     if as_json:
-        import json
-        from .table import _clean
-        click.echo(json.dumps(_clean(rep.to_dict()), indent=2))
+        click.echo(rep.to_json())
     else:
         rep.print(console)
         if out:

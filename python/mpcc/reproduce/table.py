@@ -97,6 +97,10 @@ class Reproduction:
                 "rows": [{"table": r.table, "quantity": r.quantity, "algorithm": r.algorithm,
                           "cells": {k: asdict(v) for k, v in r.cells.items()}} for r in self.rows]}
 
+    def to_json(self, indent: int | None = 2) -> str:
+        """JSON of :meth:`to_dict` (NaN and infinities as null)."""
+        return json.dumps(_clean(self.to_dict()), indent=indent)
+
     def markdown(self) -> str:
         srcs = self.sources()
         lines = [f"# {self.paper} reproduction", ""]
@@ -117,7 +121,7 @@ class Reproduction:
         """Write JSON and Markdown atomically (called after every column, so nothing computed
         is lost if a later engine fails)."""
         out.mkdir(parents=True, exist_ok=True)
-        for name, text in (("results.json", json.dumps(_clean(self.to_dict()), indent=2)),
+        for name, text in (("results.json", self.to_json()),
                            ("results.md", self.markdown())):
             tmp = out / (name + ".tmp")
             tmp.write_text(text)

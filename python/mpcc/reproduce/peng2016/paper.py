@@ -28,3 +28,10 @@ PENG_TABLE5 = {
     "sp_mbps": {"ewtcp": 13.89, "semicoupled": 15.35, "lia": 15.8, "balia": 16.28,
                 "coupled": 16.64, "olia": 16.97},
 }
+
+#: Labels of the reproduction's tables and measured quantities.
+T3, T4, T5, F3 = "Table III", "Table IV", "Table V", "Fig. 3"
+Q_T3_MP, Q_T3_SP = "MP-TCP per-flow throughput (Mb/s)", "SP-TCP per-flow throughput (Mb/s)"
+Q_T4 = "MP-TCP throughput over WiFi + 3G (Mb/s)"
+Q_T5_CONV, Q_T5_SP = "convergence time of route 2 (s)", "total SP-TCP throughput 40–80 s (Mb/s)"
+Q_F3 = "window oscillation D_s (eq. 13; Reno = 0.5)"

@@ -1,4 +1,4 @@
-"""Peng, Walid, Hwang, Low (2016), Section V (Dummynet experiments) on the real kernel:
+"""Peng, Walid, Hwang, Low (2016), Section V (Dummynet experiments) on the real kernel (:mod:`mpcc.testbed`):
 Tables III–V and Fig. 3 with kernel MPTCP, the BPF congestion controls and linkem.
 
 The paper repeats each experiment 20 times for 100 s (Tables III, IV) or 200 s (Table V). The
@@ -10,7 +10,8 @@ beside paper / fluid / sim:
   table4() -> {algorithm: {"mp": (mean, ci95)}}                          Mb/s
   table5() -> {algorithm: {"convergence_s": float, "sp_total_mbps": float}}
   fig3(a)  -> {"ds": D_s of eq. (13), "aggregate_cv": ..., ...}       window oscillation
-  reproduce() -> the dict ``mpcc reproduce peng2016 --engine testbed`` consumes
+  reproduce() -> the dict ``mpcc reproduce peng2016 --engine testbed`` consumes (printed
+                 beside paper / fluid / sim by :class:`mpcc.reproduce.table.Reproduction`)
 
 Algorithms are the paper's columns: ewtcp, semicoupled ("semi."), lia ("max"), balia, coupled,
 olia. ci95 is the 95 % Student-t half-width over runs (over flows when runs = 1).
@@ -25,20 +26,13 @@ from typing import Iterable
 
 import numpy as np
 
-from .. import scenario as scen
-from ..reproduce.paper_values import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
-from . import engine
+from ... import scenario as scen
+from ...results import ci95
+from ...testbed import engine
+from ..common import SCENARIO_DIR
+from .paper import PENG_COLUMNS as ALGORITHMS
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "peng2016"
-ALGORITHMS = ("ewtcp", "semicoupled", "lia", "balia", "coupled", "olia")
-
-def _paper(key: str, algo: str, row: str):
-    """Published value (one source: :mod:`mpcc.reproduce.paper_values`)."""
-    if key == "table3":
-        return PENG_TABLE3[row][algo]
-    if key == "table4":
-        return PENG_TABLE4[algo]
-    return PENG_TABLE5["convergence_s" if row == "convergence_s" else "sp_mbps"][algo]
+SCENARIOS = SCENARIO_DIR / "peng2016"
 
 
 def _algos(algorithms: Iterable[str] | None) -> list[str]:
@@ -50,8 +44,10 @@ def _settings(s, **kw) -> engine.Settings:
 
 
 def _mean_ci(per_run: list[float], per_flow: list[float]) -> tuple[float, float | None]:
-    xs = per_run if len(per_run) > 1 else per_flow
-    return float(np.mean(per_run)), engine._ci95(xs)
+    """Mean over runs; 95 % half-width over runs (over flows when there is one run; None with
+    fewer than two finite values)."""
+    xs = [x for x in (per_run if len(per_run) > 1 else per_flow) if not math.isnan(x)]
+    return float(np.mean(per_run)), ci95(xs) if len(xs) > 1 else None
 
 
 def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: float = 10.0,
@@ -202,42 +198,3 @@ def reproduce(algorithms=ALGORITHMS, runs: int = 3, seed: int = 1, out: Path | N
 
 def _sub(out: Path | None, name: str) -> Path | None:
     return Path(out) / name if out else None
-
-
-def print_tables(t3: dict | None = None, t4: dict | None = None, t5: dict | None = None, f3: dict | None = None) -> None:
-    """Paper vs testbed, as rich tables."""
-    from rich.console import Console
-    from rich.table import Table
-
-    c = Console()
-
-    def fmt(v):
-        if v is None or (isinstance(v, float) and math.isnan(v)):
-            return "–"
-        if isinstance(v, tuple):
-            return f"{v[0]:.3g} ± {v[1]:.2g}" if v[1] is not None else f"{v[0]:.3g}"
-        return f"{v:.3g}"
-
-    for title, res, key, rows in (("Table III (Mb/s per flow)", t3, "table3", ("mp", "sp")),
-                                  ("Table IV (Mb/s)", t4, "table4", ("mp",)),
-                                  ("Table V", t5, "table5", ("convergence_s", "sp_total_mbps"))):
-        if not res:
-            continue
-        algos = [a for a in ALGORITHMS if a in res]
-        st = res["setup"]
-        t = Table(title=f"{title}: paper vs testbed ({st.get('runs', 1)} run(s) × {st.get('duration_s')} s)")
-        t.add_column("")
-        for a in algos:
-            t.add_column("max (lia)" if a == "lia" else a, justify="right")
-        for row in rows:
-            t.add_row(f"{row} paper", *[fmt(_paper(key, a, row)) for a in algos])
-            t.add_row(f"{row} testbed", *[fmt(res[a][row]) for a in algos])
-        c.print(t)
-    if f3:
-        t = Table(title="Fig. 3 window oscillation (testbed)")
-        for col in ("flow", "D_s (eq. 13)", "aggregate cwnd mean", "std", "CV"):
-            t.add_column(col)
-        for k, v in f3.items():
-            t.add_row(f"{k} ({v['algorithm']})", fmt(v["ds"]), fmt(v["aggregate_mean"]), fmt(v["aggregate_std"]),
-                      fmt(v["aggregate_cv"]))
-        c.print(t)

@@ -1,4 +1,4 @@
-"""Peng, Walid, Hwang, Low (ToN 2016) §V experiments on the packet-level simulator.
+"""Peng, Walid, Hwang, Low (ToN 2016) §V experiments on the packet-level simulator (:mod:`mpcc.sim`).
 
 Every function runs ``runs`` independent seeds (``seed, seed+1, …``; local cores or a Dask
 ``scheduler``) and returns plain dicts ``{algorithm: {"mp": (mean, ci95), "sp": (mean, ci95),
@@ -28,19 +28,19 @@ not show (bench/sim/PENG2016.md has both settings). A scenario's own ``[sim]`` v
 from __future__ import annotations
 
 import math
-from dataclasses import replace
 from pathlib import Path
 from typing import Any, Iterable
 
 import numpy as np
 
-from ..algorithms import PENG_ALGORITHMS
-from ..reproduce.paper_values import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
-from ..scenario import Scenario, load
-from .engine import with_algorithm
-from .parallel import ci95, run_many
+from ...algorithms import PENG_ALGORITHMS
+from ...results import ci95
+from ...scenario import Scenario, load
+from ...sim import run_many, with_algorithm
+from ..common import SCENARIO_DIR
+from .paper import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
 
-SCENARIOS = Path(__file__).resolve().parents[3] / "scenarios" / "peng2016"
+SCENARIOS = SCENARIO_DIR / "peng2016"
 
 #: Dummynet's 1 ms clock tick (see the module docstring).
 TESTBED_JITTER_S = 0.001
@@ -50,7 +50,7 @@ LINUX_3_11 = {"delayed_ack": True, "per_ack_increase": True, "slow_start_at_ssth
 
 
 def _paper(table: str, algo: str) -> dict | None:
-    """Published values (one source: :mod:`mpcc.reproduce.paper_values`), as plain numbers."""
+    """Published values (one source: :mod:`.paper`), as plain numbers."""
     if table == "table3" and algo in PENG_TABLE3["mp"]:
         return {"mp": PENG_TABLE3["mp"][algo][0], "sp": PENG_TABLE3["sp"][algo][0]}
     if table == "table4" and algo in PENG_TABLE4:
@@ -231,7 +231,7 @@ def _write(out: Path, summary: dict) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    from ..results import dumps
+    from ...results import dumps
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "peng2016-sim.json").write_text(dumps(summary) + "\n")
@@ -251,52 +251,10 @@ def _write(out: Path, summary: dict) -> None:
     plt.close(fig)
 
 
-def _fmt(mc, digits=3):
-    m, c = mc
-    return "n/a" if math.isnan(m) else f"{m:.{digits}f} ± {c:.{digits}f}"
-
-
-def print_tables(t3=None, t4=None, t5=None, f3=None, console=None) -> None:
-    """Rich tables, paper | sim side by side."""
-    from rich.console import Console
-    from rich.table import Table
-
-    console = console or Console()
-    if t3:
-        tb = Table(title="Table III — friendliness (Mb/s per flow)")
-        for c in ("algorithm", "MP paper", "MP sim", "SP paper", "SP sim", "MP route 1 / route 2 (sim)"):
-            tb.add_column(c)
-        for a, v in t3.items():
-            p = v["paper"] or {}
-            tb.add_row(a, str(p.get("mp", "")), _fmt(v["mp"]), str(p.get("sp", "")), _fmt(v["sp"]),
-                       " / ".join(_fmt(x) for x in v["mp_paths"]))
-        console.print(tb)
-    if t4:
-        tb = Table(title="Table IV — WiFi/3G, one MP flow (Mb/s)")
-        for c in ("algorithm", "paper", "sim", "WiFi / 3G (sim)"):
-            tb.add_column(c)
-        for a, v in t4.items():
-            tb.add_row(a, str((v["paper"] or {}).get("mp", "")), _fmt(v["mp"]), " / ".join(_fmt(x) for x in v["paths"]))
-        console.print(tb)
-    if t5:
-        tb = Table(title="Table V — responsiveness")
-        for c in ("algorithm", "conv. paper (max, s)", "conv. sim mean (s)", "conv. sim max (s)", "SP paper", "SP sim (Mb/s)"):
-            tb.add_column(c)
-        for a, v in t5.items():
-            p = v["paper"] or {}
-            tb.add_row(a, str(p.get("convergence_s", "")), _fmt(v["convergence_s"]), f"{v['convergence_max_s']:.3g}"
-                       + (f" ({v['not_converged']} never)" if v["not_converged"] else ""), str(p.get("sp", "")), _fmt(v["sp"]))
-        console.print(tb)
-    if f3:
-        tb = Table(title="Fig. 3 — window oscillation")
-        for c in ("algorithm", "D_s (sim)", "CV of total cwnd", "rate (Mb/s)"):
-            tb.add_column(c)
-        for a, v in f3.items():
-            tb.add_row(a, _fmt(v["ds"]), _fmt(v["total_cwnd_cv"]), _fmt(v["rate_mbps"]))
-        console.print(tb)
-
-
-if __name__ == "__main__":  # python -m mpcc.sim.peng2016 [runs]
+if __name__ == "__main__":  # python -m mpcc.reproduce.peng2016.sim [runs]: paper | sim tables
     import sys
+
+    from . import reproduce as coordinator
     n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    print_tables(table3(runs=n), table4(runs=n), table5(runs=n), fig3(runs=min(n, 5)))
+    rep, _ = coordinator(["sim"], runs=n)
+    rep.print()
