@@ -82,7 +82,7 @@ def test_flappiness_cli_model_runs():
 
 
 def test_figures_smoke(tmp_path):
-    from mpcc.mtc import jiang2011
+    from mpcc.reproduce import jiang2011
 
     res = jiang2011.reproduce(tmp_path, level="smoke")
     names = {p.rsplit("/", 1)[-1] for p in res["files"]}

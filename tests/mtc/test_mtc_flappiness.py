@@ -117,9 +117,9 @@ def test_trace_from_subflows_table():
 
 
 def _sim_available():
-    from mpcc.mtc import jiang2011
+    from mpcc.mtc import flappiness
 
-    return jiang2011.sim_available()
+    return flappiness.sim_available()
 
 
 @pytest.mark.skipif(not _sim_available(), reason="packet simulator (mpcc.sim) not built")

@@ -215,9 +215,7 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
         else:
             if len(set(p)) != 1:
                 raise MtcInputError("--engine sim: give one --loss value (same random loss on every path)")
-            from . import jiang2011
-
-            if not jiang2011.sim_available():
+            if not fl.sim_available():
                 raise MtcInputError("--engine sim: the packet simulator (mpcc.sim) is not available "
                                     "(fix: build it with `maturin develop -r`, or use --engine window)")
             runs = [fl.packet_trace(spec, n, p[0], rounds * rtt, rtt, seed + k) for k in range(replicas)]
@@ -250,7 +248,7 @@ def figures_cmd(out_dir, quick, fmt):
     """Write the report's figures (3, 4, 6–13) and print a paper-vs-ours table.
 
     Figs. 9/10 come from the deterministic fluid model and, when built, the packet simulator."""
-    from . import jiang2011
+    from ..reproduce import jiang2011
 
     res = jiang2011.reproduce(out_dir, quick=quick, fmt=fmt)
     from rich.console import Console

@@ -52,7 +52,7 @@ class Flappiness:
         return asdict(self)
 
 
-def _moving_average(t: np.ndarray, x: np.ndarray, width: float) -> np.ndarray:
+def moving_average(t: np.ndarray, x: np.ndarray, width: float) -> np.ndarray:
     """Central moving average of the rows of x over a time window of ``width`` (uniform t)."""
     dt = np.median(np.diff(t))
     k = int(round(width / dt))
@@ -82,7 +82,7 @@ def flappiness(t, cwnd, enter: float = 0.8, leave: float = 0.5, smooth_s: float 
     if not 0.5 <= leave < enter <= 1.0:
         raise ValueError("need 0.5 ≤ leave < enter ≤ 1")
     if smooth_s > 0:
-        w = _moving_average(t, w, smooth_s)
+        w = moving_average(t, w, smooth_s)
     n = w.shape[1]
     total = w.sum(axis=1)
     s = w / np.where(total > 0, total, 1.0)[:, None]
@@ -265,3 +265,13 @@ def packet_trace(algorithm, n: int, loss: float, duration_s: float = 2000.0, rtt
     t, w = trace_from_subflows_table(r.timeseries["subflows"])
     keep = t >= warmup_s
     return t[keep] - warmup_s, w[keep]
+
+
+def sim_available() -> bool:
+    """True when the packet simulator (:mod:`mpcc.sim`, Rust core) can be imported."""
+    try:
+        from .. import sim  # noqa: F401
+
+        return hasattr(sim, "run")
+    except Exception:  # noqa: BLE001 - any import problem means "not available"
+        return False
