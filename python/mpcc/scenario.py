@@ -188,6 +188,9 @@ class _Check:
                 self.fail(f"{where}{key}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
 
 
+#: The field-by-field validator, public for the other file formats (hetero network files).
+Check = _Check
+
 _TOP = ("name", "duration_s", "packet_bytes", "links", "groups", "background", "description") + ENGINE_TABLES
 _BACKGROUND = ("name", "path", "rate_mbps", "mean_on_s", "mean_off_s", "start_s", "stop_s")
 _LINK = ("name", "capacity_mbps", "delay_ms", "buffer_pkts", "aqm", "red", "loss")

@@ -1,5 +1,5 @@
 """The Peng et al. reproductions on the simulator (few runs; the full 20-run tables are in
-bench/sim/RESULTS.md and `python -m mpcc.reproduce.peng2016.sim`)."""
+bench/sim/RESULTS.md and `mpcc reproduce peng2016 --engine sim`)."""
 
 import math
 

@@ -54,7 +54,7 @@ from typing import Any, Mapping, NamedTuple
 import numpy as np
 
 from ..errors import ScenarioError
-from ..scenario import _Check, decode_toml, read_toml
+from ..scenario import Check, decode_toml, read_toml
 
 KIND_POWER, KIND_RED = 0, 1
 
@@ -254,7 +254,7 @@ _DYN = ("starts", "duration", "dt")
 
 
 def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
-    c = _Check(source)
+    c = Check(source)
     c.known_keys(data, _TOP, "")
     name = c.string(c.require(data, "name", "", '"example3"'), "name", "example3")
 

@@ -249,12 +249,3 @@ def _write(out: Path, summary: dict) -> None:
     fig.tight_layout()
     fig.savefig(out / "fig3-sim.png", dpi=110)
     plt.close(fig)
-
-
-if __name__ == "__main__":  # python -m mpcc.reproduce.peng2016.sim [runs]: paper | sim tables
-    import sys
-
-    from . import reproduce as coordinator
-    n = int(sys.argv[1]) if len(sys.argv) > 1 else 20
-    rep, _ = coordinator(["sim"], runs=n)
-    rep.print()
