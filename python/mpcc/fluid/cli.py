@@ -9,11 +9,11 @@ from pathlib import Path
 import click
 import numpy as np
 from rich.console import Console
-from rich.progress import Progress
 from rich.table import Table
 
 from .. import algorithms as algs
 from ..errors import MpccError
+from ..progress import bar
 from ..results import dumps
 from ..scenario import load
 
@@ -116,11 +116,9 @@ def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as
     if t_end is not None and t_end <= 0:
         raise MpccError(f"--t-end {t_end}: must be > 0 (fix: e.g. --t-end 20)")
     sc = load(scenario)
-    with Progress(transient=True, disable=as_json) as prog:
-        task = prog.add_task("integrating (3)–(4)", total=1.0)
-        horizon = t_end or sc.duration_s
-        tr = dynamics(sc, t_end, gamma, algorithm=_algorithm(algorithm, param),
-                      progress=lambda b: prog.update(task, completed=b / horizon))
+    horizon = t_end or sc.duration_s
+    with bar("integrating (3)–(4)", horizon, enabled=not as_json, unit="s", stderr=False) as prog:
+        tr = dynamics(sc, t_end, gamma, algorithm=_algorithm(algorithm, param), progress=prog.update)
     net, groups = tr.network, tr.groups
     mb = sc.pps_to_mbps
     if parquet:
@@ -295,9 +293,8 @@ def sweep_cmd(scenario, betas, etas, ns, as_json, plot_dir):
     if any(b < 0 for b in B) or any(e < 0 for e in E) or any(n < 1 for n in N):
         raise MpccError("--beta/--eta must be ≥ 0 and --n ≥ 1 (fix: e.g. --beta 0.2 --eta 0.5 --n inf)")
     sc = load(scenario or _bundled("table3.toml"))
-    with Progress(transient=True, disable=as_json) as prog:
-        task = prog.add_task("sweeping (β, η, n)", total=len(B) * len(E) * len(N))
-        pts = analysis.sweep(sc, B, E, N, progress=lambda: prog.advance(task))
+    with bar("sweeping (β, η, n)", len(B) * len(E) * len(N), enabled=not as_json, stderr=False) as prog:
+        pts = analysis.sweep(sc, B, E, N, progress=prog.advance)
     if plot_dir:
         from . import plots
         plots.sweep(pts, Path(plot_dir))
