@@ -4,7 +4,8 @@
   reverse); their command-line front ends (``cli.py``, ``*_cli.py``) may, to offer a paper's
   commands under the engine's name;
 * the import graph between subpackages (and top-level modules) of ``mpcc`` has no cycle —
-  again leaving out the command-line front ends, which sit on top of everything;
+  again leaving out the command-line front ends, which sit on top of everything — and neither
+  has the graph between modules (``sim.engine`` ↔ ``sim.parallel`` was one);
 * no module imports a private name (``_x``) from another module (the compiled extension
   ``mpcc._core``, named by the build, aside).
 
@@ -106,6 +107,51 @@ def cycles(imports: list[Import]) -> list[list[str]]:
     return found
 
 
+def module_cycles(imports: list[Import], modules: set[str]) -> list[list[str]]:
+    """Strongly connected components (more than one module) of the module import graph; an
+    import ``from pkg import name`` points at ``pkg.name`` when that is a module, else at ``pkg``."""
+    graph: dict[str, set[str]] = {}
+    for i in imports:
+        if is_cli(i.module):
+            continue
+        sub = [f"{i.target}.{n}" for n in i.names if f"{i.target}.{n}" in modules]
+        for t in sub or ([i.target] if i.target in modules else []):
+            if t != i.module:
+                graph.setdefault(i.module, set()).add(t)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    out: list[list[str]] = []
+
+    def visit(v):  # Tarjan
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                out.append(sorted(comp))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return out
+
+
+def all_modules(root: Path = PKG) -> set[str]:
+    return {module_name(p, root) for p in root.rglob("*.py")}
+
+
 def private_imports(imports: list[Import]) -> list[str]:
     bad = []
     for i in imports:
@@ -126,6 +172,10 @@ def test_engines_do_not_import_reproduce():
 
 def test_no_import_cycles_between_subpackages():
     assert cycles(all_imports()) == []
+
+
+def test_no_import_cycles_between_modules():
+    assert module_cycles(all_imports(), all_modules()) == []
 
 
 def test_no_imports_of_private_names():
@@ -152,6 +202,13 @@ def test_checks_catch_violations():
     assert len(engine_imports_of_reproduce(fake)) == 2
     assert [sorted(c[:-1]) for c in cycles(fake)] == [["fluid", "sim"]]
     assert private_imports(fake) == ["mpcc.fluid.solver:4 imports private _columns from mpcc.sim.engine"]
+    # the module cycle the simulator had: engine imported a progress bar from parallel
+    engine_parallel = [Import("mpcc.sim.engine", "mpcc.sim.parallel", ("_SimTimeProgress",), 1),
+                       Import("mpcc.sim.parallel", "mpcc.sim.engine", ("SimRun", "run"), 2),
+                       Import("mpcc.sim", "mpcc.sim", ("engine",), 3)]
+    modules = {"mpcc.sim", "mpcc.sim.engine", "mpcc.sim.parallel"}
+    assert module_cycles(engine_parallel, modules) == [["mpcc.sim.engine", "mpcc.sim.parallel"]]
+    assert cycles(engine_parallel) == []  # within one subpackage: only the module check sees it
     # command-line front ends may import a paper's package
     assert engine_imports_of_reproduce([Import("mpcc.hetero.cli", "mpcc.reproduce.tang2010.example1",
                                                ("example1",), 1)]) == []

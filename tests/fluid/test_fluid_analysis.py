@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from mpcc import algorithms, fluid
-from mpcc.fluid import analysis
+from mpcc.fluid import analysis, design
 
 from fluid_helpers import path_rates
 
@@ -111,7 +111,7 @@ def test_dynamics_start_stop(load):
 
 
 def test_sweep_table_II_trends(load):
-    pts = analysis.sweep(load("table3.toml"), betas=(0.1, 0.5, 1.0), etas=(0.0, 1.0), ns=(1.0, math.inf))
+    pts = design.sweep(load("table3.toml"), betas=(0.1, 0.5, 1.0), etas=(0.0, 1.0), ns=(1.0, math.inf))
     by = {(p.beta, p.eta, p.n): p for p in pts}
     # friendliness: β ↓ ⇒ friendlier (smaller multipath share); n ↑ ⇒ friendlier
     assert by[(0.1, 0.0, math.inf)].mp_share < by[(1.0, 0.0, math.inf)].mp_share

@@ -122,7 +122,7 @@ def test_coupled_degenerate_set(load):
 
 def test_friendliness_fig1_equal_rtt(load):
     # closed forms with equal RTTs on Fig. 1: EWTCP 2/3, Semicoupled √2/(1+√2), Max = Coupled 1/2
-    rows = {r.algorithm: r for r in fluid.analysis.friendliness(load("fig1.toml"), equal_rtt=True)}
+    rows = {r.algorithm: r for r in fluid.design.friendliness(load("fig1.toml"), equal_rtt=True)}
     assert rows["ewtcp"].share == pytest.approx(2 / 3, rel=REL)
     assert rows["semicoupled"].share == pytest.approx(math.sqrt(2) / (1 + math.sqrt(2)), rel=REL)
     assert rows["lia"].share == pytest.approx(0.5, rel=REL)

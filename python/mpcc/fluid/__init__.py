@@ -16,98 +16,12 @@ re-solved until the set of priced links stops changing. See docs/fluid.md.
 
 from __future__ import annotations
 
-import numpy as np
+from . import analysis, design
+from .dynamics import Trajectory, integrate
+from .engine import FluidSolverError, default_gamma, dynamics, equilibrium, to_result
+from .network import FluidSettings, Network, NoFluidModel, from_scenario, random_network, settings  # noqa: F401
+from .solver import Equilibrium, SolverFailure, kkt_residuals, solve  # noqa: F401
 
-from ..algorithms import Algorithm
-from ..errors import MpccError
-from ..results import GroupResult, LinkResult, RunResult
-from ..scenario import Scenario
-from . import analysis
-from .dynamics import Trajectory, default_gamma, integrate
-from .network import (FluidSettings, Network, NoFluidModel, from_scenario, queue_delay_s,
-                      random_network, settings)
-from .solver import Equilibrium, SolverFailure, kkt_residuals, solve
-
-__all__ = ["equilibrium", "to_result", "dynamics", "Equilibrium", "Trajectory", "Network",
-           "solve", "analysis", "random_network", "settings", "FluidSettings", "NoFluidModel",
-           "kkt_residuals", "default_gamma"]
-
-
-class FluidSolverError(MpccError):
-    """The equilibrium solver did not converge."""
-
-
-def _solve_or_explain(net: Network, where: str) -> Equilibrium:
-    try:
-        return solve(net)
-    except SolverFailure as e:
-        raise FluidSolverError(
-            f"{where}: the fluid equilibrium solver did not converge ({e}); the algorithms' φ may "
-            f"violate C2 here (e.g. Balia with very different route RTTs) (fix: inspect the "
-            f"trajectories with `mpcc fluid dynamics`, or check the scenario)") from None
-
-
-def equilibrium(scenario: Scenario, *, algorithm: Algorithm | None = None, at_s: float | None = None,
-                rtt: str | None = None) -> Equilibrium:
-    """Equilibrium (8)–(9) of a scenario (every group present, or those active at ``at_s``)."""
-    st = settings(scenario)
-    at_s = st.at_s if at_s is None else at_s
-    rtt = st.rtt if rtt is None else rtt
-    net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm)
-    eq = _solve_or_explain(net, scenario.source)
-    if rtt == "propagation+queue":
-        qd = queue_delay_s(scenario)
-        priced = None
-        for _ in range(10):
-            now = eq.p > 0
-            if priced is not None and np.array_equal(now, priced):
-                break
-            priced = now
-            net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm,
-                                        extra_delay_s=np.where(priced, qd, 0.0))
-            eq = _solve_or_explain(net, scenario.source)
-    eq.groups = groups
-    return eq
-
-
-def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
-    """The output contract (engine "fluid"): per-flow rates in Mb/s, link load and price p_l."""
-    net = eq.network
-    groups = eq.groups or []
-    D = analysis.oscillation(eq)
-    mb = scenario.pps_to_mbps
-    out = {}
-    for s, g in enumerate(groups):
-        r = np.flatnonzero(net.source_of_route == s)
-        extra = {"rtt_ms": [float(1e3 * t) for t in net.tau[r]],
-                 "price_route": [float(v) for v in eq.q[r]],
-                 "oscillation_D": float(D[s]),
-                 "unique": bool(np.allclose(eq.x_min[r], eq.x_max[r], rtol=1e-7, atol=1e-9))}
-        if not extra["unique"]:
-            extra["path_rate_range_mbps"] = [[mb(a), mb(b)] for a, b in zip(eq.x_min[r], eq.x_max[r])]
-        out[g.name] = GroupResult(g.algorithm.describe(), g.count, mb(float(eq.x[r].sum())),
-                                  [mb(float(v)) for v in eq.x[r]], extra)
-    links = {}
-    for l, link in enumerate(scenario.links):
-        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]),
-                                      {"utilization": float(eq.y[l] / net.capacity[l])})
-    rtt = settings(scenario).rtt
-    return RunResult("fluid", scenario.name, out, links,
-                     {"unique": eq.unique, "residuals": eq.residuals, "rtt_model": rtt,
-                      "newton_steps": eq.iterations})
-
-
-def dynamics(scenario: Scenario, t_end: float | None = None, gamma=None, *,
-             algorithm: Algorithm | None = None, n_points: int = 600, progress=None) -> Trajectory:
-    """Integrate (3)–(4) for the scenario from x_r = 1/τ_r, p = 0; groups are present in
-    [start_s, stop_s). ``gamma``: a number (1/packet) for every link, or None for
-    :func:`default_gamma`."""
-    st = settings(scenario)
-    t_end = t_end if t_end is not None else (st.t_end if st.t_end is not None else scenario.duration_s)
-    g = default_gamma(scenario, algorithm) if gamma is None else gamma
-    net, groups = from_scenario(scenario, algorithm=algorithm)
-    starts = np.concatenate([np.full(len(gr.paths), gr.start_s) for gr in groups])
-    stops = np.concatenate([np.full(len(gr.paths), gr.stop_s) for gr in groups])
-    tr = integrate(net, g, t_end, starts=starts, stops=stops, n_points=n_points, progress=progress)
-    tr.groups = groups
-    return tr
+__all__ = ["equilibrium", "integrate", "from_scenario", "SolverFailure", "to_result", "dynamics", "Equilibrium", "Trajectory", "Network",
+           "solve", "analysis", "design", "random_network", "settings", "FluidSettings", "NoFluidModel",
+           "kkt_residuals", "default_gamma", "FluidSolverError"]

@@ -1,6 +1,6 @@
 """Analyses of §III of Peng et al. over the fluid model: conditions C0–C5, the linearisation (12)
-and Theorem III.5, friendliness on the Fig. 1 network (Theorem III.4), the window-oscillation
-metric D_s (eq. 13), and the (β, η, n) design space of the generalized algorithm (16, Table II).
+and Theorem III.5, and the window-oscillation metric D_s (eq. 13). Friendliness on the Fig. 1
+network and the (β, η, n) design space, which run whole scenarios, are in :mod:`.design`.
 
 All functions take numpy arrays and return small records; ∂Φ/∂x is computed by central
 differences of ``algo.fluid_phi`` (relative step 1e-6, accuracy ~1e-9 relative).
@@ -9,15 +9,14 @@ differences of ``algo.fluid_phi`` (relative step 1e-6, accuracy ~1e-9 relative).
 from __future__ import annotations
 
 import itertools
-import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass
 
 import numpy as np
 import scipy.linalg as sla
 
 from .. import algorithms as algs
-from .network import Network, SourceClass
-from .solver import Equilibrium, phi_jac, solve
+from .network import SourceClass
+from .solver import Equilibrium, phi_jac
 
 
 def _cls(algo, tau):
@@ -267,80 +266,3 @@ def oscillation(eq: Equilibrium) -> np.ndarray:
     den = np.bincount(src, tau * eq.q * eq.x, minlength=S)
     tot = np.bincount(src, eq.x, minlength=S)
     return num / den / tot
-
-
-# --- friendliness on Fig. 1 (Theorem III.4) -------------------------------------------------------------
-@dataclass(frozen=True)
-class Friendliness:
-    algorithm: str
-    mp_mbps: float        # ‖x̂‖₁, the multipath flow's total throughput
-    sp_mbps: float        # the single-path Reno flow's
-    share: float          # mp / (mp + sp)
-    unique: bool
-
-
-def friendliness(scenario, algorithms_=("ewtcp", "semicoupled", "lia", "balia", "coupled"), *,
-                 equal_rtt: bool = False) -> list[Friendliness]:
-    """Throughput of the multipath group against the single-path group of the Fig. 1 network for
-    each algorithm. ``equal_rtt`` sets every link delay on the multipath routes to their mean, so
-    both routes have the same RTT (the setting of §IV-A's ordering)."""
-    from .network import from_scenario
-
-    sc = scenario
-    if equal_rtt:
-        mp = next(g for g in sc.groups if g.multipath)
-        access = {n for path in mp.paths for n in path}
-        shared = set.intersection(*[set(path) for path in mp.paths])
-        own = access - shared
-        mean = float(np.mean([sc.link(n).delay_ms for n in own])) if own else 0.0
-        links = tuple(replace(l, delay_ms=mean) if l.name in own else l for l in sc.links)
-        sc = sc.with_changes(links=links)
-    out = []
-    for a in algorithms_:
-        algo = algs.get(a)
-        net, groups = from_scenario(sc, algorithm=algo)
-        eq = solve(net)
-        rates = {}
-        for s, g in enumerate(groups):
-            rates[g.name] = sc.pps_to_mbps(eq.x[net.source_of_route == s].sum())
-        mpg = next(g.name for g in groups if g.multipath)
-        spg = next(g.name for g in groups if not g.multipath)
-        out.append(Friendliness(algo.describe() if algo.params else a, rates[mpg], rates[spg],
-                                rates[mpg] / (rates[mpg] + rates[spg]), eq.unique))
-    return out
-
-
-# --- design space of the generalized algorithm (Table II) -----------------------------------------------
-@dataclass(frozen=True)
-class DesignPoint:
-    beta: float
-    eta: float
-    n: float
-    mp_share: float       # friendliness: multipath share against Reno (lower = friendlier)
-    max_real: float       # responsiveness: slowest mode of J* (more negative = more responsive)
-    oscillation: float    # D_s of the multipath source (lower = less oscillation)
-
-
-def sweep(scenario, betas=(0.1, 0.2, 0.5, 1.0), etas=(0.0, 0.5, 1.0), ns=(1.0, 2.0, math.inf),
-          gamma=None, progress=None) -> list[DesignPoint]:
-    """Generalized (β, η, n) over a grid on ``scenario`` (multipath groups get the algorithm):
-    friendliness = share of the multipath group(s) against the single-path group(s), responsiveness
-    = max Re λ of J* (12), oscillation = D_s (13) of the first multipath source."""
-    from .dynamics import default_gamma
-    from .network import from_scenario
-
-    out = []
-    for beta, eta, n in itertools.product(betas, etas, ns):
-        algo = algs.get({"name": "generalized", "beta": beta, "eta": eta, "n": "inf" if math.isinf(n) else n})
-        g = default_gamma(scenario, algo) if gamma is None else gamma
-        net, groups = from_scenario(scenario, algorithm=algo)
-        eq = solve(net)
-        mp = [s for s, gr in enumerate(groups) if gr.multipath]
-        sp = [s for s, gr in enumerate(groups) if not gr.multipath]
-        tot = lambda ss: sum(eq.x[net.source_of_route == s].sum() * groups[s].count for s in ss)
-        share = tot(mp) / (tot(mp) + tot(sp)) if sp else float("nan")
-        lin = linearization(eq, g)
-        out.append(DesignPoint(beta, eta, n, share, lin.max_real, float(oscillation(eq)[mp[0]])))
-        if progress is not None:
-            progress()
-    return out

@@ -251,10 +251,10 @@ def jacobian_cmd(scenario, gamma, algorithm, param, as_json):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False))
 def friendliness_cmd(scenario, equal_rtt, as_json, plot_dir):
     """Throughput of each algorithm against Reno on the Fig 1 network (Theorem III.4)."""
-    from . import analysis
+    from . import design
 
     sc = load(scenario or _bundled("fig1.toml"))
-    rows = analysis.friendliness(sc, equal_rtt=equal_rtt)
+    rows = design.friendliness(sc, equal_rtt=equal_rtt)
     order = [r.algorithm for r in sorted(rows, key=lambda r: -r.mp_mbps)]
     if plot_dir:
         from . import plots
@@ -281,7 +281,7 @@ def friendliness_cmd(scenario, equal_rtt, as_json, plot_dir):
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False))
 def sweep_cmd(scenario, betas, etas, ns, as_json, plot_dir):
     """Generalized (β, η, n) design space (Table II): friendliness, responsiveness, oscillation."""
-    from . import analysis
+    from . import design
 
     def nums(s, what):
         try:
@@ -294,7 +294,7 @@ def sweep_cmd(scenario, betas, etas, ns, as_json, plot_dir):
         raise MpccError("--beta/--eta must be ≥ 0 and --n ≥ 1 (fix: e.g. --beta 0.2 --eta 0.5 --n inf)")
     sc = load(scenario or _bundled("table3.toml"))
     with bar("sweeping (β, η, n)", len(B) * len(E) * len(N), enabled=not as_json, stderr=False) as prog:
-        pts = analysis.sweep(sc, B, E, N, progress=prog.advance)
+        pts = design.sweep(sc, B, E, N, progress=prog.advance)
     if plot_dir:
         from . import plots
         plots.sweep(pts, Path(plot_dir))

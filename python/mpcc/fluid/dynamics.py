@@ -9,7 +9,7 @@ algorithm's ``fluid_k``/``fluid_phi`` (eq. 7). Integrated with ``scipy.integrate
 
 Price gain γ_l (units: loss probability per packet of excess traffic, i.e. 1/packet): (4) is
 the RED-like model "p proportional to backlog", ṗ = γ·(backlog growth rate). Default: see
-:func:`default_gamma`; ``[fluid] gamma`` overrides all links.
+:func:`mpcc.fluid.engine.default_gamma`; ``[fluid] gamma`` overrides all links.
 
 Groups are present only in [start_s, stop_s): before the start their routes carry nothing; at the
 start each route begins at one packet per RTT (x_r = 1/τ_r); at the stop it drops to 0.
@@ -115,26 +115,3 @@ def integrate(net: Network, gamma, t_end: float, *, starts=None, stops=None, x0=
 #: Time constant of the default price gain: a link whose load is 1 % above capacity raises its
 #: price by 1 % of its equilibrium value in GAMMA_TIME_S·1 % … i.e. ṗ/p* = (y − c)/c / GAMMA_TIME_S.
 GAMMA_TIME_S = 0.1
-
-
-def default_gamma(scenario, algorithm=None) -> np.ndarray:
-    """Per-link γ_l in 1/packet (price increase per packet of excess traffic).
-
-    ``[fluid] gamma`` sets every link. Otherwise γ_l = p*_l / (c_l · 0.1 s) from the equilibrium
-    prices p* of the scenario: relative to its equilibrium level the price integrates the relative
-    overload with a 0.1 s time constant, so the trajectories of Peng et al.'s scenarios settle in
-    about a second whatever the link speed (a fixed physical slope such as RED's max_p/(max_th −
-    min_th) gives lightly damped oscillations at tens of Mb/s). Links unpriced at equilibrium get
-    the median γ of the priced ones."""
-    from . import equilibrium
-    from .network import settings
-
-    g = settings(scenario).gamma
-    if g is not None:
-        return np.full(len(scenario.links), g)
-    eq = equilibrium(scenario, algorithm=algorithm)
-    c = eq.network.capacity
-    gam = eq.p / (c * GAMMA_TIME_S)
-    pos = gam[gam > 0]
-    fill = float(np.median(pos)) if pos.size else 1.0 / (c.max() * GAMMA_TIME_S)
-    return np.where(gam > 0, gam, fill)
