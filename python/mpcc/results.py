@@ -7,6 +7,26 @@
                         "path_rate_mbps": [FLOAT per path], ...extra}},
      "links": {LINK: {"load_mbps": FLOAT, "price": FLOAT, ...extra}},
      ...extra}
+
+:class:`RunResult` is the one engine summary: ``fluid.to_result``, ``sim.run(…).result`` (and
+``sim.run_many(…).result``, ``sim.simulate(…).result``), ``testbed.engine.run_scenario`` /
+``run_detailed`` and ``hetero.packet.run(…).result`` all return it, and the reproductions
+(:mod:`mpcc.reproduce`) read only its typed fields and the ``extra`` keys below. The typed fields
+mean the same in every engine; ``extra`` holds what only some engines measure:
+
+=========  ==========================================================================================
+engine     ``extra`` keys (group / link / run)
+=========  ==========================================================================================
+fluid      rtt_ms, price_route, oscillation_D, unique[, path_rate_range_mbps] / utilization /
+           unique, residuals, rtt_model, newton_steps
+sim        per_flow_mbps, per_flow_path_mbps, total_mbps, losses, drops, marks, loss_events, timeouts,
+           retransmits, sent_pkts, ds, mean_srtt_s (``run_many``: means, ci95_mbps, path_ci95_mbps,
+           runs_mbps) / utilization, drops, marks, arrivals, max_queue_pkts / seed, measure_s
+           (``run_many``: runs, seeds)
+testbed    ci95_mbps, ci95_over, goodput_mbps, rate_per_run_mbps, min_flow_mbps, max_flow_mbps /
+           utilisation, queue_mean_pkts, queue_max_pkts, drops, marks, arrivals, drops_* /
+           runs, duration_s, warmup_s, sample_ms, kernel
+=========  ==========================================================================================
 """
 
 from __future__ import annotations
