@@ -13,7 +13,7 @@ from pathlib import Path
 
 from ...errors import MpccError
 from ..table import Cell, Reproduction
-from .fluid import fluid_column, fluid_convergence  # noqa: F401
+from .fluid import fluid_column
 from .paper import (F3, PENG_COLUMNS, PENG_TABLE3, PENG_TABLE4, PENG_TABLE5, Q_F3, Q_T3_MP, Q_T3_SP, Q_T4,  # noqa: F401
                     Q_T5_CONV, Q_T5_SP, T3, T4, T5)
 
