@@ -63,27 +63,19 @@ def fig12_scenario(algorithm: str, duration_s: float = 1200.0) -> str:
     """§5.2, Fig. 12: 3 subflows with on-off UDP background and a surge on path 2 in 400–800 s."""
     text = fig9_scenario(algorithm, 3, 20, duration_s, 0.0, 1, 10.0, 80.0, 1000)
     text = text.replace("§5.1", "§5.2 (Fig. 12)")
-    bg = []
-    for i in range(1, 4):
-        for k in range(40):
-            bg.append(f"""
-[[background]]
-name = "udp-p{i}-{k}"
-path = ["path{i}"]
-rate_mbps = 0.25
-mean_on_s = 0.1
-mean_off_s = 0.1
-""")
-    for k in range(20):
-        bg.append(f"""
-[[background]]
-name = "surge-p2-{k}"
-path = ["path2"]
-rate_mbps = 0.25
-mean_on_s = 0.1
-mean_off_s = 0.1
-start_s = 400.0
-stop_s = 800.0
-""")
+    bg = [_on_off_udp(f"udp-p{i}-{k}", i) for i in range(1, 4) for k in range(40)]
+    bg += [_on_off_udp(f"surge-p2-{k}", 2, "start_s = 400.0\nstop_s = 800.0\n") for k in range(20)]
     head, sim = text.split("[sim]")
     return head + "".join(bg) + "\n[sim]" + sim
+
+
+def _on_off_udp(name: str, path: int, extra: str = "") -> str:
+    """One on-off UDP source of 0.25 Mb/s peak, exponential 100 ms on / 100 ms off, on path ``path``."""
+    return f"""
+[[background]]
+name = "{name}"
+path = ["path{path}"]
+rate_mbps = 0.25
+mean_on_s = 0.1
+mean_off_s = 0.1
+{extra}"""
