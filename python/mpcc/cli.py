@@ -25,6 +25,7 @@ _COMMANDS = {
     "reproduce": ("mpcc.reproduce.cli", "command", "Reproduce a paper's tables and figures."),
     "vectors": ("mpcc.vectors", "command", "Write or check the shared algorithm test vectors."),
     "check": ("mpcc.cli_check", "command", "Validate scenario files."),
+    "topo": ("mpcc.topo.cli", "command", "Generate topologies (fat tree) as scenario files."),
 }
 
 
