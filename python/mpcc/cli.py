@@ -30,26 +30,26 @@ _COMMANDS = {
 
 
 class _LazyGroup(click.Group):
+    """Subcommands are imported only when run: ``mpcc --help`` lists them from ``_COMMANDS``
+    without importing any engine (numpy, pyarrow, matplotlib stay unloaded)."""
+
     def list_commands(self, ctx):
-        return [name for name in _COMMANDS if self._load(name, quiet=True) is not None]
+        return list(_COMMANDS)
 
     def get_command(self, ctx, name):
-        return self._load(name, quiet=False)
+        return self._load(name)
+
+    def format_commands(self, ctx, formatter):
+        rows = [(name, help_) for name, (_, _, help_) in _COMMANDS.items()]
+        with formatter.section("Commands"):
+            formatter.write_dl(rows)
 
     @staticmethod
-    def _load(name, quiet):
+    def _load(name):
         if name not in _COMMANDS:
             return None
         module, attr, _ = _COMMANDS[name]
-        try:
-            mod = importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            if quiet and e.name and e.name.startswith(module.rsplit(".", 1)[0]):
-                return None
-            if e.name and e.name.startswith("mpcc"):
-                return None
-            raise
-        return getattr(mod, attr)
+        return getattr(importlib.import_module(module), attr)
 
 
 @click.group(cls=_LazyGroup, context_settings={"help_option_names": ["-h", "--help"]})
