@@ -5,58 +5,66 @@
  *     D_r = w_r/2 · (1 + η(α_r − 1)),     ssthresh ≥ 2.
  * (0.2, 0.5, ∞) has Balia's increase (1) (its decrease lacks Balia's min(α, 1.5) cap);
  * (0, 0, ·) is Coupled and (1, 0, ∞) is LIA's coupled term without its 1/w_r cap.
- *
- * One object per parameter set. bpftool's `struct_ops register` cannot set read-only data
- * before loading, so β, η and n are compiled in (the loader, python/mpcc/testbed/bpf.py, passes
- * them with -D) and every parameter set gets its own kernel name, "mpcc_g" + 9 hex digits of a
- * hash of (β, η, n) (TCP_CA_NAME_MAX: 15 characters):
- *     MPCC_GEN_BETA_Q32  β · 2^32 (an integer, β ∈ [0, 1])
- *     MPCC_GEN_ETA_Q32   η · 2^32 (η ≥ 0)
- *     MPCC_GEN_NORM      n: 1, 2, or 0 for ∞
- *     MPCC_GEN_SYM       the kernel name (also the struct_ops map's name)
- *
- * A tcp_congestion_ops struct_ops for upstream Linux MPTCP (bpf_cubic.c style). The rule is
- * in include/mpcc_math.h (tested on the host against spec/vectors/algorithms.json); the
- * subflow walk, the fractional-window accumulator and the Reno fallback for plain TCP
- * sockets are in include/mpcc_kern.h.
+ * The fixed point computes 1 − β unsigned (β ∈ [0, 1]) and ‖x‖_n with at most an integer
+ * square root (n ∈ {1, 2, ∞}).
  */
-#if !defined(MPCC_GEN_BETA_Q32) || !defined(MPCC_GEN_ETA_Q32) || !defined(MPCC_GEN_NORM) || !defined(MPCC_GEN_SYM)
-#error "build with -DMPCC_GEN_BETA_Q32=… -DMPCC_GEN_ETA_Q32=… -DMPCC_GEN_NORM=… -DMPCC_GEN_SYM=… (mpcc kernel build generalized)"
-#endif
-#include "mpcc_kern.h"
+#define MPCC_KERNEL_NAME mpcc_gen
+#define MPCC_PARAMS(P)				\
+	P(beta, Q32, 0.2, 0, 1)			\
+	P(eta, Q32, 0.5, 0, 1000000)		\
+	P(n, NORM, INF, 1, INF)
+#include "mpcc_algo.h"
 
-#define MPCC_STR_(x) #x
-#define MPCC_STR(x) MPCC_STR_(x)
-
-SEC("struct_ops")
-void BPF_PROG(generalized_init, struct sock *sk)
+/* ‖x‖_n for n = 1, 2 or ∞ (n = 0). */
+MPCC_INLINE mn_t gen_lnorm(const struct mpcc_conn *c, const struct mpcc_rates *q, __u64 n)
 {
-	mpcc_init(sk);
+	mn_t s = MN_ZERO;
+	__u32 k;
+
+	if (n == 0)
+		return q->max;
+	if (n == 1)
+		return q->sum;
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		mn_t x;
+
+		if (k >= c->n)
+			break;
+		x = mpcc_route_x(c, k);
+		s = mn_add(s, mn_mul(x, x));
+	}
+	return mn_sqrt(s);
 }
 
-SEC("struct_ops")
-void BPF_PROG(generalized_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+/* The gain 1 + η(α_r − 1) of eq. (16). */
+MPCC_INLINE mn_t gen_gain(const struct mpcc_rates *q, __u64 eta_q32)
 {
-	mpcc_cong_avoid(sk, ack, acked, MPCC_GENERALIZED);
+	return mn_add(mn_from(1, 0), mn_mul(mn_from(eta_q32, 32), mn_sub(mpcc_alpha(q), mn_from(1, 0))));
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(generalized_ssthresh, struct sock *sk)
+MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	return mpcc_ssthresh(sk, MPCC_GENERALIZED);
+	struct mpcc_rates q;
+	mn_t num, beta, one_m_beta;
+
+	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	beta = mn_from(p->beta, 32);
+	one_m_beta = mn_sub(mn_from(1, 0), beta);
+	num = mn_add(mn_mul(one_m_beta, q.x_r), mn_mul(beta, gen_lnorm(c, &q, p->n)));
+	return mpcc_inc_fixed(mn_div(mn_mul(num, gen_gain(&q, p->eta)),
+				     mn_mul(q.tau_r, mn_mul(q.sum, q.sum))));
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(generalized_undo_cwnd, struct sock *sk)
+MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	return tcp_reno_undo_cwnd(sk);
+	struct mpcc_rates q;
+
+	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), gen_gain(&q, p->eta)), MPCC_CWND_SHIFT);
 }
 
-SEC(".struct_ops")
-struct tcp_congestion_ops MPCC_GEN_SYM = {
-	.init		= (void *)generalized_init,
-	.cong_avoid	= (void *)generalized_cong_avoid,
-	.ssthresh	= (void *)generalized_ssthresh,
-	.undo_cwnd	= (void *)generalized_undo_cwnd,
-	.name		= MPCC_STR(MPCC_GEN_SYM),
-};
+MPCC_STRUCT_OPS(generalized);

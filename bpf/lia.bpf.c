@@ -1,43 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
-/* LIA — linked increases (RFC 6356; the "Max" algorithm of Peng et al.):
+/* LIA — linked increases (RFC 6356 §3; the "Max" algorithm of Peng et al. §II-B):
  *     I_r = min( max_k(w_k/τ_k²) / (Σ_k w_k/τ_k)²,  1/w_r ),   D_r = w_r/2.
- *
- * A tcp_congestion_ops struct_ops for upstream Linux MPTCP (bpf_cubic.c style). The rule is
- * in include/mpcc_math.h (tested on the host against spec/vectors/algorithms.json); the
- * subflow walk, the fractional-window accumulator and the Reno fallback for plain TCP
- * sockets are in include/mpcc_kern.h.
  */
-#include "mpcc_kern.h"
+#define MPCC_KERNEL_NAME mpcc_lia
+#include "mpcc_algo.h"
 
-SEC("struct_ops")
-void BPF_PROG(lia_init, struct sock *sk)
+/* w_k/τ_k² */
+MPCC_FN mn_t lia_route_y(const struct mpcc_conn *c, __u32 k)
 {
-	mpcc_init(sk);
+	mn_t tau = mpcc_route_tau(c, k);
+
+	return mn_div(mpcc_route_w(c, k), mn_mul(tau, tau));
 }
 
-SEC("struct_ops")
-void BPF_PROG(lia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	mpcc_cong_avoid(sk, ack, acked, MPCC_LIA);
+	struct mpcc_rates q;
+	mn_t ymax = MN_ZERO, coupled;
+	__u32 k;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
+		if (k >= c->n)
+			break;
+		ymax = mn_max(ymax, lia_route_y(c, k));
+	}
+	coupled = mn_div(ymax, mn_mul(q.sum, q.sum));
+	return mpcc_inc_fixed(mn_min(coupled, mn_div(mn_from(1, 0), q.w_r)));
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(lia_ssthresh, struct sock *sk)
+MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	return mpcc_ssthresh(sk, MPCC_LIA);
+	return mpcc_halve_on_loss(c, r);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(lia_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
-
-SEC(".struct_ops")
-struct tcp_congestion_ops mpcc_lia = {
-	.init		= (void *)lia_init,
-	.cong_avoid	= (void *)lia_cong_avoid,
-	.ssthresh	= (void *)lia_ssthresh,
-	.undo_cwnd	= (void *)lia_undo_cwnd,
-	.name		= "mpcc_lia",
-};
+MPCC_STRUCT_OPS(lia);

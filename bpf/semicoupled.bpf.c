@@ -2,43 +2,23 @@
 /* Semicoupled (Wischik et al.; Peng et al. §II-B):
  *     I_r = 1 / (τ_r Σ_k w_k/τ_k),   D_r = w_r/2.
  * Kernel name mpcc_semicoup: congestion-control names are limited to 15 characters.
- *
- * A tcp_congestion_ops struct_ops for upstream Linux MPTCP (bpf_cubic.c style). The rule is
- * in include/mpcc_math.h (tested on the host against spec/vectors/algorithms.json); the
- * subflow walk, the fractional-window accumulator and the Reno fallback for plain TCP
- * sockets are in include/mpcc_kern.h.
  */
-#include "mpcc_kern.h"
+#define MPCC_KERNEL_NAME mpcc_semicoup
+#include "mpcc_algo.h"
 
-SEC("struct_ops")
-void BPF_PROG(semicoupled_init, struct sock *sk)
+MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	mpcc_init(sk);
+	struct mpcc_rates q;
+
+	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+		return 0;
+	mpcc_rates(c, r, &q);
+	return mpcc_inc_fixed(mn_div(mn_from(1, 0), mn_mul(q.tau_r, q.sum)));
 }
 
-SEC("struct_ops")
-void BPF_PROG(semicoupled_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	mpcc_cong_avoid(sk, ack, acked, MPCC_SEMICOUPLED);
+	return mpcc_halve_on_loss(c, r);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(semicoupled_ssthresh, struct sock *sk)
-{
-	return mpcc_ssthresh(sk, MPCC_SEMICOUPLED);
-}
-
-SEC("struct_ops")
-__u32 BPF_PROG(semicoupled_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
-
-SEC(".struct_ops")
-struct tcp_congestion_ops mpcc_semicoup = {
-	.init		= (void *)semicoupled_init,
-	.cong_avoid	= (void *)semicoupled_cong_avoid,
-	.ssthresh	= (void *)semicoupled_ssthresh,
-	.undo_cwnd	= (void *)semicoupled_undo_cwnd,
-	.name		= "mpcc_semicoup",
-};
+MPCC_STRUCT_OPS(semicoupled);

@@ -2,8 +2,10 @@
 /*
  * mpcc_kern.h — what every mpcc BPF congestion control shares: reading the connection's
  * subflows from upstream MPTCP, the fractional-window accumulator, and the tcp_congestion_ops
- * callbacks (init, cong_avoid, ssthresh, undo_cwnd) parameterised by the algorithm.
- * The rules themselves (I_r, D_r) are in mpcc_math.h, shared with the host tests.
+ * callbacks (init, cong_avoid, ssthresh, undo_cwnd) with MPCC_STRUCT_OPS, which writes them and
+ * the ops table for an algorithm file. Included by mpcc_algo.h when compiling for BPF, after the
+ * algorithm's settings (MPCC_OWN_ROUTE, MPCC_LOSS_INTERVAL, ...) and before its rule
+ * (mpcc_on_ack, mpcc_on_loss), which lives in bpf/<algorithm>.bpf.c.
  *
  * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
  * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
@@ -24,11 +26,6 @@
 #ifndef MPCC_KERN_H
 #define MPCC_KERN_H
 
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
-#include <bpf/bpf_core_read.h>
-#include "mpcc_math.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -52,8 +49,9 @@ struct mpcc_ca {
 };
 
 /* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
- * I_r and D_r are bit-identical to the host build of mpcc_math.h for the inputs the kernel saw).
- * Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route), 1 = last on_loss. */
+ * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
+ * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
+ * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route). */
 struct mpcc_trace {
 	struct bpf_spin_lock lock;
 	__u32 n;
@@ -83,13 +81,13 @@ struct {
 } mpcc_trace SEC(".maps");
 
 static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, __u32 self,
-					__s64 inc, __u64 dec, __u32 ssthresh)
+					__s64 inc, __u64 dec, __u32 ssthresh, __u32 min_routes)
 {
 	__u32 zero = 0, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
 	struct mpcc_trace *t;
 	__u32 k;
 
-	if (!on || !*on || c->n < 2)
+	if (!on || !*on || c->n < min_routes)
 		return;
 	t = bpf_map_lookup_elem(&mpcc_trace, &kind);
 	if (!t)
@@ -115,12 +113,6 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
  * recomputed LIA's α only when a window changed, this keeps the per-ACK cost of the
  * congestion-avoidance path near Reno's (bench/kernel/RESULTS.md). */
 #define MPCC_REFRESH_ACKS 16
-
-/* The generalized family's (β, η, n) are compiled into each object (bpf/generalized.bpf.c). */
-#ifdef MPCC_GEN_BETA_Q32
-#define MPCC_GEN_PARAMS { .a_q32 = 1ULL << 32, .beta_q32 = (__u64)(MPCC_GEN_BETA_Q32), \
-			  .eta_q32 = (__u64)(MPCC_GEN_ETA_Q32), .n = (__u32)(MPCC_GEN_NORM) }
-#endif
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
 {
@@ -166,7 +158,7 @@ static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64
 
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). */
-static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int algo)
+static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mptcp_subflow_context *sf, *ctx;
@@ -186,7 +178,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
 	if (!msk)
 		return -1;
-	if (algo == MPCC_OLIA)
+	if (MPCC_LOSS_INTERVAL)
 		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
 	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
 	pos = BPF_CORE_READ(msk, conn_list.next);
@@ -210,7 +202,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			found = 1;
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-			if (algo == MPCC_OLIA)
+			if (MPCC_LOSS_INTERVAL)
 				c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
 			c->n = k + 1;
 			continue;
@@ -228,7 +220,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			continue;
 		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
-		if (algo == MPCC_OLIA) {
+		if (MPCC_LOSS_INTERVAL) {
 			struct mpcc_ca oca = {};
 
 			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
@@ -247,64 +239,30 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		*self = k;
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-		if (algo == MPCC_OLIA)
+		if (MPCC_LOSS_INTERVAL)
 			c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
 		c->n = k + 1;
 	}
 	return 0;
 }
 
-static __always_inline __s64 mpcc_increase(int algo, const struct mpcc_conn *c, __u32 r)
-{
-	switch (algo) {
-	case MPCC_EWTCP: return mpcc_ewtcp_on_ack(c, r, 1ULL << 32);  /* a = 1 (Peng et al.) */
-	case MPCC_COUPLED: return mpcc_coupled_on_ack(c, r);
-	case MPCC_SEMICOUPLED: return mpcc_semicoupled_on_ack(c, r);
-	case MPCC_LIA: return mpcc_lia_on_ack(c, r);
-	case MPCC_OLIA: return mpcc_olia_on_ack(c, r);
-	case MPCC_BALIA: return mpcc_balia_on_ack(c, r);
-#ifdef MPCC_GEN_BETA_Q32
-	case MPCC_GENERALIZED: {
-		struct mpcc_params p = MPCC_GEN_PARAMS;
-
-		return mpcc_generalized_on_ack(c, r, &p);
-	}
-#endif
-	default: return mpcc_reno_on_ack(c, r);
-	}
-}
-
-static __always_inline __u64 mpcc_decrease(int algo, const struct mpcc_conn *c, __u32 r)
-{
-	if (algo == MPCC_BALIA)
-		return mpcc_balia_on_loss(c, r);
-#ifdef MPCC_GEN_BETA_Q32
-	if (algo == MPCC_GENERALIZED) {
-		struct mpcc_params p = MPCC_GEN_PARAMS;
-
-		return mpcc_generalized_on_loss(c, r, &p);
-	}
-#endif
-	return mpcc_halve_on_loss(c, r);
-}
-
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
-static __always_inline int mpcc_compute_inc(struct sock *sk, int algo, __s64 *inc)
+static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
 	struct mpcc_conn c = {};
 	__u32 self = 0;
 
-	if (algo == MPCC_EWTCP) {          /* I_r = a/w_r needs no sibling: no walk */
+	if (MPCC_OWN_ROUTE) {              /* I_r reads route r only: no walk */
 		c.n = 1;
 		c.cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
-		c.rtt[0] = 1;
-	} else if (mpcc_gather(sk, &c, &self, algo) < 0) {
+		c.rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
+	} else if (mpcc_gather(sk, &c, &self) < 0) {
 		return -1;
 	}
-	*inc = mpcc_increase(algo, &c, self);
-	if (algo != MPCC_EWTCP)
-		mpcc_record(0, &c, self, *inc, 0, 0);
+	*inc = mpcc_on_ack(&c, self, &p);
+	mpcc_record(0, &c, self, *inc, 0, 0, MPCC_OWN_ROUTE ? 1 : 2);
 	return 0;
 }
 
@@ -322,7 +280,7 @@ static __always_inline void mpcc_init(struct sock *sk)
 
 /* Congestion avoidance: slow start as tcp_slow_start(), then add I_r per ACKed packet to the
  * accumulator and move snd_cwnd by whole packets when it passes ±1 (like tcp_cong_avoid_ai). */
-static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked, int algo)
+static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mpcc_ca *ca = inet_csk_ca(sk);
@@ -342,7 +300,7 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 			return;
 	}
 	if (tp->snd_cwnd != ca->inc_cwnd || ca->inc_age >= MPCC_REFRESH_ACKS) {
-		if (mpcc_compute_inc(sk, algo, &ca->inc) < 0) {
+		if (mpcc_compute_inc(sk, &ca->inc) < 0) {
 			tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
 			return;
 		}
@@ -371,26 +329,66 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 
 /* On a loss: ssthresh = max(w_r − D_r, min_cwnd) (Peng et al. §V: min 1 for Balia and Coupled
  * with more than one route, else 2), rounded down like Reno's max(w/2, 2). */
-static __always_inline __u32 mpcc_ssthresh(struct sock *sk, int algo)
+static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mpcc_ca *ca = inet_csk_ca(sk);
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
 	struct mpcc_conn c = {};
 	__u32 self;
 	__u64 w, dec;
 
-	if (algo == MPCC_OLIA && tp->bytes_acked != ca->loss2) {   /* a new loss interval */
+	if (MPCC_LOSS_INTERVAL && tp->bytes_acked != ca->loss2) {   /* a new loss interval */
 		ca->loss1 = ca->loss2;
 		ca->loss2 = tp->bytes_acked;
 	}
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
-	if (mpcc_gather(sk, &c, &self, algo) < 0)
+	if (mpcc_gather(sk, &c, &self) < 0)
 		return tcp_reno_ssthresh(sk);
 	self &= MPCC_MAX_ROUTES - 1;
-	dec = mpcc_decrease(algo, &c, self);
-	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd((enum mpcc_algo)algo, c.n));
-	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT));
+	dec = mpcc_on_loss(&c, self, &p);
+	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
+	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2);
 	return (__u32)(w >> MPCC_CWND_SHIFT);
+}
+
+#define MPCC_STR_(x) #x
+#define MPCC_STR(x) MPCC_STR_(x)
+
+/* The four struct_ops programs (named <algo>_init, <algo>_cong_avoid, ...) and the
+ * tcp_congestion_ops table, named MPCC_KERNEL_SYM (the kernel name; also the struct_ops map's). */
+#define MPCC_STRUCT_OPS(algo)								\
+SEC("struct_ops")									\
+void BPF_PROG(algo##_init, struct sock *sk)						\
+{											\
+	mpcc_init(sk);									\
+}											\
+											\
+SEC("struct_ops")									\
+void BPF_PROG(algo##_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)		\
+{											\
+	mpcc_cong_avoid(sk, ack, acked);						\
+}											\
+											\
+SEC("struct_ops")									\
+__u32 BPF_PROG(algo##_ssthresh, struct sock *sk)					\
+{											\
+	return mpcc_ssthresh(sk);							\
+}											\
+											\
+SEC("struct_ops")									\
+__u32 BPF_PROG(algo##_undo_cwnd, struct sock *sk)					\
+{											\
+	return tcp_reno_undo_cwnd(sk);							\
+}											\
+											\
+SEC(".struct_ops")									\
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {						\
+	.init		= (void *)algo##_init,						\
+	.cong_avoid	= (void *)algo##_cong_avoid,					\
+	.ssthresh	= (void *)algo##_ssthresh,					\
+	.undo_cwnd	= (void *)algo##_undo_cwnd,					\
+	.name		= MPCC_STR(MPCC_KERNEL_SYM),					\
 }
 
 #endif /* MPCC_KERN_H */

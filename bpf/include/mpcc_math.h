@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * mpcc_math.h — the per-ACK increase I_r and per-loss decrease D_r of the multipath
- * congestion controls (Peng, Walid, Hwang, Low, "Multipath TCP: Analysis, Design and
- * Implementation", §II-B and eqs. (1)-(2)), in integer arithmetic that compiles both for BPF
- * (clang -target bpf, no floating point, no 128-bit multiply, unsigned 64-bit divide only) and
- * for the host (cc), so the same code is tested against spec/vectors/algorithms.json and run
- * in the kernel.
+ * mpcc_math.h — the integer arithmetic in which every algorithm file (bpf/<algorithm>.bpf.c)
+ * writes its per-ACK increase I_r and per-loss decrease D_r (Peng, Walid, Hwang, Low, "Multipath
+ * TCP: Analysis, Design and Implementation", §II-B), and the per-route quantities the rules
+ * share. It compiles both for BPF (clang -target bpf, no floating point, no 128-bit multiply,
+ * unsigned 64-bit divide only) and for the host (cc), so the same rule source is tested against
+ * spec/vectors/algorithms.json and run in the kernel.
  *
  * Numbers. Windows span 1..10^6 packets and RTTs 10^-3..0.5 s, and the rules divide by
  * (Σ_k w_k/τ_k)², so the quantities span ~10^30: one global binary point cannot hold them in
@@ -25,7 +25,7 @@
  *     rtt   any unit, the same for every route — every rule depends on RTTs only through
  *           their ratios (the kernel passes srtt_us, i.e. 1/8 µs; the host tests picoseconds);
  *     ell   OLIA's loss interval ℓ_r in any unit, the same for every route (kernel: bytes).
- * Outputs:
+ * Outputs of an algorithm's rules:
  *     on_ack  → I_r in packets · 2^MPCC_INC_SHIFT (signed: OLIA's ε_r can make it negative);
  *     on_loss → D_r in packets · 2^MPCC_CWND_SHIFT.
  */
@@ -58,32 +58,12 @@ typedef int32_t __s32;
 #define MPCC_CWND_SHIFT 32
 #define MPCC_INC_SHIFT 40
 
-enum mpcc_algo {
-	MPCC_RENO = 0,
-	MPCC_EWTCP = 1,
-	MPCC_COUPLED = 2,
-	MPCC_SEMICOUPLED = 3,
-	MPCC_LIA = 4,
-	MPCC_OLIA = 5,
-	MPCC_BALIA = 6,
-	MPCC_GENERALIZED = 7,
-};
-
 /* One connection: its n routes (subflows that can send). */
 struct mpcc_conn {
 	__u32 n;
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
 	__u64 ell[MPCC_MAX_ROUTES];
-};
-
-/* Parameters, as numerator/2^32: EWTCP's a; the generalized family's β, η and n
- * (n = 0 means ∞; 1 and 2 are supported). */
-struct mpcc_params {
-	__u64 a_q32;
-	__u64 beta_q32;
-	__u64 eta_q32;
-	__u32 n;
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -248,7 +228,7 @@ MPCC_FN mn_t mn_sqrt(mn_t a)
 }
 
 /* ---------------------------------------------------------------------------------------- */
-/* The rules of Peng et al. §II-B                                                             */
+/* Quantities the rules of Peng et al. §II-B share (the rules: bpf/<algorithm>.bpf.c)        */
 /* ---------------------------------------------------------------------------------------- */
 
 /* Per-route quantities (global BPF subprograms, so the loops over routes below have
@@ -274,24 +254,6 @@ MPCC_FN mn_t mpcc_route_tau(const struct mpcc_conn *c, __u32 k)
 MPCC_FN mn_t mpcc_route_x(const struct mpcc_conn *c, __u32 k)
 {
 	return mn_div(mpcc_route_w(c, k), mpcc_route_tau(c, k));
-}
-
-/* w_k/τ_k² (LIA) */
-MPCC_FN mn_t mpcc_route_y(const struct mpcc_conn *c, __u32 k)
-{
-	mn_t tau = mpcc_route_tau(c, k);
-
-	return mn_div(mpcc_route_w(c, k), mn_mul(tau, tau));
-}
-
-/* ℓ_k/τ_k² (OLIA's path quality) */
-MPCC_FN mn_t mpcc_route_quality(const struct mpcc_conn *c, __u32 k)
-{
-	mn_t tau = mpcc_route_tau(c, k);
-
-	if (!c || k >= MPCC_MAX_ROUTES)
-		return MN_ZERO;
-	return mn_div(mn_from(c->ell[MPCC_IDX(k)], 0), mn_mul(tau, tau));
 }
 
 /* Σ_k x_k and max_k x_k with x_k = w_k/τ_k (the route rates), and route r's own values. */
@@ -337,206 +299,12 @@ MPCC_INLINE __s64 mpcc_inc_fixed(mn_t v)
 	return (__s64)mn_to_fixed(v, MPCC_INC_SHIFT);
 }
 
-/* Reno: I_r = 1/w_r. EWTCP: I_r = a/w_r. */
-MPCC_FN __s64 mpcc_reno_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	return mpcc_inc_fixed(mn_div(mn_from(1, 0), mn_from(c->cwnd[MPCC_IDX(r)], MPCC_CWND_SHIFT)));
-}
-
-MPCC_FN __s64 mpcc_ewtcp_on_ack(const struct mpcc_conn *c, __u32 r, __u64 a_q32)
-{
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	return mpcc_inc_fixed(mn_div(mn_from(a_q32, 32), mn_from(c->cwnd[MPCC_IDX(r)], MPCC_CWND_SHIFT)));
-}
-
-/* Coupled: I_r = (w_r/τ_r²) / (Σ_k w_k/τ_k)². */
-MPCC_FN __s64 mpcc_coupled_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	return mpcc_inc_fixed(mpcc_coupled_term(&q));
-}
-
-/* Semicoupled: I_r = 1 / (τ_r Σ_k w_k/τ_k). */
-MPCC_FN __s64 mpcc_semicoupled_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	return mpcc_inc_fixed(mn_div(mn_from(1, 0), mn_mul(q.tau_r, q.sum)));
-}
-
-/* LIA (RFC 6356 §3): I_r = min( max_k(w_k/τ_k²) / (Σ_k w_k/τ_k)², 1/w_r ). */
-MPCC_FN __s64 mpcc_lia_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-	mn_t ymax = MN_ZERO, coupled;
-	__u32 k;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		if (k >= c->n)
-			break;
-		ymax = mn_max(ymax, mpcc_route_y(c, k));
-	}
-	coupled = mn_div(ymax, mn_mul(q.sum, q.sum));
-	return mpcc_inc_fixed(mn_min(coupled, mn_div(mn_from(1, 0), q.w_r)));
-}
-
-/* OLIA (Khalili et al.): I_r = (w_r/τ_r²)/(Σ_p w_p/τ_p)² + ε_r/w_r, with B the routes that
- * maximise ℓ_p/τ_p², M those that maximise w_p, and
- *     ε_r = 1/(n|B∖M|) for r ∈ B∖M;  −1/(n|M|) for r ∈ M when B∖M ≠ ∅;  0 otherwise. */
-MPCC_FN __s64 mpcc_olia_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-	mn_t qual_max = MN_ZERO;
-	__u64 wmax = 0, n_collected = 0, n_m = 0, r_in_b, r_in_m;
-	__s64 inc, eps;
-	__u32 k;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		if (k >= c->n)
-			break;
-		qual_max = mn_max(qual_max, mpcc_route_quality(c, k));
-		wmax = mpcc_u64_max(wmax, c->cwnd[k]);
-	}
-	/* second pass: |M| and |B∖M| (B and M are the ties with the maxima) */
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		__u64 in_m, in_b;
-
-		if (k >= c->n)
-			break;
-		in_m = mpcc_u64_max(wmax, c->cwnd[k]) == c->cwnd[k];
-		in_b = mn_cmp(mpcc_route_quality(c, k), qual_max) == 0;
-		n_m += in_m;
-		n_collected += in_b & (in_m ^ 1);
-	}
-	r_in_m = c->cwnd[MPCC_IDX(r)] == wmax;
-	r_in_b = mn_cmp(mpcc_route_quality(c, r), qual_max) == 0;
-
-	inc = mpcc_inc_fixed(mpcc_coupled_term(&q));
-	eps = 0;
-	if (r_in_b && !r_in_m && n_collected > 0)   /* +1/(n |B∖M| w_r) */
-		eps = mpcc_inc_fixed(mn_div(mn_from(1, 0),
-			mn_mul(mn_from((__u64)c->n * n_collected, 0), q.w_r)));
-	else if (r_in_m && n_collected > 0 && n_m > 0)   /* −1/(n |M| w_r) */
-		eps = -mpcc_inc_fixed(mn_div(mn_from(1, 0),
-			mn_mul(mn_from((__u64)c->n * n_m, 0), q.w_r)));
-	return inc + eps;
-}
-
-/* Balia, eq. (1): I_r = x_r / (τ_r (Σ_k x_k)²) · (1+α_r)/2 · (4+α_r)/5, α_r = max_k x_k / x_r. */
-MPCC_FN __s64 mpcc_balia_on_ack(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-	mn_t alpha, f1, f2;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	alpha = mpcc_alpha(&q);
-	f1 = mn_mul(mn_add(mn_from(1, 0), alpha), mn_from(1, 1));            /* (1+α)/2 */
-	f2 = mn_div(mn_add(mn_from(4, 0), alpha), mn_from(5, 0));            /* (4+α)/5 */
-	return mpcc_inc_fixed(mn_mul(mn_mul(mpcc_coupled_term(&q), f1), f2));
-}
-
-/* ‖x‖_n for n = 1, 2 or ∞ (n = 0). */
-MPCC_INLINE mn_t mpcc_lnorm(const struct mpcc_conn *c, const struct mpcc_rates *q, __u32 n)
-{
-	mn_t s = MN_ZERO;
-	__u32 k;
-
-	if (n == 0)
-		return q->max;
-	if (n == 1)
-		return q->sum;
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		mn_t x;
-
-		if (k >= c->n)
-			break;
-		x = mpcc_route_x(c, k);
-		s = mn_add(s, mn_mul(x, x));
-	}
-	return mn_sqrt(s);
-}
-
-/* Gain 1 + η(α_r − 1) of the generalized family (16). */
-MPCC_INLINE mn_t mpcc_gen_gain(const struct mpcc_rates *q, __u64 eta_q32)
-{
-	return mn_add(mn_from(1, 0), mn_mul(mn_from(eta_q32, 32), mn_sub(mpcc_alpha(q), mn_from(1, 0))));
-}
-
-/* Generalized (β, η, n), eq. (16) inverted through eq. (7):
- *     I_r = ((1−β) x_r + β‖x‖_n)(1 + η(α_r − 1)) / (τ_r ‖x‖_1²). */
-MPCC_FN __s64 mpcc_generalized_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
-{
-	struct mpcc_rates q;
-	mn_t num, beta, one_m_beta;
-
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	beta = mn_from(p->beta_q32, 32);
-	one_m_beta = mn_sub(mn_from(1, 0), beta);
-	num = mn_add(mn_mul(one_m_beta, q.x_r), mn_mul(beta, mpcc_lnorm(c, &q, p->n)));
-	return mpcc_inc_fixed(mn_div(mn_mul(num, mpcc_gen_gain(&q, p->eta_q32)),
-				     mn_mul(q.tau_r, mn_mul(q.sum, q.sum))));
-}
-
 /* D_r = w_r/2: NewReno's halving (Reno, EWTCP, Coupled, Semicoupled, LIA, OLIA). Exact. */
 MPCC_FN __u64 mpcc_halve_on_loss(const struct mpcc_conn *c, __u32 r)
 {
 	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
 		return 0;
 	return c->cwnd[MPCC_IDX(r)] >> 1;
-}
-
-/* Balia, eq. (2): D_r = w_r/2 · min(α_r, 1.5). */
-MPCC_FN __u64 mpcc_balia_on_loss(const struct mpcc_conn *c, __u32 r)
-{
-	struct mpcc_rates q;
-	mn_t f;
-
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	f = mn_min(mpcc_alpha(&q), mn_from(3, 1));
-	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), f), MPCC_CWND_SHIFT);
-}
-
-/* Generalized: D_r = w_r/2 · (1 + η(α_r − 1)). */
-MPCC_FN __u64 mpcc_generalized_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
-{
-	struct mpcc_rates q;
-
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
-		return 0;
-	mpcc_rates(c, r, &q);
-	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), mpcc_gen_gain(&q, p->eta_q32)),
-			   MPCC_CWND_SHIFT);
-}
-
-/* Smallest window after a loss: 1 for Coupled and Balia with more than one route (Peng et al.
- * §V), else 2 (Linux's ssthresh floor). In packets. */
-MPCC_INLINE __u32 mpcc_min_cwnd(enum mpcc_algo algo, __u32 n_routes)
-{
-	if ((algo == MPCC_BALIA || algo == MPCC_COUPLED) && n_routes > 1)
-		return 1;
-	return 2;
 }
 
 /* max(w_r − D_r, min_cwnd) in packets · 2^MPCC_CWND_SHIFT. */
@@ -546,34 +314,6 @@ MPCC_INLINE __u64 mpcc_cwnd_after_loss(__u64 cwnd, __u64 dec, __u32 min_cwnd)
 	__u64 floor = (__u64)min_cwnd << MPCC_CWND_SHIFT;
 
 	return w > floor ? w : floor;
-}
-
-/* Dispatch (the BPF programs call the per-algorithm functions directly; the host tests use
- * these). */
-MPCC_INLINE __s64 mpcc_on_ack(enum mpcc_algo algo, const struct mpcc_conn *c, __u32 r,
-			      const struct mpcc_params *p)
-{
-	switch (algo) {
-	case MPCC_RENO: return mpcc_reno_on_ack(c, r);
-	case MPCC_EWTCP: return mpcc_ewtcp_on_ack(c, r, p->a_q32);
-	case MPCC_COUPLED: return mpcc_coupled_on_ack(c, r);
-	case MPCC_SEMICOUPLED: return mpcc_semicoupled_on_ack(c, r);
-	case MPCC_LIA: return mpcc_lia_on_ack(c, r);
-	case MPCC_OLIA: return mpcc_olia_on_ack(c, r);
-	case MPCC_BALIA: return mpcc_balia_on_ack(c, r);
-	case MPCC_GENERALIZED: return mpcc_generalized_on_ack(c, r, p);
-	}
-	return 0;
-}
-
-MPCC_INLINE __u64 mpcc_on_loss(enum mpcc_algo algo, const struct mpcc_conn *c, __u32 r,
-			       const struct mpcc_params *p)
-{
-	switch (algo) {
-	case MPCC_BALIA: return mpcc_balia_on_loss(c, r);
-	case MPCC_GENERALIZED: return mpcc_generalized_on_loss(c, r, p);
-	default: return mpcc_halve_on_loss(c, r);
-	}
 }
 
 #endif /* MPCC_MATH_H */

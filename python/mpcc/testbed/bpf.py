@@ -19,13 +19,14 @@ is used but never unregistered, except by an explicit ``unload``).
 API used by the testbed (names are a contract): :func:`algorithms`, :func:`kernel_name`,
 :func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`.
 
-The generalized (β, η, n) family (Peng et al. eq. (16)) is one object per parameter set:
-``bpf/generalized.bpf.c`` compiled with β, η, n as ``-D`` constants (bpftool cannot set
-read-only data at registration), registered as ``mpcc_g`` + 9 hex digits of a hash of the
-parameters. Every function here that takes an algorithm accepts ``"generalized"`` (the defaults
-β = 0.2, η = 0.5, n = ∞), ``"generalized(beta=0.5, eta=1, n=2)"`` (``Algorithm.describe()``),
-a scenario table ``{"name": "generalized", "beta": ...}``, an ``Algorithm`` object, or the
-kernel name of a parameter set built or loaded before.
+The algorithms and their parameters are read from the files ``bpf/*.bpf.c`` themselves
+(:mod:`.bpf_sources`). Parameters are set per load: each parameter set is one object, compiled
+with its values as ``-D`` constants (bpftool cannot set read-only data at registration) and
+registered under the file's kernel name for the defaults, or a deterministic hashed name
+(``mpcc_e`` + 9 hex digits for ``ewtcp(a=0.25)``). Every function here that takes an algorithm
+accepts a name (``"ewtcp"``, the defaults), ``"ewtcp(a=0.25)"`` (``Algorithm.describe()``), a
+scenario table ``{"name": "ewtcp", "a": 0.25}``, an ``Algorithm`` object, or the kernel name of a
+parameter set built or loaded before. A parameter the program does not take is refused.
 """
 
 from __future__ import annotations
@@ -34,7 +35,6 @@ import contextlib
 import fcntl
 import hashlib
 import json
-import math
 import os
 import platform
 import re
@@ -47,23 +47,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EnvironmentProblem, MpccError
+from . import bpf_sources as _sources
+from .bpf_sources import ALIASES, BPF_DIR, BpfSpec, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
 
-#: mpcc algorithm name → kernel congestion-control name (≤ 15 characters, TCP_CA_NAME_MAX).
-KERNEL_NAMES = {
-    "balia": "mpcc_balia",
-    "lia": "mpcc_lia",
-    "olia": "mpcc_olia",
-    "ewtcp": "mpcc_ewtcp",
-    "semicoupled": "mpcc_semicoup",
-    "coupled": "mpcc_coupled",
-}
-ALIASES = {"max": "lia"}
-GENERALIZED = "generalized"
-GEN_PREFIX = "mpcc_g"
-#: n of ‖x‖_n the fixed-point header implements (0 encodes ∞)
-GEN_NORMS = {1.0: 1, 2.0: 2, math.inf: 0}
 
-BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
 OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT", BPF_DIR / ".output"))
 STATE_DIR = Path(os.environ.get("MPCC_RUN_DIR", "/run/mpcc")) / "struct_ops"
 _APT_FIX = "apt-get install clang llvm bpftool libbpf-dev (or: make setup)"
@@ -73,130 +60,17 @@ class BpfBuildError(MpccError):
     """clang or the verifier rejected a program (message carries the last lines of the log)."""
 
 
-# --- names ------------------------------------------------------------------------------------
-@dataclass(frozen=True)
-class BpfSpec:
-    """One BPF congestion control: an algorithm and, for the generalized family, its parameters."""
-
-    algorithm: str                       # mpcc name ("balia", "generalized")
-    kernel_name: str                     # ≤ 15 characters (TCP_CA_NAME_MAX)
-    params: tuple = ()                   # (("beta", 0.2), ("eta", 0.5), ("n", "inf")) or ()
-    stem: str = ""                       # object file stem in bpf/.output/
-    defines: tuple = ()                  # clang -D flags (the generalized parameters)
-
-    @property
-    def source(self) -> Path:
-        return BPF_DIR / f"{self.algorithm}.bpf.c"
-
-    def describe(self) -> str:
-        if not self.params:
-            return self.algorithm
-        return f"{self.algorithm}(" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
-
-
-def algorithms() -> list[str]:
-    """mpcc names of the algorithms that have a BPF implementation."""
-    return [*KERNEL_NAMES, GENERALIZED]
-
-
-def generalized_spec(beta: float = 0.2, eta: float = 0.5, n: float | str = math.inf) -> BpfSpec:
-    """The object and kernel name for one (β, η, n) of the generalized family. The header's
-    fixed point takes β ∈ [0, 1] (it computes 1 − β unsigned), η ≥ 0, and n ∈ {1, 2, ∞}
-    (‖x‖_n with an integer square root at most)."""
-    try:
-        b, e = float(beta), float(eta)
-        nn = math.inf if str(n).strip().lower() in ("inf", "infinity", "∞") else float(n)
-    except (TypeError, ValueError):
-        raise MpccError(f"generalized: beta, eta and n must be numbers (got {beta!r}, {eta!r}, {n!r})") from None
-    if not 0.0 <= b <= 1.0:
-        raise MpccError(f"generalized: beta={b:g} is out of range for the BPF program (fix: use 0 <= beta <= 1)")
-    if not 0.0 <= e <= 1e6:
-        raise MpccError(f"generalized: eta={e:g} is out of range for the BPF program (fix: use eta >= 0)")
-    if nn not in GEN_NORMS:
-        raise MpccError(f"generalized: n={n} has no BPF implementation (fix: use n = 1, 2 or inf; "
-                        "the fixed-point header computes ‖x‖_n for those only)")
-    bq, eq, nq = round(b * 2**32), round(e * 2**32), GEN_NORMS[nn]
-    digest = hashlib.sha256(f"generalized:beta_q32={bq}:eta_q32={eq}:n={nq}".encode()).hexdigest()[:9]
-    kname = GEN_PREFIX + digest
-    params = (("beta", b), ("eta", e), ("n", "inf" if math.isinf(nn) else int(nn)))
-    defines = (f"-DMPCC_GEN_BETA_Q32={bq}ULL", f"-DMPCC_GEN_ETA_Q32={eq}ULL", f"-DMPCC_GEN_NORM={nq}",
-               f"-DMPCC_GEN_SYM={kname}")
-    return BpfSpec(GENERALIZED, kname, params, f"generalized-{digest}", defines)
-
-
-def _parse_call(text: str) -> dict:
-    """"generalized(beta=0.5, eta=1.0, n=2)" → {"name": "generalized", "beta": "0.5", ...}."""
-    m = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", text)
-    if not m:
-        raise MpccError(f"cannot read algorithm {text!r} (fix: write e.g. generalized(beta=0.2, eta=0.5, n=inf))")
-    out: dict = {"name": m.group(1)}
-    for item in filter(None, (x.strip() for x in (m.group(2) or "").split(","))):
-        k, sep, v = item.partition("=")
-        if not sep:
-            raise MpccError(f"cannot read {item!r} in {text!r} (fix: write name=value)")
-        out[k.strip()] = v.strip()
-    return out
-
-
-def _gen_from_mapping(d: dict) -> BpfSpec:
-    unknown = set(d) - {"name", "beta", "eta", "n"}
-    if unknown:
-        raise MpccError(f"generalized: unknown parameter(s) {', '.join(sorted(unknown))} (parameters: beta, eta, n)")
-    return generalized_spec(d.get("beta", 0.2), d.get("eta", 0.5), d.get("n", math.inf))
-
-
-def _known_generalized(kname: str) -> BpfSpec | None:
-    """Parameters of a generalized kernel name, from the build's sidecar or the ownership record."""
-    for path in [OUTPUT_DIR / f"generalized-{kname[len(GEN_PREFIX):]}.json", STATE_DIR / f"{kname}.json"]:
-        try:
-            params = dict(json.loads(path.read_text()).get("params") or {})
-        except (OSError, ValueError):
-            continue
-        if params:
-            spec = _gen_from_mapping(params)
-            if spec.kernel_name == kname:
-                return spec
-    return None
-
-
+# --- names (the algorithm files themselves: bpf_sources) -------------------------------------
 def spec(algo) -> BpfSpec:
-    """Resolve an algorithm given as a name, a describe() string, a table, an Algorithm object,
-    a kernel name, or a BpfSpec."""
-    if isinstance(algo, BpfSpec):
-        return algo
-    if isinstance(algo, dict):
-        name = str(algo.get("name", "")).strip().lower()
-        if name == GENERALIZED:
-            return _gen_from_mapping(algo)
-        return spec(name)
-    if hasattr(algo, "params") and hasattr(algo, "name") and not isinstance(algo, str):
-        if algo.name == GENERALIZED:
-            return generalized_spec(algo.beta, algo.eta, algo.n)
-        return spec(algo.name)
-    name = str(algo).strip().lower()
-    if name.startswith(GENERALIZED):
-        return _gen_from_mapping(_parse_call(name))
-    if name.startswith("mpcc_"):
-        for a, k in KERNEL_NAMES.items():
-            if k == name:
-                return BpfSpec(a, k, (), a)
-        if re.fullmatch(GEN_PREFIX + r"[0-9a-f]{9}", name):
-            found = _known_generalized(name)
-            # unknown parameters: still unloadable by name, not buildable
-            return found or BpfSpec(GENERALIZED, name, (), "", ())
-    name = ALIASES.get(name, name)
-    if name not in KERNEL_NAMES:
-        raise MpccError(f"no BPF congestion control named {name!r} (available: {', '.join(algorithms())})")
-    return BpfSpec(name, KERNEL_NAMES[name], (), name)
-
-
-def _algo_name(algo) -> str:
-    return spec(algo).algorithm
+    """Resolve an algorithm given as a name, a call string ("ewtcp(a=0.25)"), a table
+    ({"name": "ewtcp", "a": 0.25}), an Algorithm object, a kernel name, or a BpfSpec."""
+    return _sources.spec(algo, OUTPUT_DIR, STATE_DIR)
 
 
 def kernel_name(algo) -> str:
-    """Kernel name of an mpcc algorithm ("balia" → "mpcc_balia"; a generalized parameter set →
-    "mpcc_g" + hash); accepts Algorithm objects and scenario tables."""
+    """Kernel name of an mpcc algorithm ("balia" → "mpcc_balia"; a parameter set other than the
+    defaults → the default name's first 6 characters + a hash); accepts Algorithm objects and
+    scenario tables."""
     return spec(algo).kernel_name
 
 
@@ -298,8 +172,8 @@ def object_path(algo) -> Path:
 
 
 def build(algo=None, force: bool = False) -> list[Path]:
-    """Compile bpf/<algo>.bpf.c (all algorithms if None; the generalized family with its default
-    parameters) to bpf/.output/<stem>.bpf.o when the sources or the kernel's BTF changed.
+    """Compile bpf/<algo>.bpf.c (all algorithms with their default parameters if None) to
+    bpf/.output/<stem>.bpf.o when the sources or the kernel's BTF changed.
     Returns the object paths."""
     check_environment(need_root=False)
     specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]
@@ -310,7 +184,7 @@ def build(algo=None, force: bool = False) -> list[Path]:
         for sp in specs:
             if not sp.stem:
                 raise MpccError(f"{sp.kernel_name}: parameters unknown (no build record), cannot build it "
-                                "(fix: mpcc kernel load generalized --beta B --eta E --n N)")
+                                "(fix: mpcc kernel load NAME -p PARAM=VALUE ...)")
             src, obj = sp.source, object_path(sp)
             newest = max(p.stat().st_mtime for p in [src, *deps])
             if force or not obj.exists() or obj.stat().st_mtime < newest:
@@ -439,7 +313,7 @@ class Registration:
     created: bool                   # this call registered it (False: it was already loaded)
     held: bool = True
     token: str = ""
-    params: tuple = ()              # the generalized family's (("beta", β), ("eta", η), ("n", n))
+    params: tuple = ()              # the parameter set, e.g. (("a", 0.25),); () if the program has none
     _pid: int = field(default_factory=os.getpid, repr=False)
 
     def __enter__(self) -> "Registration":
@@ -531,31 +405,36 @@ class StructOpsStatus:
     holders: tuple[int, ...]        # live holder pids
     owned: bool                     # mpcc has a record for it (False: someone else registered it)
     built: bool
-    params: dict = field(default_factory=dict)   # generalized: {"beta", "eta", "n"} ({} if unknown)
+    params: dict = field(default_factory=dict)   # e.g. {"a": 0.25}; {} if none or unknown
 
     def to_json(self) -> dict:
         return {k: (list(v) if isinstance(v, tuple) else v) for k, v in self.__dict__.items()}
 
 
-def generalized_in_use() -> list[BpfSpec]:
-    """Generalized parameter sets that are registered or have an mpcc record (sorted by name)."""
+def param_sets_in_use() -> list[BpfSpec]:
+    """Parameter sets other than the defaults (hashed kernel names) that are registered or have
+    an mpcc record (sorted by kernel name)."""
+    prefixes = tuple(src.prefix for src in sources().values() if src.params)
+    pattern = r"mpcc_\w[0-9a-f]{%d}" % _sources.HASH_DIGITS
+    defaults = {src.kernel_name for src in sources().values()}
     names = set()
     if STATE_DIR.is_dir():
-        names |= {p.stem for p in STATE_DIR.glob(f"{GEN_PREFIX}*.json")}
+        names |= {p.stem for p in STATE_DIR.glob("mpcc_*.json")}
     try:
-        names |= {k for k in registered() if k.startswith(GEN_PREFIX)}
+        names |= set(registered())
     except MpccError:
         pass
-    return [spec(k) for k in sorted(names) if re.fullmatch(GEN_PREFIX + r"[0-9a-f]{9}", k)]
+    return [spec(k) for k in sorted(names)
+            if k.startswith(prefixes) and k not in defaults and re.fullmatch(pattern, k)]
 
 
 def status() -> list[StructOpsStatus]:
-    """State of every mpcc algorithm's struct_ops: the fixed ones, the generalized family with
-    its default parameters, and every other generalized parameter set registered or recorded."""
+    """State of every mpcc algorithm's struct_ops: each algorithm with its default parameters,
+    and every other parameter set registered or recorded."""
     check_environment()
     ids, avail = registered(), available_in_kernel()
     specs = [spec(a) for a in algorithms()]
-    specs += [g for g in generalized_in_use() if g.kernel_name not in {s.kernel_name for s in specs}]
+    specs += [g for g in param_sets_in_use() if g.kernel_name not in {s.kernel_name for s in specs}]
     out = []
     for sp in specs:
         kname = sp.kernel_name
@@ -600,8 +479,8 @@ _TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8QqQQ")   # struct mpcc_trace in bpf/
 
 def _trace_maps(algo) -> dict[str, int]:
     """Map ids (mpcc_trace_on, mpcc_trace) of the registered struct_ops of this algorithm (found
-    through its cong_avoid program, so parameter sets of the generalized family, whose programs
-    share names, are told apart)."""
+    through its cong_avoid program, so parameter sets of one algorithm, whose programs share
+    names, are told apart)."""
     kname = kernel_name(algo)
     ids = registered()
     if kname not in ids:

@@ -7,7 +7,9 @@
     mpcc kernel status [--json]   what is registered, who holds it
     mpcc kernel cleanup           unregister what only dead processes held
 
-The generalized (β, η, n) family is one program per parameter set, named mpcc_g + a hash:
+Parameters are set per load; every parameter set is one program, the defaults under the
+file's kernel name, any other set under a hashed name:
+    mpcc kernel load ewtcp -p a=0.25                   (or: mpcc kernel load "ewtcp(a=0.25)")
     mpcc kernel load generalized --beta 0.2 --eta 0.5 --n inf
 """
 
@@ -21,28 +23,35 @@ import click
 from ..errors import MpccError
 from . import bpf
 
-_GEN_OPTIONS = [
+_PARAM_OPTIONS = [
+    click.option("--param", "-p", "param", multiple=True, metavar="NAME=VALUE",
+                 help="A parameter of the algorithm's BPF program (repeatable), e.g. -p a=0.25 for ewtcp."),
     click.option("--beta", type=float, default=None, help="generalized: β in [0, 1] (default 0.2)."),
     click.option("--eta", type=float, default=None, help="generalized: η ≥ 0 (default 0.5)."),
     click.option("--n", "norm", default=None, help="generalized: n of ‖x‖_n: 1, 2 or inf (default inf)."),
 ]
 
 
-def _gen_options(f):
-    for opt in reversed(_GEN_OPTIONS):
+def _param_options(f):
+    for opt in reversed(_PARAM_OPTIONS):
         f = opt(f)
     return f
 
 
-def _target(name, beta, eta, norm):
-    """NAME, or the generalized parameter set given by --beta/--eta/--n."""
+def _target(name, param=(), beta=None, eta=None, norm=None):
+    """NAME, or NAME with the parameters given by -p NAME=VALUE (and --beta/--eta/--n)."""
     given = {k: v for k, v in (("beta", beta), ("eta", eta), ("n", norm)) if v is not None}
+    for item in param:
+        k, sep, v = item.partition("=")
+        if not sep or not k.strip():
+            raise MpccError(f"-p {item!r}: expected NAME=VALUE (fix: e.g. -p a=0.25)")
+        given[k.strip()] = v.strip()
     if not given:
         return name
-    if name is None or name.strip().lower() != bpf.GENERALIZED:
-        raise MpccError(f"--beta/--eta/--n are parameters of generalized, not of {name!r} "
-                        f"(fix: mpcc kernel load generalized --beta 0.2 --eta 0.5 --n inf)")
-    return bpf.generalized_spec(given.get("beta", 0.2), given.get("eta", 0.5), given.get("n", "inf"))
+    if name is None:
+        raise MpccError("parameters need an algorithm name (fix: e.g. mpcc kernel load ewtcp -p a=0.25)")
+    d = bpf._sources._parse_call(name)
+    return bpf.make_spec(d.pop("name").lower(), {**d, **given})
 
 
 def _params(p: dict) -> str:
@@ -65,33 +74,37 @@ def list_cmd():
             loaded = {}
     specs = [bpf.spec(a) for a in bpf.algorithms()]
     try:
-        specs += [g for g in bpf.generalized_in_use() if g.kernel_name not in {s.kernel_name for s in specs}]
+        specs += [g for g in bpf.param_sets_in_use() if g.kernel_name not in {s.kernel_name for s in specs}]
     except Exception:
         pass
     for sp in specs:
         state = "registered" if sp.kernel_name in loaded else ""
         extra = f"({_params(dict(sp.params))})" if sp.params else ""
         click.echo(f"{sp.algorithm:<12} {sp.kernel_name:<16} {state:<11} {extra}".rstrip())
-    click.echo("(generalized: any beta in [0, 1], eta >= 0, n in {1, 2, inf}: "
-               "mpcc kernel load generalized --beta B --eta E --n N)")
+    for src in bpf.sources().values():
+        if src.params:
+            ranges = ", ".join(f"{p.name} in {{1, 2, inf}}" if p.encoding == "NORM" else f"{p.name} in [{p.lo:g}, {p.hi:g}]"
+                               for p in src.params)
+            click.echo(f"({src.algorithm}: {ranges}: mpcc kernel load {src.algorithm} "
+                       + " ".join(f"-p {p.name}=…" for p in src.params) + ")")
 
 
 @command.command("build")
 @click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Rebuild even if up to date.")
-@_gen_options
-def build_cmd(name, force, beta, eta, norm):
+@_param_options
+def build_cmd(name, force, param, beta, eta, norm):
     """Compile the BPF objects (all, or NAME) into bpf/.output/."""
-    for obj in bpf.build(_target(name, beta, eta, norm), force=force):
+    for obj in bpf.build(_target(name, param, beta, eta, norm), force=force):
         click.echo(f"built {obj}")
 
 
 @command.command("load")
 @click.argument("name")
-@_gen_options
-def load_cmd(name, beta, eta, norm):
+@_param_options
+def load_cmd(name, param, beta, eta, norm):
     """Register NAME's struct_ops; it stays registered after this command exits."""
-    reg = bpf.load(_target(name, beta, eta, norm), persistent=True)
+    reg = bpf.load(_target(name, param, beta, eta, norm), persistent=True)
     verb = "registered" if reg.created else "already registered"
     what = f" = {reg.algorithm}({_params(dict(reg.params))})" if reg.params else ""
     click.echo(f"{reg.kernel_name}{what} {verb} (struct_ops map id {reg.map_id}); select it with "
@@ -101,14 +114,14 @@ def load_cmd(name, beta, eta, norm):
 
 @command.command("unload")
 @click.argument("name")
-@_gen_options
-def unload_cmd(name, beta, eta, norm):
-    """Unregister NAME (or `all`, every generalized parameter set included)."""
+@_param_options
+def unload_cmd(name, param, beta, eta, norm):
+    """Unregister NAME (or `all`, every parameter set included)."""
     if name == "all":
         names = [bpf.spec(a) for a in bpf.algorithms()]
-        names += [g for g in bpf.generalized_in_use() if g.kernel_name not in {s.kernel_name for s in names}]
+        names += [g for g in bpf.param_sets_in_use() if g.kernel_name not in {s.kernel_name for s in names}]
     else:
-        names = [_target(name, beta, eta, norm)]
+        names = [_target(name, param, beta, eta, norm)]
     for n in names:
         was = bpf.unload(n)
         if was or name != "all":
@@ -133,7 +146,8 @@ def status_cmd(as_json):
         held = "persistent" if r.persistent else ", ".join(map(str, r.holders))
         if r.registered and not r.owned:
             held = "not mpcc's (no record)"
-        params = _params(r.params) if r.params else ("unknown" if r.algorithm == bpf.GENERALIZED else "")
+        params = _params(r.params) if r.params else ("unknown" if bpf.sources().get(r.algorithm) is None
+                                                      or bpf.sources()[r.algorithm].params else "")
         t.add_row(r.algorithm, params, r.kernel_name, "yes" if r.registered else "no",
                   str(r.map_id or ""), "yes" if r.available else "no", held, "yes" if r.built else "no")
     Console().print(t)

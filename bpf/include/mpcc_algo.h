@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mpcc_algo.h — the one header an algorithm file (bpf/<algorithm>.bpf.c) includes. The file
+ * compiles two ways from the same source:
+ *
+ *   clang -target bpf  → a tcp_congestion_ops struct_ops object (the glue: mpcc_kern.h);
+ *   cc -shared         → a host library with the flat C ABI of mpcc_host.h, which the tests
+ *                        check against spec/vectors/algorithms.json.
+ *
+ * An algorithm file, in this order:
+ *
+ *   #define MPCC_KERNEL_NAME mpcc_foo      kernel name with the default parameters (≤ 15 chars)
+ *   #define MPCC_PARAMS(P) P(a, Q32, 1.0, 0.00390625, 65536)     (optional; see below)
+ *   #define MPCC_OWN_ROUTE 1               (optional) I_r reads route r only: no subflow walk
+ *   #define MPCC_LOSS_INTERVAL 1           (optional) fill c->ell with OLIA's loss intervals
+ *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
+ *   #include "mpcc_algo.h"
+ *   MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+ *   MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+ *   MPCC_STRUCT_OPS(foo);
+ *
+ * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
+ * a __u64 in the encoding
+ *     Q32   value · 2^32, rounded (a real number in [min, max]);
+ *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0).
+ * The loader (python/mpcc/testbed/bpf.py) reads the same lines, checks a requested value
+ * against [min, max], and compiles one object per parameter set with the encoded values as
+ * -DMPCC_PARAM_VALUES=v1,…,0 and its kernel name as -DMPCC_KERNEL_SYM=… (bpftool cannot set
+ * .rodata before registering; docs/kernel.md). Without them, the file's defaults and
+ * MPCC_KERNEL_NAME are used.
+ */
+#ifndef MPCC_ALGO_H
+#define MPCC_ALGO_H
+
+#ifndef MPCC_KERNEL_NAME
+#error "an algorithm file defines MPCC_KERNEL_NAME before including mpcc_algo.h"
+#endif
+#ifndef MPCC_PARAMS
+#define MPCC_PARAMS(P)
+#endif
+#ifndef MPCC_OWN_ROUTE
+#define MPCC_OWN_ROUTE 0
+#endif
+#ifndef MPCC_LOSS_INTERVAL
+#define MPCC_LOSS_INTERVAL 0
+#endif
+#ifndef MPCC_MIN_CWND_MULTIPATH
+#define MPCC_MIN_CWND_MULTIPATH 2
+#endif
+#ifndef MPCC_KERNEL_SYM
+#define MPCC_KERNEL_SYM MPCC_KERNEL_NAME
+#endif
+
+#ifdef __bpf__
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
+#endif
+#include "mpcc_math.h"
+
+/* The algorithm's parameters in the order of MPCC_PARAMS (end_ keeps the struct non-empty). */
+struct mpcc_params {
+#define MPCC_PARAM_FIELD(name, enc, dflt, lo, hi) __u64 name;
+	MPCC_PARAMS(MPCC_PARAM_FIELD)
+#undef MPCC_PARAM_FIELD
+	__u64 end_;
+};
+
+#define MPCC_ENC_Q32(v) ((__u64)((v) * 4294967296.0 + 0.5))
+#define MPCC_NORM_1 1
+#define MPCC_NORM_2 2
+#define MPCC_NORM_INF 0
+#define MPCC_ENC_NORM(v) MPCC_NORM_##v
+#ifndef MPCC_PARAM_VALUES
+#define MPCC_PARAM_DEFAULT(name, enc, dflt, lo, hi) MPCC_ENC_##enc(dflt),
+#define MPCC_PARAM_VALUES MPCC_PARAMS(MPCC_PARAM_DEFAULT) 0
+#endif
+
+/* The rule, defined by the algorithm file (I_r in packets · 2^MPCC_INC_SHIFT, D_r in
+ * packets · 2^MPCC_CWND_SHIFT; units of struct mpcc_conn in mpcc_math.h). */
+MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+
+/* Smallest window after a loss, in packets (Linux's ssthresh floor 2; Peng et al. §V use 1 for
+ * Coupled and Balia when the connection has more than one route). */
+MPCC_INLINE __u32 mpcc_min_cwnd(__u32 n_routes)
+{
+	return n_routes > 1 ? MPCC_MIN_CWND_MULTIPATH : 2;
+}
+
+#ifdef __bpf__
+#include "mpcc_kern.h"
+#else
+#include "mpcc_host.h"
+#endif
+
+#endif /* MPCC_ALGO_H */

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: GPL-2.0 OR MIT */
+/*
+ * mpcc_host.h — the host build of an algorithm file (cc -shared -fPIC -I bpf/include
+ * bpf/<algorithm>.bpf.c): the same mpcc_on_ack / mpcc_on_loss the BPF object runs, behind a
+ * flat C ABI that python/mpcc/testbed/bpf.py (HostMath) loads with ctypes. Included by
+ * mpcc_algo.h when not compiling for BPF.
+ */
+#ifndef MPCC_HOST_H
+#define MPCC_HOST_H
+
+#include <string.h>
+
+static void mpcc_host_fill(struct mpcc_conn *c, struct mpcc_params *p, uint32_t n, const uint64_t *cwnd,
+			   const uint64_t *rtt, const uint64_t *ell, const uint64_t *params)
+{
+	memset(c, 0, sizeof(*c));
+	c->n = n > MPCC_MAX_ROUTES ? MPCC_MAX_ROUTES : n;
+	memcpy(c->cwnd, cwnd, c->n * sizeof(uint64_t));
+	memcpy(c->rtt, rtt, c->n * sizeof(uint64_t));
+	memcpy(c->ell, ell, c->n * sizeof(uint64_t));
+	memset(p, 0, sizeof(*p));
+	memcpy(p, params, sizeof(*p) - sizeof(p->end_));   /* every field is a __u64 */
+}
+
+/* Number of parameters (the length of the params array the functions below read). */
+uint32_t mpcc_host_param_count(void)
+{
+	return (uint32_t)(sizeof(struct mpcc_params) / sizeof(uint64_t) - 1);
+}
+
+/* The file's default parameter values, encoded (as the BPF build without -D uses them). */
+void mpcc_host_param_defaults(uint64_t *out)
+{
+	const struct mpcc_params d = { MPCC_PARAM_VALUES };
+
+	memcpy(out, &d, sizeof(d) - sizeof(d.end_));
+}
+
+int64_t mpcc_host_on_ack(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt, const uint64_t *ell,
+			 uint32_t r, const uint64_t *params)
+{
+	struct mpcc_conn c;
+	struct mpcc_params p;
+
+	mpcc_host_fill(&c, &p, n, cwnd, rtt, ell, params);
+	return mpcc_on_ack(&c, r, &p);
+}
+
+uint64_t mpcc_host_on_loss(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt, const uint64_t *ell,
+			   uint32_t r, const uint64_t *params)
+{
+	struct mpcc_conn c;
+	struct mpcc_params p;
+
+	mpcc_host_fill(&c, &p, n, cwnd, rtt, ell, params);
+	return mpcc_on_loss(&c, r, &p);
+}
+
+uint64_t mpcc_host_cwnd_after_loss(uint32_t n, uint64_t cwnd, uint64_t dec)
+{
+	return mpcc_cwnd_after_loss(cwnd, dec, mpcc_min_cwnd(n));
+}
+
+uint32_t mpcc_host_min_cwnd(uint32_t n)
+{
+	return mpcc_min_cwnd(n);
+}
+
+#define MPCC_STR_(x) #x
+#define MPCC_STR(x) MPCC_STR_(x)
+/* On the host the ops table is the algorithm's name and default kernel name. */
+#define MPCC_STRUCT_OPS(algo) \
+	const char mpcc_host_algorithm[] = #algo; \
+	const char mpcc_host_kernel_name[] = MPCC_STR(MPCC_KERNEL_SYM)
+
+#endif /* MPCC_HOST_H */

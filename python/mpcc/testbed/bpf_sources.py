@@ -1,0 +1,311 @@
+"""The BPF algorithm files ``bpf/<algorithm>.bpf.c``: what the loader knows about each, read from
+the file itself, and the host build of the same file for the tests.
+
+An algorithm file declares (``bpf/include/mpcc_algo.h`` describes the shape)::
+
+    #define MPCC_KERNEL_NAME mpcc_ewtcp                       kernel name, default parameters
+    #define MPCC_PARAMS(P) P(a, Q32, 1.0, 0.00390625, 65536)  name, encoding, default, min, max
+
+Nothing else lists the algorithms: :func:`sources` globs ``bpf/*.bpf.c``, so adding a file adds
+an algorithm to the loader, ``mpcc kernel``, the testbed and the tests.
+
+Parameters are set per load: every parameter set is its own object, compiled with the encoded
+values as ``-DMPCC_PARAM_VALUES=…`` and its own kernel name ``-DMPCC_KERNEL_SYM=…`` — the file's
+``MPCC_KERNEL_NAME`` for the default values, otherwise the name's first six characters and 9 hex
+digits of SHA-256 of the encoded values (≤ 15 characters, TCP_CA_NAME_MAX). A parameter the
+file does not declare, or a value outside [min, max], is a one-line :class:`MpccError`.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import math
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import EnvironmentProblem, MpccError
+
+BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
+ALIASES = {"max": "lia"}
+#: kernel names of parameter sets other than the defaults: prefix (6 characters) + 9 hex digits
+HASH_DIGITS = 9
+PREFIX_LEN = 6
+NORMS = {1.0: 1, 2.0: 2, math.inf: 0}      # NORM encoding: n of ‖x‖_n (0 = ∞)
+
+_P_LINE = re.compile(r"\bP\(\s*(\w+)\s*,\s*(Q32|NORM)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)")
+
+
+def _number(text) -> float:
+    if isinstance(text, str) and text.strip().lower() in ("inf", "infinity", "∞"):
+        return math.inf
+    if isinstance(text, bool):
+        raise ValueError(text)
+    return float(text)
+
+
+@dataclass(frozen=True)
+class Param:
+    """One ``P(name, encoding, default, min, max)`` line of an algorithm file."""
+
+    name: str
+    encoding: str          # "Q32" (value · 2^32) or "NORM" (1, 2, inf → 0)
+    default: float
+    lo: float
+    hi: float
+
+    def encode(self, v: float) -> int:
+        return NORMS[v] if self.encoding == "NORM" else round(v * 2**32)
+
+    def hash_key(self, v: float) -> str:
+        return f"{self.name}={self.encode(v)}" if self.encoding == "NORM" else f"{self.name}_q32={self.encode(v)}"
+
+    def show(self, v: float):
+        if self.encoding == "NORM":
+            return "inf" if math.isinf(v) else int(v)
+        return v
+
+
+@dataclass(frozen=True)
+class Source:
+    """One algorithm file."""
+
+    algorithm: str
+    path: Path
+    kernel_name: str
+    params: tuple[Param, ...]
+
+    @property
+    def prefix(self) -> str:
+        return self.kernel_name[:PREFIX_LEN]
+
+
+def _parse(path: Path) -> Source:
+    text = path.read_text()
+    algo = path.name[: -len(".bpf.c")]
+    m = re.search(r"^#define\s+MPCC_KERNEL_NAME\s+(\w+)\s*$", text, re.M)
+    if not m:
+        raise MpccError(f"{path}: no '#define MPCC_KERNEL_NAME mpcc_…' line (fix: add one; see bpf/include/mpcc_algo.h)")
+    kname = m.group(1)
+    if not kname.startswith("mpcc_") or len(kname) > 15:
+        raise MpccError(f"{path}: MPCC_KERNEL_NAME {kname} must start with mpcc_ and have at most 15 characters "
+                        "(TCP_CA_NAME_MAX)")
+    params = []
+    m = re.search(r"^#define\s+MPCC_PARAMS\(P\)((?:.*\\\n)*.*)$", text, re.M)
+    if m:
+        for name, enc, dflt, lo, hi in _P_LINE.findall(m.group(1)):
+            try:
+                params.append(Param(name, enc, _number(dflt), _number(lo), _number(hi)))
+            except ValueError:
+                raise MpccError(f"{path}: P({name}, …): default, min and max must be numbers or INF") from None
+    return Source(algo, path, kname, tuple(params))
+
+
+def sources() -> dict[str, Source]:
+    """Every algorithm file in bpf/, by mpcc name (the file's stem), sorted."""
+    return {s.algorithm: s for s in map(_parse, sorted(BPF_DIR.glob("*.bpf.c")))}
+
+
+def algorithms() -> list[str]:
+    """mpcc names of the algorithms that have a BPF implementation."""
+    return list(sources())
+
+
+def source(algo: str) -> Source:
+    src = sources()
+    name = ALIASES.get(algo, algo)
+    if name not in src:
+        raise MpccError(f"no BPF congestion control named {algo!r} (available: {', '.join(src)})")
+    return src[name]
+
+
+@dataclass(frozen=True)
+class BpfSpec:
+    """One BPF congestion control: an algorithm file and one set of its parameters."""
+
+    algorithm: str                       # mpcc name ("balia", "ewtcp")
+    kernel_name: str                     # ≤ 15 characters (TCP_CA_NAME_MAX)
+    params: tuple = ()                   # (("a", 0.25),) in the file's order; () if it has none
+    stem: str = ""                       # object file stem in bpf/.output/ ("" = unknown: not buildable)
+    defines: tuple = ()                  # clang -D flags: the encoded values and the kernel name
+    values: tuple = ()                   # the encoded values (what the program's struct mpcc_params holds)
+
+    @property
+    def source(self) -> Path:
+        return BPF_DIR / f"{self.algorithm}.bpf.c"
+
+    def describe(self) -> str:
+        if not self.params:
+            return self.algorithm
+        return f"{self.algorithm}(" + ", ".join(f"{k}={v}" for k, v in self.params) + ")"
+
+
+def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
+    """The object and kernel name of ``algo`` with the parameters ``given`` (others: defaults).
+    A parameter the BPF program does not take, or a value it cannot hold, is an MpccError."""
+    src = source(algo)
+    given = dict(given or {})
+    declared = {p.name: p for p in src.params}
+    unknown = sorted(set(given) - set(declared))
+    if unknown:
+        takes = ", ".join(declared) if declared else "no parameters"
+        raise MpccError(f"{src.algorithm}: unknown parameter(s) {', '.join(unknown)} for the BPF program, which takes "
+                        f"{takes} (fix: remove {', '.join(unknown)}, or use the fluid or sim engine)")
+    values = {}
+    for p in src.params:
+        raw = given.get(p.name, p.default)
+        try:
+            v = _number(raw)
+        except (TypeError, ValueError):
+            raise MpccError(f"{src.algorithm}: parameters must be numbers (got {p.name}={raw!r})") from None
+        if p.encoding == "NORM" and v not in NORMS:
+            raise MpccError(f"{src.algorithm}: {p.name}={raw} has no BPF implementation (fix: use {p.name} = 1, 2 "
+                            f"or inf; the fixed-point header computes ‖x‖_n for those only)")
+        if not p.lo <= v <= p.hi:
+            raise MpccError(f"{src.algorithm}: {p.name}={v:g} is out of range for the BPF program "
+                            f"(fix: use {p.lo:g} <= {p.name} <= {p.hi:g})")
+        values[p.name] = v
+    enc = tuple(p.encode(values[p.name]) for p in src.params)
+    if all(e == p.encode(p.default) for e, p in zip(enc, src.params)):
+        kname, stem = src.kernel_name, src.algorithm
+    else:
+        key = f"{src.algorithm}:" + ":".join(p.hash_key(values[p.name]) for p in src.params)
+        digest = hashlib.sha256(key.encode()).hexdigest()[:HASH_DIGITS]
+        kname, stem = src.prefix + digest, f"{src.algorithm}-{digest}"
+    params = tuple((p.name, p.show(values[p.name])) for p in src.params)
+    defines = ("-DMPCC_PARAM_VALUES=" + ",".join([*(f"{e}ULL" for e in enc), "0"]), f"-DMPCC_KERNEL_SYM={kname}")
+    return BpfSpec(src.algorithm, kname, params, stem, defines, enc)
+
+
+def _parse_call(text: str) -> dict:
+    """"ewtcp(a=0.25)" → {"name": "ewtcp", "a": "0.25"}."""
+    m = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", text)
+    if not m:
+        raise MpccError(f"cannot read algorithm {text!r} (fix: write e.g. ewtcp(a=0.5) or generalized(beta=0.2, eta=0.5, n=inf))")
+    out: dict = {"name": m.group(1)}
+    for item in filter(None, (x.strip() for x in (m.group(2) or "").split(","))):
+        k, sep, v = item.partition("=")
+        if not sep:
+            raise MpccError(f"cannot read {item!r} in {text!r} (fix: write name=value)")
+        out[k.strip()] = v.strip()
+    return out
+
+
+def _known_hashed(kname: str, output_dir: Path, state_dir: Path) -> BpfSpec | None:
+    """Parameters of a hashed kernel name, from the build's sidecar or the ownership record."""
+    for src in sources().values():
+        if not src.params or kname[:PREFIX_LEN] != src.prefix:
+            continue
+        for path in (output_dir / f"{src.algorithm}-{kname[PREFIX_LEN:]}.json", state_dir / f"{kname}.json"):
+            try:
+                params = dict(json.loads(path.read_text()).get("params") or {})
+            except (OSError, ValueError):
+                continue
+            try:
+                found = make_spec(src.algorithm, params)
+            except MpccError:
+                continue
+            if found.kernel_name == kname:
+                return found
+    return None
+
+
+def spec(algo, output_dir: Path, state_dir: Path) -> BpfSpec:
+    """Resolve an algorithm given as a name, a call string ("ewtcp(a=0.25)"), a table
+    ({"name": "ewtcp", "a": 0.25}), an Algorithm object, a kernel name, or a BpfSpec."""
+    if isinstance(algo, BpfSpec):
+        return algo
+    if isinstance(algo, dict):
+        d = {k: v for k, v in algo.items() if k != "name"}
+        return make_spec(ALIASES.get(str(algo.get("name", "")).strip().lower(), str(algo.get("name", ""))), d)
+    if hasattr(algo, "params") and hasattr(algo, "name") and not isinstance(algo, str):
+        return make_spec(algo.name, dict(algo.params))
+    text = str(algo).strip()
+    name = text.lower()
+    if name.startswith("mpcc_"):
+        for src in sources().values():
+            if src.kernel_name == name:
+                return make_spec(src.algorithm)
+        if re.fullmatch(r"mpcc_\w[0-9a-f]{%d}" % HASH_DIGITS, name):
+            found = _known_hashed(name, output_dir, state_dir)
+            if found:
+                return found
+            owner = [s.algorithm for s in sources().values() if s.params and s.prefix == name[:PREFIX_LEN]]
+            # parameters unknown: still unloadable by name, not buildable
+            return BpfSpec(owner[0] if len(owner) == 1 else "unknown", name)
+    d = _parse_call(text)
+    return make_spec(ALIASES.get(d["name"].lower(), d["name"].lower()), {k: v for k, v in d.items() if k != "name"})
+
+
+# --- host build (the tests) -------------------------------------------------------------------
+class HostMath:
+    """The host build of ``bpf/<algorithm>.bpf.c`` (``cc -shared``): the same mpcc_on_ack /
+    mpcc_on_loss source the BPF object runs, through the flat ABI of ``bpf/include/mpcc_host.h``.
+    Windows in packets·2^32, any RTT unit, parameters as :attr:`BpfSpec.values`."""
+
+    def __init__(self, algo: str, out_dir: Path):
+        cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
+        if cc is None:
+            raise EnvironmentProblem("no C compiler (cc) for the host build of the BPF algorithms "
+                                     "(fix: apt-get install gcc)")
+        self.source = source(algo)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        so = out_dir / f"libmpcc_{self.source.algorithm}.so"
+        p = subprocess.run([cc, "-O2", "-Wall", "-Wextra", "-Wno-unused-parameter", "-Werror", "-shared", "-fPIC",
+                            "-I", str(BPF_DIR / "include"), "-o", str(so), str(self.source.path)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise MpccError(f"host build of {self.source.path.name} failed: {(p.stderr or p.stdout).strip()[-400:]}")
+        lib = ctypes.CDLL(str(so))
+        u64p = ctypes.POINTER(ctypes.c_uint64)
+        args = [ctypes.c_uint32, u64p, u64p, u64p, ctypes.c_uint32, u64p]
+        lib.mpcc_host_on_ack.argtypes, lib.mpcc_host_on_ack.restype = args, ctypes.c_int64
+        lib.mpcc_host_on_loss.argtypes, lib.mpcc_host_on_loss.restype = args, ctypes.c_uint64
+        lib.mpcc_host_cwnd_after_loss.argtypes = [ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
+        lib.mpcc_host_cwnd_after_loss.restype = ctypes.c_uint64
+        lib.mpcc_host_min_cwnd.argtypes, lib.mpcc_host_min_cwnd.restype = [ctypes.c_uint32], ctypes.c_uint32
+        lib.mpcc_host_param_count.restype = ctypes.c_uint32
+        lib.mpcc_host_param_defaults.argtypes = [u64p]
+        self.lib = lib
+
+    def name(self) -> tuple[str, str]:
+        """(algorithm, kernel name) as the file's MPCC_STRUCT_OPS line and MPCC_KERNEL_NAME give them."""
+        def string(sym):
+            return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self.lib, sym))).decode()
+        return string("mpcc_host_algorithm"), string("mpcc_host_kernel_name")
+
+    def param_count(self) -> int:
+        return self.lib.mpcc_host_param_count()
+
+    def default_values(self) -> tuple[int, ...]:
+        """The defaults as the C preprocessor encodes them (MPCC_ENC_Q32 / MPCC_ENC_NORM)."""
+        out = (ctypes.c_uint64 * 8)()
+        self.lib.mpcc_host_param_defaults(out)
+        return tuple(out[: self.param_count()])
+
+    @staticmethod
+    def _arrays(cwnd, rtt, ell, values):
+        arr = ctypes.c_uint64 * 8
+        n = len(cwnd)
+        ell = list(ell) if ell is not None else [0] * n
+        return n, arr(*cwnd), arr(*rtt), arr(*ell), arr(*values)
+
+    def on_ack(self, cwnd, rtt, r: int, values=(), ell=None) -> int:
+        """I_r in packets · 2^40."""
+        n, c, t, e, v = self._arrays(cwnd, rtt, ell, values)
+        return self.lib.mpcc_host_on_ack(n, c, t, e, r, v)
+
+    def on_loss(self, cwnd, rtt, r: int, values=(), ell=None) -> int:
+        """D_r in packets · 2^32."""
+        n, c, t, e, v = self._arrays(cwnd, rtt, ell, values)
+        return self.lib.mpcc_host_on_loss(n, c, t, e, r, v)
+
+    def cwnd_after_loss(self, n: int, cwnd: int, dec: int) -> int:
+        return self.lib.mpcc_host_cwnd_after_loss(n, cwnd, dec)
+
+    def min_cwnd(self, n: int) -> int:
+        return self.lib.mpcc_host_min_cwnd(n)
