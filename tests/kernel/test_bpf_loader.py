@@ -12,7 +12,9 @@ from mpcc.testbed.kernel_cli import command
 
 
 def test_names():
-    assert bpf.algorithms() == ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled", "generalized"]
+    # discovered from the files: nothing lists the algorithms by hand
+    assert bpf.algorithms() == sorted(p.name[:-len(".bpf.c")] for p in bpf.BPF_DIR.glob("*.bpf.c"))
+    assert {"balia", "lia", "olia", "ewtcp", "semicoupled", "coupled", "generalized"} <= set(bpf.algorithms())
     assert bpf.kernel_name("balia") == "mpcc_balia"
     assert bpf.kernel_name("max") == "mpcc_lia"                     # alias of LIA
     assert bpf.kernel_name(algos.get("olia")) == "mpcc_olia"        # Algorithm objects
@@ -65,6 +67,7 @@ def test_cli_list_needs_no_root(monkeypatch):
 def test_generalized_names_are_deterministic_and_distinct():
     default = bpf.spec("generalized")
     assert dict(default.params) == {"beta": 0.2, "eta": 0.5, "n": "inf"}       # Peng et al.'s Balia-like point
+    assert default.kernel_name == "mpcc_gen"                                    # the file's MPCC_KERNEL_NAME
     same = [bpf.spec(x) for x in ("generalized(beta=0.2, eta=0.5, n=inf)", {"name": "generalized", "eta": 0.5},
                                   algos.get({"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"}),
                                   algos.get("generalized"), algos.get("generalized").describe())]
@@ -72,13 +75,15 @@ def test_generalized_names_are_deterministic_and_distinct():
     names = {bpf.kernel_name({"name": "generalized", "beta": b, "eta": e, "n": n})
              for b in (0.0, 0.2, 0.5, 1.0) for e in (0.0, 0.5, 1.0) for n in (1, 2, "inf")}
     assert len(names) == 36                                                     # no two parameter sets share a name
-    for k in names:
+    for k in names - {"mpcc_gen"}:
         assert k.startswith("mpcc_g") and len(k) == 15                          # TCP_CA_NAME_MAX - 1
-    # the parameters reach the compiler as fixed-point constants
+    # the parameters reach the compiler as fixed-point constants, in the file's order
     sp = bpf.spec({"name": "generalized", "beta": 0.5, "eta": 1.0, "n": 2})
-    assert set(sp.defines) == {f"-DMPCC_GEN_BETA_Q32={2**31}ULL", f"-DMPCC_GEN_ETA_Q32={2**32}ULL",
-                               "-DMPCC_GEN_NORM=2", f"-DMPCC_GEN_SYM={sp.kernel_name}"}
+    assert set(sp.defines) == {f"-DMPCC_PARAM_VALUES={2**31}ULL,{2**32}ULL,2ULL,0",
+                               f"-DMPCC_KERNEL_SYM={sp.kernel_name}"}
     assert sp.stem == "generalized-" + sp.kernel_name[len("mpcc_g"):]
+    # the same names as before the one-file change (hash of the same encoded values)
+    assert sp.kernel_name == "mpcc_g9bc9cdd5d"
 
 
 @pytest.mark.parametrize("bad, message", [
@@ -96,9 +101,89 @@ def test_generalized_parameters_outside_the_bpf_program_are_one_line_errors(bad,
 def test_cli_generalized_options(monkeypatch):
     monkeypatch.setattr(bpf.os, "geteuid", lambda: 1000)
     r = CliRunner().invoke(command, ["load", "balia", "--beta", "0.3"])
-    assert r.exit_code != 0 and "parameters of generalized" in str(r.exception)
+    assert r.exit_code != 0 and "balia: unknown parameter(s) beta" in str(r.exception)
     r = CliRunner().invoke(command, ["load", "generalized", "--n", "3"])
     assert r.exit_code != 0 and "n=3 has no BPF implementation" in str(r.exception)
     r = CliRunner().invoke(command, ["list"])
     assert r.exit_code == 0
     assert f"generalized  {bpf.kernel_name('generalized')}" in r.output and "beta=0.2, eta=0.5, n=inf" in r.output
+
+
+# --- parameters of every algorithm, per load; refused when the program does not take them -------
+def test_ewtcp_a_is_a_parameter_set_of_its_own():
+    """{name = "ewtcp", a = 0.25} is its own object and kernel name, with a·2^32 compiled in;
+    a = 1 (the default) is mpcc_ewtcp."""
+    assert bpf.kernel_name({"name": "ewtcp", "a": 1.0}) == "mpcc_ewtcp"
+    quarter = bpf.spec({"name": "ewtcp", "a": 0.25})
+    assert quarter.kernel_name != "mpcc_ewtcp" and quarter.kernel_name.startswith("mpcc_e")
+    assert len(quarter.kernel_name) == 15
+    assert f"-DMPCC_PARAM_VALUES={2**30}ULL,0" in quarter.defines
+    assert f"-DMPCC_KERNEL_SYM={quarter.kernel_name}" in quarter.defines
+    same = [bpf.spec(x) for x in ("ewtcp(a=0.25)", algos.get({"name": "ewtcp", "a": 0.25}),
+                                  algos.get({"name": "ewtcp", "a": 0.25}).describe())]
+    assert {s.kernel_name for s in same} == {quarter.kernel_name}
+    assert bpf.kernel_name({"name": "ewtcp", "a": 0.5}) not in (quarter.kernel_name, "mpcc_ewtcp")
+
+
+@pytest.mark.parametrize("bad, message", [
+    ({"name": "ewtcp", "b": 1}, "ewtcp: unknown parameter.*b.*takes a"),
+    ({"name": "ewtcp", "a": 0}, "ewtcp: a=0 is out of range"),
+    ("ewtcp(a=1e6)", r"ewtcp: a=1e\+06 is out of range"),
+    ({"name": "balia", "beta": 0.2}, "balia: unknown parameter.*beta.*takes no parameters"),
+    ({"name": "olia", "a": 2}, "olia: unknown parameter.*a"),
+])
+def test_parameters_a_bpf_program_cannot_honour_are_refused(bad, message):
+    with pytest.raises(MpccError, match=message):
+        bpf.spec(bad)
+
+
+def _scenario(algorithm: str):
+    from mpcc import scenario
+    return scenario.loads(f"""
+name = "p"
+duration_s = 5.0
+[[links]]
+name = "a"
+capacity_mbps = 10.0
+delay_ms = 10.0
+buffer_pkts = 50
+[[links]]
+name = "b"
+capacity_mbps = 10.0
+delay_ms = 10.0
+buffer_pkts = 50
+[[groups]]
+name = "mp"
+count = 1
+algorithm = {algorithm}
+paths = [["a"], ["b"]]
+""", "p.toml")
+
+
+def test_testbed_passes_ewtcp_a_to_the_kernel():
+    """The testbed's congestion control for {name = "ewtcp", a = 0.25} is the a = 0.25 program,
+    not mpcc_ewtcp (which runs a = 1): the parameter is no longer dropped."""
+    from mpcc.testbed import engine
+    s = _scenario('{name = "ewtcp", a = 0.25}')
+    (cc,) = engine.group_ccs(s, engine.settings_from(s))
+    kname, needs_bpf = engine.kernel_cc(cc)
+    assert needs_bpf and kname == bpf.kernel_name({"name": "ewtcp", "a": 0.25}) != "mpcc_ewtcp"
+    s = _scenario('"ewtcp"')
+    assert engine.kernel_cc(engine.group_ccs(s, engine.settings_from(s))[0]) == ("mpcc_ewtcp", True)
+
+
+@pytest.mark.parametrize("algorithm, message", [
+    ('{name = "mtcp", alpha = 0.5, beta = 0.5}', "algorithm 'mtcp.*has no BPF implementation yet"),
+    ('"coupled-increase"', "algorithm 'mtcp.*has no BPF implementation yet"),
+    ('"mstcp"', "algorithm 'mstcp.*has no BPF implementation yet"),
+    ('{name = "fast", alpha = 20}', "algorithm 'fast.*has no BPF implementation yet"),
+    ('{name = "generalized", n = 3}', "generalized: n=3 has no BPF implementation"),
+])
+def test_testbed_refuses_what_the_kernel_cannot_run(algorithm, message):
+    """Refused before anything is set up, with one line naming the algorithm or parameter
+    (MpccError: the CLI prints it and exits 2)."""
+    from mpcc.testbed import engine
+    s = _scenario(algorithm)
+    with pytest.raises(MpccError, match=message) as e:
+        engine.group_ccs(s, engine.settings_from(s))
+    assert "\n" not in str(e.value) and e.value.exit_code == 2

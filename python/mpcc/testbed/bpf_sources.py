@@ -163,7 +163,7 @@ def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
         except (TypeError, ValueError):
             raise MpccError(f"{src.algorithm}: parameters must be numbers (got {p.name}={raw!r})") from None
         if p.encoding == "NORM" and v not in NORMS:
-            raise MpccError(f"{src.algorithm}: {p.name}={raw} has no BPF implementation (fix: use {p.name} = 1, 2 "
+            raise MpccError(f"{src.algorithm}: {p.name}={v:g} has no BPF implementation (fix: use {p.name} = 1, 2 "
                             f"or inf; the fixed-point header computes ‖x‖_n for those only)")
         if not p.lo <= v <= p.hi:
             raise MpccError(f"{src.algorithm}: {p.name}={v:g} is out of range for the BPF program "
