@@ -8,12 +8,12 @@
 #include "mpcc_algo.h"
 
 /* eq. (1) */
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 	mn_t alpha, f1, f2;
 
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	alpha = mpcc_alpha(&q);
@@ -23,12 +23,12 @@ MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_
 }
 
 /* eq. (2) */
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 	mn_t f;
 
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	f = mn_min(mpcc_alpha(&q), mn_from(3, 1));

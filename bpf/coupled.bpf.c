@@ -6,18 +6,20 @@
 #define MPCC_MIN_CWND_MULTIPATH 1
 #include "mpcc_algo.h"
 
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	return mpcc_inc_fixed(mpcc_coupled_term(&q));
 }
 
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
+	if (!mpcc_route_ok(c, r, p))
+		return 0;
 	return mpcc_halve_on_loss(c, r);
 }
 

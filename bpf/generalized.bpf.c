@@ -42,12 +42,12 @@ MPCC_INLINE mn_t gen_gain(const struct mpcc_rates *q, __u64 eta_q32)
 	return mn_add(mn_from(1, 0), mn_mul(mn_from(eta_q32, 32), mn_sub(mpcc_alpha(q), mn_from(1, 0))));
 }
 
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 	mn_t num, beta, one_m_beta;
 
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	beta = mn_from(p->beta, 32);
@@ -57,11 +57,11 @@ MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_
 				     mn_mul(q.tau_r, mn_mul(q.sum, q.sum))));
 }
 
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), gen_gain(&q, p->eta)), MPCC_CWND_SHIFT);

@@ -13,13 +13,13 @@ MPCC_FN mn_t lia_route_y(const struct mpcc_conn *c, __u32 k)
 	return mn_div(mpcc_route_w(c, k), mn_mul(tau, tau));
 }
 
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 	mn_t ymax = MN_ZERO, coupled;
 	__u32 k;
 
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
@@ -31,8 +31,10 @@ MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_
 	return mpcc_inc_fixed(mn_min(coupled, mn_div(mn_from(1, 0), q.w_r)));
 }
 
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
+	if (!mpcc_route_ok(c, r, p))
+		return 0;
 	return mpcc_halve_on_loss(c, r);
 }
 

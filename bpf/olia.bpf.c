@@ -19,7 +19,7 @@ MPCC_FN mn_t olia_route_quality(const struct mpcc_conn *c, __u32 k)
 	return mn_div(mn_from(c->ell[MPCC_IDX(k)], 0), mn_mul(tau, tau));
 }
 
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	struct mpcc_rates q;
 	mn_t qual_max = MN_ZERO;
@@ -27,7 +27,7 @@ MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_
 	__s64 inc, eps;
 	__u32 k;
 
-	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
 	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
@@ -61,8 +61,10 @@ MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_
 	return inc + eps;
 }
 
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
+	if (!mpcc_route_ok(c, r, p))
+		return 0;
 	return mpcc_halve_on_loss(c, r);
 }
 

@@ -13,16 +13,16 @@
 #define MPCC_OWN_ROUTE 1
 #include "mpcc_algo.h"
 
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	return mpcc_inc_fixed(mn_from(p->a, 32));
 }
 
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
-	if (!c || !p || r >= MPCC_MAX_ROUTES || r >= c->n)
+	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	return mn_to_fixed(mn_mul(mpcc_route_w(c, r), mn_from(p->b, 32)), MPCC_CWND_SHIFT);
 }

@@ -15,8 +15,8 @@
  *   #define MPCC_LOSS_INTERVAL 1           (optional) fill c->ell with OLIA's loss intervals
  *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
  *   #include "mpcc_algo.h"
- *   MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
- *   MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+ *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+ *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_STRUCT_OPS(foo);
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
@@ -78,9 +78,19 @@ struct mpcc_params {
 #endif
 
 /* The rule, defined by the algorithm file (I_r in packets · 2^MPCC_INC_SHIFT, D_r in
- * packets · 2^MPCC_CWND_SHIFT; units of struct mpcc_conn in mpcc_math.h). */
-MPCC_FN __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
-MPCC_FN __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+ * packets · 2^MPCC_CWND_SHIFT; units of struct mpcc_conn in mpcc_math.h). In BPF each is a
+ * global subprogram, verified once for any arguments: it starts with
+ *     if (!mpcc_route_ok(c, r, p)) return 0;
+ * which bounds r for the verifier and uses every argument (clang passes an undefined value for
+ * an argument the function never reads, which the verifier rejects). */
+#define MPCC_RULE MPCC_FN
+MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+
+MPCC_INLINE int mpcc_route_ok(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+{
+	return c && p && r < MPCC_MAX_ROUTES && r < c->n;
+}
 
 /* Smallest window after a loss, in packets (Linux's ssthresh floor 2; Peng et al. §V use 1 for
  * Coupled and Balia when the connection has more than one route). */

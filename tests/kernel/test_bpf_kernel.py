@@ -30,7 +30,8 @@ if _SKIP is None:
     from mpcc.testbed import bpf
     ALGOS = bpf.algorithms()
 else:  # pragma: no cover - collected but skipped
-    ALGOS = ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled", "generalized"]
+    from mpcc.testbed.bpf_sources import algorithms as _discovered
+    ALGOS = _discovered()
 
 
 def _struct_ops_names() -> set[str]:
@@ -329,40 +330,15 @@ def test_plain_tcp_socket_falls_back_to_reno(two_paths):
 
 
 # --- the kernel computes what the host build computes ------------------------------------------
-ALGO_IDS = {"ewtcp": 1, "coupled": 2, "semicoupled": 3, "lia": 4, "olia": 5, "balia": 6, "generalized": 7}
-# the generalized family at Peng et al.'s (0.2, 0.5, ∞) and at a point that takes the √ of ‖x‖_2
-TRACED = [a for a in ALGOS if a not in ("ewtcp", "generalized")] + [
-    "generalized(beta=0.2, eta=0.5, n=inf)", "generalized(beta=0.5, eta=1.0, n=2)"]
-
-
-def _host_params(algo: str) -> tuple[int, int, int, int]:
-    """(a, β, η, n) as the header takes them (numerator/2^32; n = 0 for ∞)."""
-    sp = bpf.spec(algo)
-    if not sp.params:
-        return (1 << 32, 0, 0, 0)
-    p = dict(sp.params)
-    return (1 << 32, round(p["beta"] * 2**32), round(p["eta"] * 2**32), 0 if p["n"] == "inf" else int(p["n"]))
+# every algorithm whose I_r reads the siblings, with its default parameters, plus the generalized
+# family at a point that takes the √ of ‖x‖_2 (own-route algorithms: the EWTCP test below)
+TRACED = [a for a in ALGOS if a not in ("ewtcp", "scalable")] + ["generalized(beta=0.5, eta=1.0, n=2)"]
 
 
 @pytest.fixture(scope="module")
 def host_math(tmp_path_factory):
-    import ctypes
-    import shutil
-    cc = shutil.which("cc") or shutil.which("gcc") or shutil.which("clang")
-    if cc is None:
-        pytest.skip("no C compiler for the host build of mpcc_math.h")
-    so = tmp_path_factory.mktemp("hostmath") / "libmpcc_math.so"
-    subprocess.run([cc, "-O2", "-shared", "-fPIC", "-o", str(so), str(ROOT / "bpf" / "host" / "mpcc_math_host.c")],
-                   check=True)
-    lib = ctypes.CDLL(str(so))
-    u64p = ctypes.POINTER(ctypes.c_uint64)
-    args = [ctypes.c_int, ctypes.c_uint32, u64p, u64p, u64p, ctypes.c_uint32,
-            ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint64, ctypes.c_uint32]
-    lib.mpcc_host_on_ack.argtypes, lib.mpcc_host_on_ack.restype = args, ctypes.c_int64
-    lib.mpcc_host_on_loss.argtypes, lib.mpcc_host_on_loss.restype = args, ctypes.c_uint64
-    lib.mpcc_host_cwnd_after_loss.argtypes = [ctypes.c_int, ctypes.c_uint32, ctypes.c_uint64, ctypes.c_uint64]
-    lib.mpcc_host_cwnd_after_loss.restype = ctypes.c_uint64
-    return lib
+    out = tmp_path_factory.mktemp("hostmath")
+    return lambda algo: bpf.HostMath(bpf.spec(algo).algorithm, out)
 
 
 @pytest.mark.parametrize("algo", TRACED)
@@ -370,9 +346,8 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
     """During a two-path transfer the program records the inputs it read from the kernel (both
     subflows' windows and srtt, OLIA's loss intervals) and what it computed; the host build of
     the same header, given those inputs, returns exactly the same I_r and D_r."""
-    import ctypes
     port = 5400 + TRACED.index(algo)
-    aid, params = ALGO_IDS[bpf.spec(algo).algorithm], _host_params(algo)
+    sp, lib = bpf.spec(algo), host_math(algo)
     with _load(algo) as reg:
         bpf.trace_set(algo, True)
         try:
@@ -380,18 +355,46 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
             tr = bpf.trace_read(algo)
         finally:
             bpf.trace_set(algo, False)
-    arr = ctypes.c_uint64 * 8
     for kind in ("ack", "loss"):
         t = tr[kind]
         assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"
         assert t["n"] == 2, t                                 # both subflows counted
         assert all(t["cwnd"][k] >= 1 << 32 and t["rtt"][k] > 0 for k in range(2)), t
-        cwnd, rtt, ell = arr(*t["cwnd"]), arr(*t["rtt"]), arr(*t["ell"])
+        cwnd, rtt, ell = t["cwnd"][:2], t["rtt"][:2], t["ell"][:2]
         if kind == "ack":
-            host = host_math.mpcc_host_on_ack(aid, 2, cwnd, rtt, ell, t["self"], *params)
+            host = lib.on_ack(cwnd, rtt, t["self"], sp.values, ell)
             assert host == t["inc"], (host, t)
         else:
-            dec = host_math.mpcc_host_on_loss(aid, 2, cwnd, rtt, ell, t["self"], *params)
+            dec = lib.on_loss(cwnd, rtt, t["self"], sp.values, ell)
             assert dec == t["dec"], (dec, t)
-            after = host_math.mpcc_host_cwnd_after_loss(aid, 2, t["cwnd"][t["self"]], dec)
+            after = lib.cwnd_after_loss(2, t["cwnd"][t["self"]], dec)
             assert after >> 32 == t["ssthresh"], (after, t)
+
+
+def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_math):
+    """{name = "ewtcp", a = 0.25} in the kernel: the increase the program computed, for the
+    window it read, is a/w = 0.25/w (from the formula, within the header's bound) and bit-identical
+    to the host build; a loss halves the window. The default program (a = 1) computes 1/w."""
+    REL, ABS_INC = 2.0**-23, 2.0**-39
+    for a, port in ((0.25, 5480), (1.0, 5481)):
+        algo = {"name": "ewtcp", "a": a}
+        sp, lib = bpf.spec(algo), host_math(algo)
+        assert (sp.kernel_name == "mpcc_ewtcp") == (a == 1.0)
+        with _load(algo) as reg:
+            bpf.trace_set(algo, True)
+            try:
+                sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=2.0)
+                tr = bpf.trace_read(algo)
+            finally:
+                bpf.trace_set(algo, False)
+        assert received == sent > 10_000_000 and {s["ca"] for s in subflows} == {sp.kernel_name}
+        ack, loss = tr["ack"], tr["loss"]
+        assert ack["samples"] > 0 and ack["n"] == 1, ack      # I_r = a/w_r reads route r only
+        w = ack["cwnd"][0] / 2**32
+        assert w >= 1
+        inc = ack["inc"] / 2.0**40
+        assert abs(inc - a / w) <= REL * a / w + ABS_INC, (a, w, inc)
+        assert ack["inc"] == lib.on_ack(ack["cwnd"][:1], ack["rtt"][:1], 0, sp.values)
+        assert loss["samples"] > 0 and loss["n"] == 2, loss
+        assert loss["dec"] == loss["cwnd"][loss["self"]] // 2 == lib.on_loss(
+            loss["cwnd"][:2], loss["rtt"][:2], loss["self"], sp.values)
