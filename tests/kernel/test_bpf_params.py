@@ -1,0 +1,68 @@
+"""Algorithm parameters on the real kernel, end to end (root only; skipped with the reason
+otherwise): a scenario's `{name = "ewtcp", a = 0.25}` runs the a = 0.25 program, and on a shared
+RED bottleneck it behaves as a = 0.25 — each subflow a Reno-like flow with increase a/w, so at
+one loss rate its window is √a = 1/2 of a Reno flow's (w = √(2a/p), Peng et al. §II-B via
+eq. (7)): the two-subflow connection takes about one Reno share, where a = 1 takes two
+(tests/kernel/test_testbed_runs.py)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem
+from mpcc.testbed.bpf import environment_problem
+
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+_SKIP = environment_problem()
+pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+
+SHARED_RED = """
+name = "shared-red-ewtcp-a"
+duration_s = 20.0
+[[links]]
+name = "l"
+capacity_mbps = 20.0
+delay_ms = 10.0
+buffer_pkts = 50
+aqm = "red"
+red = {min_th = 10, max_th = 30, max_p = 0.1}
+[[groups]]
+name = "mp"
+count = 1
+algorithm = {name = "ewtcp", a = 0.25}
+paths = [["l"], ["l"]]
+[[groups]]
+name = "sp"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+"""
+
+
+def test_red_shared_bottleneck_ewtcp_a_quarter_takes_about_one_share():
+    """Each subflow of EWTCP(a = 0.25) gets about half the Reno flow's rate (ideal 0.5; the
+    bounds leave room for 20 s of noise), so the connection about one share (ideal 1.0; a = 1
+    measures 1.99 on this setup). Measured values: docs/kernel.md, "Parameters per load"."""
+    from mpcc.testbed import bpf, engine, netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+    kname = bpf.kernel_name({"name": "ewtcp", "a": 0.25})
+    busy = {r.kernel_name for r in bpf.status() if r.registered and (r.holders or r.persistent or not r.owned)}
+    if kname in busy:
+        pytest.skip(f"{kname} is in use by another process")
+    s = scenario.loads(SHARED_RED, "shared-red-ewtcp-a.toml")
+    res = engine.run_scenario(s, engine.settings_from(s, warmup_s=5.0), None, progress=False)
+    mp, sp = res.groups["mp"], res.groups["sp"]
+    assert kname in mp.algorithm and kname != "mpcc_ewtcp", mp.algorithm      # the a = 0.25 program ran
+    ratio = mp.rate_mbps / sp.rate_mbps
+    per_path = [x / sp.rate_mbps for x in mp.path_rate_mbps]
+    assert 0.6 <= ratio <= 1.4, (ratio, res.to_json())
+    assert all(0.25 <= x <= 0.75 for x in per_path), (per_path, res.to_json())
+    assert res.links["l"].load_mbps >= 0.8 * 20.0
+    assert kname not in bpf.registered()                                       # released after the run
