@@ -187,3 +187,4 @@ def test_testbed_refuses_what_the_kernel_cannot_run(algorithm, message):
     with pytest.raises(MpccError, match=message) as e:
         engine.group_ccs(s, engine.settings_from(s))
     assert "\n" not in str(e.value) and e.value.exit_code == 2
+    assert isinstance(e.value, bpf.BpfUnsupported)        # `compare` can tell "the kernel cannot run this"

@@ -48,7 +48,7 @@ from pathlib import Path
 
 from ..errors import EnvironmentProblem, MpccError
 from . import bpf_sources as _sources
-from .bpf_sources import ALIASES, BPF_DIR, BpfSpec, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
+from .bpf_sources import ALIASES, BPF_DIR, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
 
 
 OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT", BPF_DIR / ".output"))

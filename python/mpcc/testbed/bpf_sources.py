@@ -37,6 +37,11 @@ HASH_DIGITS = 9
 PREFIX_LEN = 6
 NORMS = {1.0: 1, 2.0: 2, math.inf: 0}      # NORM encoding: n of ‖x‖_n (0 = ∞)
 
+class BpfUnsupported(MpccError):
+    """The kernel cannot run this: no BPF program for the algorithm, or a parameter (or value)
+    its program does not take. One line naming it; exit code 2 like every MpccError."""
+
+
 _P_LINE = re.compile(r"\bP\(\s*(\w+)\s*,\s*(Q32|NORM)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)")
 
 
@@ -119,7 +124,7 @@ def source(algo: str) -> Source:
     src = sources()
     name = ALIASES.get(algo, algo)
     if name not in src:
-        raise MpccError(f"no BPF congestion control named {algo!r} (available: {', '.join(src)})")
+        raise BpfUnsupported(f"no BPF congestion control named {algo!r} (available: {', '.join(src)})")
     return src[name]
 
 
@@ -153,7 +158,7 @@ def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
     unknown = sorted(set(given) - set(declared))
     if unknown:
         takes = ", ".join(declared) if declared else "no parameters"
-        raise MpccError(f"{src.algorithm}: unknown parameter(s) {', '.join(unknown)} for the BPF program, which takes "
+        raise BpfUnsupported(f"{src.algorithm}: unknown parameter(s) {', '.join(unknown)} for the BPF program, which takes "
                         f"{takes} (fix: remove {', '.join(unknown)}, or use the fluid or sim engine)")
     values = {}
     for p in src.params:
@@ -163,10 +168,10 @@ def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
         except (TypeError, ValueError):
             raise MpccError(f"{src.algorithm}: parameters must be numbers (got {p.name}={raw!r})") from None
         if p.encoding == "NORM" and v not in NORMS:
-            raise MpccError(f"{src.algorithm}: {p.name}={v:g} has no BPF implementation (fix: use {p.name} = 1, 2 "
+            raise BpfUnsupported(f"{src.algorithm}: {p.name}={v:g} has no BPF implementation (fix: use {p.name} = 1, 2 "
                             f"or inf; the fixed-point header computes ‖x‖_n for those only)")
         if not p.lo <= v <= p.hi:
-            raise MpccError(f"{src.algorithm}: {p.name}={v:g} is out of range for the BPF program "
+            raise BpfUnsupported(f"{src.algorithm}: {p.name}={v:g} is out of range for the BPF program "
                             f"(fix: use {p.lo:g} <= {p.name} <= {p.hi:g})")
         values[p.name] = v
     enc = tuple(p.encode(values[p.name]) for p in src.params)

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import EnvironmentProblem, MpccError, ScenarioError
+from ..errors import EnvironmentProblem, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from . import netns, topology
@@ -115,7 +115,7 @@ def kernel_cc(name: str) -> tuple[str, bool]:
     """Kernel congestion-control name for an mpcc algorithm (``Algorithm.describe()``: a name, or
     ``ewtcp(a=0.25)`` with its parameters); bool = needs the BPF loader. ``reno`` (and ``cubic``)
     are the kernel's own: on a multipath group they run uncoupled on every subflow. An algorithm
-    without a BPF program, or a parameter its program does not take, is an MpccError."""
+    without a BPF program, or a parameter its program does not take: ``bpf.BpfUnsupported``."""
     if name in BUILTIN_CC:
         return name, False
     if name.startswith("kernel:"):
@@ -125,9 +125,9 @@ def kernel_cc(name: str) -> tuple[str, bool]:
         raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.testbed.bpf), "
                                  "which is not available; run with --algorithm reno, or build bpf/ (make setup)")
     if name.split("(")[0].strip() not in bpf.algorithms():
-        raise MpccError(f"testbed: algorithm {name!r} has no BPF implementation yet (BPF: "
-                        f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic; fix: run it with the fluid "
-                        "or sim engine)")
+        raise bpf.BpfUnsupported(f"testbed: algorithm {name!r} has no BPF implementation yet (BPF: "
+                                 f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic; fix: run it "
+                                 "with the fluid or sim engine)")
     return bpf.kernel_name(name), True     # refuses parameters the BPF program does not take
 
 
