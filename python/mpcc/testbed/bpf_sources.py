@@ -28,10 +28,12 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import algorithms as _pyalgos
 from ..errors import EnvironmentProblem, MpccError
 
 BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
-ALIASES = {"max": "lia"}
+#: the reference's plain aliases ("max" → "lia"); presets with parameters (MTCP's) are not aliases here
+ALIASES = {k: name for k, (name, preset) in _pyalgos.ALIASES.items() if not preset}
 #: kernel names of parameter sets other than the defaults: prefix (6 characters) + 9 hex digits
 HASH_DIGITS = 9
 PREFIX_LEN = 6
