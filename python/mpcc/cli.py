@@ -26,6 +26,7 @@ _COMMANDS = {
     "vectors": ("mpcc.vectors", "command", "Write or check the shared algorithm test vectors."),
     "check": ("mpcc.cli_check", "command", "Validate scenario files."),
     "topo": ("mpcc.topo.cli", "command", "Generate topologies (fat tree) as scenario files."),
+    "compare": ("mpcc.compare.cli", "command", "Run a scenario on several engines and diagnose differences."),
 }
 
 

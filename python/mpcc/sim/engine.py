@@ -185,6 +185,11 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, np.ndarray], t0:
                  # window per loss event in the window; 0.5 for NewReno
                  "ds": float(cols["sf_ds_sum"][sel].sum() / max(int(cols["sf_ds_n"][sel].sum()), 1)),
                  "mean_srtt_s": [float(np.mean(cols["sf_srtt"][sel][routes == r])) for r in range(n_paths)]}
+        # per route r, summed over the group's flows (diagnosis in ``mpcc compare``)
+        for key, col in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
+                         ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
+                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
+            extra[f"path_{key}"] = [int(cols[col][sel][routes == r].sum()) for r in range(n_paths)]
         groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=float(per_flow.mean()),
                                      path_rate_mbps=per_route.mean(axis=0).tolist(), extra=extra)
     links: dict[str, LinkResult] = {}

@@ -1,0 +1,55 @@
+"""``mpcc compare SCENARIO`` — the same scenario on the fluid model, the simulator and the
+kernel testbed, side by side, with a diagnosis of every difference (docs/compare.md)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from ..errors import MpccError
+from ..scenario import load
+
+
+@click.command("compare")
+@click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
+@click.option("--engines", default="fluid,sim", show_default=True,
+              help="Comma-separated engines among fluid, sim, testbed (testbed needs root).")
+@click.option("--runs", type=int, default=1, show_default=True, help="Repetitions of sim and testbed (seeds seed…seed+N−1).")
+@click.option("--seed", type=int, default=0, show_default=True, help="First seed.")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path),
+              help="Write comparison.json, comparison.png/.svg and the time series (Parquet) here.")
+@click.option("--json", "as_json", is_flag=True, help="Print each engine's output contract plus differences and diagnosis as JSON.")
+@click.option("--threshold", type=float, default=0.10, show_default=True,
+              help="Relative difference above which the diagnosis explains a group/path.")
+def command(scenario, engines, runs, seed, out, as_json, threshold):
+    """Run SCENARIO on several engines; print per group and per path each engine's per-flow rate,
+    the relative differences, and why they differ (loss vs price, window vs eq. (7), RTT,
+    retransmissions and timeouts)."""
+    from . import compare, parse_engines
+    from ..results import dumps
+
+    names = parse_engines(engines)
+    if runs < 1:
+        raise MpccError(f"--runs must be ≥ 1, got {runs} (fix: e.g. --runs 3)")
+    if not (threshold > 0):
+        raise MpccError(f"--threshold must be > 0, got {threshold} (fix: e.g. --threshold 0.1)")
+    s = load(scenario)
+
+    def progress(e):
+        if not as_json:
+            click.echo(f"mpcc compare: running {e} …", err=True)
+
+    c = compare(s, engines=names, runs=runs, seed=seed, threshold=threshold, progress=progress)
+    if as_json:
+        click.echo(dumps(c.to_dict()))
+    else:
+        c.print()
+    if out:
+        paths = c.write(out)
+        if not as_json:
+            click.echo(f"wrote {', '.join(p.name for p in paths)} to {out}")
+    if not c.results:
+        raise MpccError(f"{s.source}: no engine could run (see the errors above)")
+    sys.stdout.flush()

@@ -1,0 +1,266 @@
+"""Per-route quantities every engine reports, and the fluid model's window at the measured
+price and RTT (eq. (7) of Peng et al.).
+
+For each engine, group and route r (per flow, mean over the group's flows):
+
+* ``rate_mbps`` — the route's rate;
+* ``loss_rate`` — packets of the route lost or marked / packets sent (sim: drops + ECN marks;
+  testbed: retransmitted segments / segments delivered + retransmitted; fluid: the route price q_r,
+  which the model treats as a loss probability);
+* ``loss_event_rate`` — window reductions / packets sent (sim; testbed: = loss_rate, tcp_info has
+  no loss-event count; fluid: q_r). This is the price the window answers to;
+* ``price`` — Σ of the link prices p_l along the route as the engine measures them at the links;
+* ``mean_cwnd_pkts``, ``mean_rtt_ms`` — time means in the measurement window;
+* ``base_rtt_ms`` = 2 Σ delay_l, ``queue_ms`` = Σ mean queue_l / c_l along the route;
+* ``model_cwnd_pkts`` — the window w_r = x_r τ_r that solves φ_r(x_s) = q_r (eq. 7 at
+  equilibrium) for all routes of the flow at once, with τ_r the measured mean RTT and q_r the
+  measured loss-event rate; ``model_rate_mbps`` = w_r/τ_r;
+* ``retransmits``, ``timeouts`` — per flow in the window (testbed: no timeout count).
+
+A window close to the model's means the algorithm does what eq. (7) says at the price it sees:
+a rate difference then comes from the price or the RTT (the link, not the algorithm). A window
+far from the model's means packet-level dynamics the fluid model leaves out (timeouts, windows
+of a few packets, bursts of losses in one window).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import numpy as np
+from scipy.optimize import least_squares
+
+from ..scenario import Group, Scenario
+
+
+def model_window(algorithm, tau_s: list[float], q: list[float]) -> tuple[list[float], float]:
+    """Windows (packets) solving φ_r(x) = q_r over the routes of one flow (eq. 7), with
+    τ in seconds; routes with q_r ≤ 0 or no RTT are left out (NaN). Returns (w, residual):
+    the residual is max_r |log φ_r − log q_r| at the solution (≈ 0 when an interior
+    equilibrium exists, large when e.g. Coupled puts all its rate on the cheapest route)."""
+    tau = np.asarray(tau_s, dtype=float)
+    q = np.asarray(q, dtype=float)
+    ok = np.isfinite(tau) & (tau > 0) & np.isfinite(q) & (q > 0)
+    if not ok.any():
+        return [math.nan] * len(tau), math.nan
+    tau_f = np.where(ok, tau, np.nanmax(np.where(ok, tau, np.nan)))
+    x0 = np.where(ok, np.sqrt(2.0 / np.where(ok, q, 1.0)) / tau_f, 1.0 / tau_f)  # Reno
+
+    def resid(z):
+        x = np.exp(z)
+        with np.errstate(all="ignore"):
+            phi = np.asarray(algorithm.fluid_phi(x, tau_f), dtype=float)
+        r = np.log(np.maximum(phi, 1e-300)) - np.log(np.where(ok, q, 1.0))
+        return np.where(ok, np.nan_to_num(r, nan=50.0, posinf=50.0, neginf=-50.0), 0.0)
+
+    sol = least_squares(resid, np.log(x0), method="lm" if ok.sum() <= len(tau) else "trf", max_nfev=400)
+    x = np.exp(sol.x)
+    w = np.where(ok, x * tau_f, np.nan)
+    return [float(v) for v in w], float(np.max(np.abs(resid(sol.x))))
+
+
+def _route_links(s: Scenario, g: Group, r: int):
+    return [s.link(n) for n in g.paths[r]]
+
+
+def _fill_model(s: Scenario, g: Group, rows: list[dict[str, Any]]) -> None:
+    tau = [row["mean_rtt_ms"] / 1e3 if row.get("mean_rtt_ms") else math.nan for row in rows]
+    q = [row.get("loss_event_rate", math.nan) for row in rows]
+    w, res = model_window(g.algorithm, tau, q)
+    bits = s.packet_bytes * 8.0
+    for row, wr, t in zip(rows, w, tau):
+        row["model_cwnd_pkts"] = wr
+        row["model_rate_mbps"] = wr / t * bits / 1e6 if (math.isfinite(wr) and t > 0) else math.nan
+        row["model_residual"] = res
+
+
+# --- per engine --------------------------------------------------------------------------------
+def fluid_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
+    eq = run.detail
+    net = eq.network
+    out = {}
+    for si, g in enumerate(eq.groups or []):
+        rows = []
+        for k, r in enumerate(np.flatnonzero(net.source_of_route == si)):
+            tau = float(net.tau[r])
+            q = float(eq.q[r])
+            base = s.path_delay_s(g.paths[k])
+            rows.append({"rate_mbps": s.pps_to_mbps(float(eq.x[r])), "loss_rate": q, "loss_event_rate": q,
+                         "price": q, "mean_cwnd_pkts": float(eq.x[r] * tau), "mean_rtt_ms": 1e3 * tau,
+                         "base_rtt_ms": 1e3 * base, "queue_ms": 1e3 * (tau - base),
+                         "model_cwnd_pkts": float(eq.x[r] * tau), "model_rate_mbps": s.pps_to_mbps(float(eq.x[r])),
+                         "model_residual": 0.0, "retransmits": math.nan, "timeouts": math.nan})
+        out[g.name] = rows
+    return out
+
+
+def _window_mean(t: np.ndarray, v: np.ndarray, a: float, b: float) -> float:
+    m = (t >= a) & (t <= b) & np.isfinite(v)
+    return float(np.mean(v[m])) if m.any() else math.nan
+
+
+def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
+    """Means over the runs (seeds) of the per-route quantities."""
+    per_run = []
+    for sr in run.detail:
+        res = sr.result
+        t0, t1 = res.extra["measure_s"]
+        sub = sr.timeseries["subflows"]
+        lk = sr.timeseries["links"]
+        ts, grp = sub.column("time_s").to_numpy(), np.asarray(sub.column("group").to_pylist(), dtype=object)
+        route, cwnd, srtt = sub.column("route").to_numpy(), sub.column("cwnd_pkts").to_numpy(), sub.column("srtt_s").to_numpy()
+        lt, lname, lq = lk.column("time_s").to_numpy(), np.asarray(lk.column("link").to_pylist(), dtype=object), lk.column("queue_pkts").to_numpy()
+        queue_s = {}
+        for l in s.links:
+            m = lname == l.name
+            queue_s[l.name] = _window_mean(lt[m], lq[m].astype(float), t0, t1) / s.capacity_pps(l)
+        out = {}
+        for g in s.groups:
+            ge = res.groups[g.name].extra
+            rows = []
+            for r in range(len(g.paths)):
+                m = (grp == g.name) & (route == r)
+                sent = ge["path_sent"][r]
+                lost = ge["path_drops"][r] + ge["path_marks"][r]
+                rows.append({
+                    "rate_mbps": res.groups[g.name].path_rate_mbps[r],
+                    "loss_rate": lost / sent if sent else math.nan,
+                    "loss_event_rate": ge["path_loss_events"][r] / sent if sent else math.nan,
+                    "price": sum(res.links[l.name].price for l in _route_links(s, g, r)),
+                    "mean_cwnd_pkts": _window_mean(ts[m], cwnd[m], t0, t1),
+                    "mean_rtt_ms": 1e3 * _window_mean(ts[m], srtt[m], t0, t1),
+                    "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
+                    "queue_ms": 1e3 * sum(queue_s[n] for n in g.paths[r]),
+                    "retransmits": ge["path_retransmits"][r] / g.count,
+                    "timeouts": ge["path_timeouts"][r] / g.count})
+            out[g.name] = rows
+        per_run.append(out)
+    merged = {}
+    for g in s.groups:
+        rows = []
+        for r in range(len(g.paths)):
+            keys = per_run[0][g.name][r].keys()
+            rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) for k in keys})
+        _fill_model(s, g, rows)
+        merged[g.name] = rows
+    return merged
+
+
+#: tcp_info windows above this (packets) are not windows (seen with BPF congestion controls:
+#: values of 10^6–10^9); they are counted in ``implausible_cwnd_samples`` and left out of the mean.
+MAX_PLAUSIBLE_CWND = 1e6
+
+
+def _plausible_mean(v: np.ndarray) -> float:
+    v = np.asarray(v, dtype=float)
+    v = v[v <= MAX_PLAUSIBLE_CWND]
+    return float(np.mean(v)) if v.size else math.nan
+
+
+def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
+    from ..testbed.engine import scaled
+    d = run.detail
+    st = scaled(s, d["duration_s"])
+    mss = s.packet_bytes - 52  # IP + TCP headers with timestamps; MPTCP options make it a bit less
+    per_run = []
+    for sm in d["summaries"]:
+        sub = {k: np.asarray(v) for k, v in sm.subflows.items()}
+        out = {}
+        for gi, g in enumerate(st.groups):
+            a, b = g.start_s + d["warmup_s"], g.stop_s
+            rows = []
+            for r in range(len(g.paths)):
+                m = (sub.get("group", np.zeros(0)) == g.name) & (sub.get("route", np.zeros(0)) == r) if len(sub.get("group", [])) else np.zeros(0, bool)
+                tt = sub["time_s"][m] if m.any() else np.zeros(0)
+                w = (tt >= a) & (tt <= b)
+                rate = sm.path_rate[gi]
+                rate_r = float(np.mean([f[r] for f in rate])) if rate else math.nan
+                delivered = rate_r * 1e6 * (b - a) / (8.0 * mss)  # per flow
+                retr = math.nan
+                if m.any():
+                    flows = sub["flow"][m]
+                    rt = sub["retrans"][m].astype(float)
+                    per_flow = []
+                    for f in np.unique(flows):
+                        fm = flows == f
+                        tf, rf = tt[fm], rt[fm]
+                        per_flow.append(float(np.interp(b, tf, rf) - np.interp(a, tf, rf)))
+                    retr = float(np.sum(per_flow) / g.count)
+                loss = retr / (delivered + retr) if (delivered + (retr if math.isfinite(retr) else 0)) > 0 else math.nan
+                lks = _route_links(s, g, r)
+                rows.append({
+                    "rate_mbps": rate_r, "loss_rate": loss, "loss_event_rate": loss,
+                    "price": sum(sm.link.get(l.name, {}).get("price", math.nan) for l in lks),
+                    "mean_cwnd_pkts": _plausible_mean(sub["cwnd_pkts"][m][w]) if m.any() and w.any() else math.nan,
+                    "implausible_cwnd_samples": int(np.sum(sub["cwnd_pkts"][m][w] > MAX_PLAUSIBLE_CWND)) if m.any() else 0,
+                    "mean_rtt_ms": 1e3 * float(np.mean(sub["srtt_s"][m][w])) if m.any() and w.any() else math.nan,
+                    "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
+                    "queue_ms": 1e3 * sum(sm.link.get(l.name, {}).get("queue_mean_pkts", math.nan) / s.capacity_pps(l) for l in lks),
+                    "retransmits": retr, "timeouts": math.nan})
+            out[g.name] = rows
+        per_run.append(out)
+    merged = {}
+    for g in s.groups:
+        rows = []
+        for r in range(len(g.paths)):
+            keys = per_run[0][g.name][r].keys()
+            rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) if any(
+                math.isfinite(pr[g.name][r][k]) for pr in per_run) else math.nan for k in keys})
+        _fill_model(s, g, rows)
+        merged[g.name] = rows
+    return merged
+
+
+def routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]] | None:
+    """Per-group, per-route quantities of an engine run (None if the engine did not run)."""
+    if not run.ok:
+        return None
+    return {"fluid": fluid_routes, "sim": sim_routes, "testbed": testbed_routes}[run.engine](s, run)
+
+
+# --- explanations ---------------------------------------------------------------------------------
+def _pct(v: float) -> str:
+    return "n/a" if not math.isfinite(v) else (f"{100 * v:.2f}%" if v < 0.1 else f"{100 * v:.1f}%")
+
+
+def _num(v: float, fmt: str = ".1f") -> str:
+    return "n/a" if not math.isfinite(v) else format(v, fmt)
+
+
+def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], row: dict[str, Any],
+            ref_row: dict[str, Any] | None) -> list[str]:
+    """Lines saying why ``engine``'s route differs from ``ref``'s: price, window vs eq. (7),
+    RTT, retransmissions and timeouts."""
+    name = f"{engine} {group}/{r + 1} ({'→'.join(path)})"
+    lines = []
+    refq = ref_row["loss_event_rate"] if ref_row else math.nan
+    lines.append(f"{name}: loss events {_pct(row['loss_event_rate'])} of packets (lost/marked {_pct(row['loss_rate'])}, "
+                 f"links' price {_pct(row['price'])}) vs {ref} {_pct(refq)}")
+    wm, w = row["model_cwnd_pkts"], row["mean_cwnd_pkts"]
+    ratio = w / wm if (math.isfinite(w) and math.isfinite(wm) and wm > 0) else math.nan
+    verdict = ""
+    if math.isfinite(ratio):
+        if abs(ratio - 1) <= 0.15:
+            verdict = " → the window follows eq. (7) at the price it sees: the difference comes from the price/RTT"
+        else:
+            verdict = f" → the window is {100 * (ratio - 1):+.0f}% off eq. (7): packet-level dynamics the model leaves out"
+        if row.get("model_residual", 0) > 0.5:
+            verdict += " (no interior solution of φ = q for this flow: the model puts the rate on other routes)"
+    lines.append(f"{name}: mean cwnd {_num(w)} pkts vs model {_num(wm)} at the measured price/RTT{verdict}")
+    ref_rtt = f" vs {ref} {_num(ref_row['mean_rtt_ms'])}" if ref_row else ""
+    lines.append(f"{name}: mean RTT {_num(row['mean_rtt_ms'])} ms{ref_rtt} (propagation {_num(row['base_rtt_ms'])} "
+                 f"+ queueing {_num(row['queue_ms'])})")
+    extra = []
+    if math.isfinite(row.get("retransmits", math.nan)):
+        extra.append(f"retransmits {row['retransmits']:.0f}/flow")
+    if math.isfinite(row.get("timeouts", math.nan)):
+        extra.append(f"timeouts {row['timeouts']:.1f}/flow")
+    if row.get("implausible_cwnd_samples"):
+        extra.append(f"{row['implausible_cwnd_samples']:.0f} cwnd samples > 10^6 packets (not a window: "
+                     f"the kernel/BPF reported a corrupt snd_cwnd) left out of the mean")
+    if math.isfinite(w) and w < 4:
+        extra.append("window < 4 packets: losses are often recovered by timeout, not fast retransmit")
+    if extra:
+        lines.append(f"{name}: " + "; ".join(extra))
+    return lines
