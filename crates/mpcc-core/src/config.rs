@@ -123,7 +123,7 @@ impl Default for Options {
             delayed_ack_s: 0.04,
             per_ack_increase: false,
             slow_start_at_ssthresh: false,
-            host_jitter_s: 0.0,
+            host_jitter_s: 0.001,
             ecn: true,
         }
     }

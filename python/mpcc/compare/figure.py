@@ -114,7 +114,9 @@ def figure(c):
         eng = np.asarray(ts.column("engine").to_pylist(), dtype=object)
         grp = np.asarray(ts.column("group").to_pylist(), dtype=object)
         flow, route, seed = (ts.column(n).to_numpy() for n in ("flow", "route", "seed"))
-        t_s, cwnd = ts.column("time_s").to_numpy(), ts.column("cwnd_pkts").to_numpy()
+        from .diagnosis import MAX_PLAUSIBLE_CWND
+        t_s, cwnd = ts.column("time_s").to_numpy(), ts.column("cwnd_pkts").to_numpy().copy()
+        cwnd[cwnd > MAX_PLAUSIBLE_CWND] = np.nan  # corrupt tcp_info samples (see diagnosis)
         first_seed = {e: seed[eng == e][0] for e in set(eng)}
     first = None
     for gi, g in enumerate(groups):

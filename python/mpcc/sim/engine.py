@@ -21,6 +21,7 @@ import json
 import math
 import os
 import shutil
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -48,7 +49,8 @@ SIM_OPTIONS: dict[str, tuple[Any, str, str, float | None, bool]] = {
     "per_ack_increase": (False, "true", "bool", None, False),
     "slow_start_at_ssthresh": (False, "true", "bool", None, False),
     "ecn": (True, "true", "bool", None, False),
-    "host_jitter_s": (0.0, "0.0001", "number", 0.0, False),
+    # 1 ms: a jiffy at HZ=1000 and Dummynet's tick (Peng et al.'s testbed); see docs/sim.md
+    "host_jitter_s": (0.001, "0.001", "number", 0.0, False),
 }
 
 #: Options passed to the Rust core (the others are handled here).
@@ -78,6 +80,28 @@ def sim_options(scenario: Scenario) -> dict[str, Any]:
                 raise ScenarioError(scenario.source, fld, f"must be {rel} {minimum:g}, got {value!r}", f"use e.g. {key} = {example}")
         out[key] = value
     return out
+
+
+def phase_lock_warning(scenario: Scenario) -> str | None:
+    """One line when the scenario sets ``[sim] host_jitter_s = 0`` on a drop-tail link carrying
+    identical flows (a group of ≥ 2 flows): without timing noise such flows lock into phase
+    patterns that real hosts do not show (Floyd & Jacobson 1992)."""
+    if scenario.engine.get("sim", {}).get("host_jitter_s", None) != 0:
+        return None
+    droptail = {l.name for l in scenario.links if l.aqm == "droptail"}
+    for g in scenario.groups:
+        hit = sorted({n for p in g.paths for n in p} & droptail)
+        if g.count >= 2 and hit:
+            return (f"mpcc: warning: {scenario.source}: sim.host_jitter_s = 0 with {g.count} identical flows "
+                    f"({g.name!r}) on drop-tail link {hit[0]!r}: the flows may phase-lock; remove the line "
+                    f"for the default 0.001 unless you study phase effects")
+    return None
+
+
+def warn_phase_lock(scenario: Scenario) -> None:
+    msg = phase_lock_warning(scenario)
+    if msg:
+        print(msg, file=sys.stderr)
 
 
 def measurement_window(scenario: Scenario, measure: tuple[float, float] | None = None) -> tuple[float, float]:
@@ -255,10 +279,13 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
 
 
 def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-        measure: tuple[float, float] | None = None, progress: Any = None) -> SimRun:
+        measure: tuple[float, float] | None = None, progress: Any = None, warn: bool = True) -> SimRun:
     """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
     series; ``measure`` = (t0, t1) overrides the measurement window. ``progress``: True for a
-    progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``."""
+    progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``.
+    ``warn``: print :func:`phase_lock_warning` on stderr if it applies."""
+    if warn:
+        warn_phase_lock(scenario)
     cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress)
     return SimRun(scenario, int(seed), cr.result, _timeseries(scenario, cr.columns), cr.stats)
 

@@ -52,7 +52,7 @@ def aggregate(runs: list[SimRun]) -> RunResult:
 
 
 def _one(scenario: Scenario, seed: int, sample_interval_s: float, measure) -> SimRun:
-    return run(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
+    return run(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, warn=False)
 
 
 def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None, progress: bool = True, *,
@@ -64,9 +64,11 @@ def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None
         raise MpccError(f"--runs must be ≥ 1, got {runs}")
     seeds = [seed + i for i in range(runs)]
     results: dict[int, SimRun] = {}
+    from .engine import warn_phase_lock
+    warn_phase_lock(scenario)  # once, not per seed
     if runs == 1 and scheduler is None:  # one run: progress over simulated time
         one = run(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure,
-                  progress=True if progress else None)
+                  progress=True if progress else None, warn=False)
         if on_done:
             on_done(one)
         return SimRuns([one])
