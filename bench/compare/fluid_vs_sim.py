@@ -24,9 +24,9 @@ from mpcc import compare, scenario_gen
 from mpcc.results import dumps
 
 
-def one(seed: int, runs: int, duration: float) -> dict:
+def one(seed: int, runs: int, duration: float, bdp=None) -> dict:
     s = scenario_gen.generate(seed, aqm="red", algorithms_=scenario_gen.FLUID_ALGORITHMS,
-                              ranges=replace(scenario_gen.Ranges(), duration_s=duration))
+                              ranges=replace(scenario_gen.Ranges(), duration_s=duration, red_min_th_bdp=bdp))
     t = time.perf_counter()
     c = compare.compare(s, engines=("fluid", "sim"), runs=runs, seed=1)
     rec = {"seed": seed, "wall_s": time.perf_counter() - t, "errors": {e: r.error for e, r in c.runs.items() if not r.ok},
@@ -65,6 +65,30 @@ def summary(records: list[dict]) -> str:
         pp = f"{100 * np.median(p):.1f} / {100 * p.max():.1f} %" if p.size else "—"
         lines.append(f"| {a} | {g.size} | {gp} | {int((g <= 0.1).sum())}/{g.size} | {p.size} | {pp} | "
                      f"{int((p <= 0.1).sum()) if p.size else 0}/{p.size} |")
+    return "\n".join(lines) + "\n\n" + cause_table(records)
+
+
+def cause_table(records: list[dict]) -> str:
+    """Misses (|rel| > 10 %, per group and per multipath route) by the causes the diagnosis names."""
+    from collections import Counter
+    count, n_miss, unexplained = Counter(), 0, []
+    for r in records:
+        for g in r["groups"]:
+            items = [(abs(g["rel"]), sorted({c for row in g["sim_routes"] for c in row.get("causes", [])}))]
+            if len(g["paths"]) > 1:
+                items += [(abs(x), row.get("causes", [])) for x, row in zip(g["path_rel"], g["sim_routes"])
+                          if x is not None and math.isfinite(x)]
+            for rel, tags in items:
+                if rel > 0.10:
+                    n_miss += 1
+                    count.update(tags)
+                    if not tags:
+                        unexplained.append(f"scenario {r['seed']} {g['group']} ({g['describe']})")
+    lines = [f"misses (group or multipath route > 10 %): {n_miss}; without a named cause: {len(unexplained)}",
+             "", "| cause | misses showing it |", "| --- | --- |"]
+    lines += [f"| {c} | {k} |" for c, k in count.most_common()]
+    if unexplained:
+        lines += ["", "without a named cause: " + "; ".join(unexplained)]
     return "\n".join(lines)
 
 
@@ -74,11 +98,13 @@ def main():
     ap.add_argument("--first-seed", type=int, default=1)
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--duration", type=float, default=60.0)
+    ap.add_argument("--red-bdp", type=float, nargs=2, default=None, metavar=("LO", "HI"),
+                    help="RED min_th as a fraction of the BDP (scenario_gen red_min_th_bdp)")
     ap.add_argument("--out", default=str(Path(__file__).with_name("fluid_vs_sim.json")))
     a = ap.parse_args()
     records = []
     for seed in range(a.first_seed, a.first_seed + a.scenarios):
-        rec = one(seed, a.runs, a.duration)
+        rec = one(seed, a.runs, a.duration, tuple(a.red_bdp) if a.red_bdp else None)
         records.append(rec)
         worst = max((abs(g["rel"]) for g in rec["groups"]), default=float("nan"))
         print(f"scenario {seed}: {len(rec['groups'])} groups, worst group |rel| {100 * worst:.1f} %, "

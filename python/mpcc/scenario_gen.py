@@ -7,7 +7,8 @@
 
 Ranges (each a keyword argument, see :class:`Ranges`): 2–5 links of 10–100 Mb/s with one-way
 delay 5–100 ms (log-uniform), RED or drop-tail queues, 1–3 paths per group (a path crosses one
-link, or two with probability ``two_link_path_p``), 1–20 flows per group, every algorithm of
+link, or two with probability ``two_link_path_p``), 1–20 flows per group, RED thresholds of
+5–20 packets (or a fraction of the bandwidth-delay product: ``red_min_th_bdp``), every algorithm of
 :data:`ALGORITHMS` with random parameters where it has some. Every link is used by at
 least one group. A scenario is a pure function of (seed, ranges): :func:`generate` builds the TOML
 document, writes it with ``tomli_w`` and parses it back with :func:`mpcc.scenario.loads`, so what
@@ -43,6 +44,9 @@ class Ranges:
     flows: tuple[int, int] = (1, 20)
     two_link_path_p: float = 0.25
     duration_s: float = 30.0
+    #: RED min_th as a fraction of the link's bandwidth-delay product (max_th = 3 min_th,
+    #: buffer = 2 max_th) instead of 5–20 packets; None: packets
+    red_min_th_bdp: tuple[float, float] | None = None
 
 
 def _algorithm_spec(rng: np.random.Generator, name: str) -> Any:
@@ -77,8 +81,15 @@ def generate_dict(seed: int, *, aqm: str = "mixed", algorithms_: Sequence[str] |
         if kind == "red":
             min_th = int(rng.integers(5, 21))
             max_th = int(min_th * rng.uniform(2.0, 4.0))
-            link.update(buffer_pkts=int(max_th * 2 + rng.integers(0, 50)), aqm="red",
-                        red={"min_th": min_th, "max_th": max_th, "max_p": round(float(rng.uniform(0.05, 0.2)), 3)})
+            buffer = int(max_th * 2 + rng.integers(0, 50))
+            max_p = round(float(rng.uniform(0.05, 0.2)), 3)
+            u = rng.random()  # always drawn, so both threshold modes give the same network otherwise
+            if r.red_min_th_bdp is not None:
+                lo, hi = r.red_min_th_bdp
+                bdp = cap * 1e6 / (8.0 * 1500) * 2 * delay / 1e3
+                min_th = max(5, int((lo + u * (hi - lo)) * bdp))
+                max_th, buffer = 3 * min_th, 6 * min_th
+            link.update(buffer_pkts=buffer, aqm="red", red={"min_th": min_th, "max_th": max_th, "max_p": max_p})
         else:
             link.update(buffer_pkts=int(rng.integers(20, 201)), aqm="droptail")
         links.append(link)

@@ -120,6 +120,9 @@ def _diagnose(s: Scenario, diffs: dict[str, Any], routes: dict[str, Any], thresh
                     lines.append(f"  path {k + 1}: {a} {g['paths'][k]['rate_mbps'][a]:.3g} vs {b} "
                                  f"{g['paths'][k]['rate_mbps'][b]:.3g} Mb/s ({100 * prel:+.0f}%)")
                 lines += ["  " + x for x in diagnosis.explain(a, b, gname, k, group.paths[k], routes[a][gname][k], ref_row)]
+                tags = routes[a][gname][k].get("causes")
+                if tags:
+                    lines.append(f"  {a} {gname}/{k + 1} causes: {', '.join(tags)}")
     return lines
 
 
@@ -135,4 +138,10 @@ def compare(s: Scenario, *, engines=("fluid", "sim"), runs: int = 1, seed: int =
     results = {e: r.result for e, r in eng_runs.items() if r.ok}
     diffs = differences(results)
     routes = {e: diagnosis.routes(s, r) for e, r in eng_runs.items() if r.ok}
+    for e, per_group in routes.items():
+        if e == "fluid":
+            continue
+        for gname, rows in per_group.items():
+            for k, row in enumerate(rows):
+                row["causes"] = diagnosis.causes(row, routes["fluid"][gname][k] if "fluid" in routes else None)
     return Comparison(s, eng_runs, diffs, routes, _diagnose(s, diffs, routes, threshold))

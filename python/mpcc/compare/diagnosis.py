@@ -64,6 +64,19 @@ def _route_links(s: Scenario, g: Group, r: int):
     return [s.link(n) for n in g.paths[r]]
 
 
+def _utilisation(s: Scenario, g: Group, r: int, links) -> dict[str, Any]:
+    """The least-utilised link of route r: the fluid model prices only full links (y_l = c_l)."""
+    best = (math.inf, "")
+    for l in _route_links(s, g, r):
+        e = links.get(l.name)
+        if e is None:
+            continue
+        u = e.extra.get("utilization", e.extra.get("utilisation", math.nan))
+        if math.isfinite(u) and u < best[0]:
+            best = (u, l.name)
+    return {"min_utilisation": best[0] if best[1] else math.nan, "min_utilisation_link": best[1]}
+
+
 def _fill_model(s: Scenario, g: Group, rows: list[dict[str, Any]]) -> None:
     tau = [row["mean_rtt_ms"] / 1e3 if row.get("mean_rtt_ms") else math.nan for row in rows]
     q = [row.get("loss_event_rate", math.nan) for row in rows]
@@ -90,7 +103,8 @@ def fluid_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                          "price": q, "mean_cwnd_pkts": float(eq.x[r] * tau), "mean_rtt_ms": 1e3 * tau,
                          "base_rtt_ms": 1e3 * base, "queue_ms": 1e3 * (tau - base),
                          "model_cwnd_pkts": float(eq.x[r] * tau), "model_rate_mbps": s.pps_to_mbps(float(eq.x[r])),
-                         "model_residual": 0.0, "retransmits": math.nan, "timeouts": math.nan})
+                         "model_residual": 0.0, "retransmits": math.nan, "timeouts": math.nan,
+                         **_utilisation(s, g, k, run.result.links)})
         out[g.name] = rows
     return out
 
@@ -133,7 +147,8 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
                     "queue_ms": 1e3 * sum(queue_s[n] for n in g.paths[r]),
                     "retransmits": ge["path_retransmits"][r] / g.count,
-                    "timeouts": ge["path_timeouts"][r] / g.count})
+                    "timeouts": ge["path_timeouts"][r] / g.count,
+                    "min_utilisation": _utilisation(s, g, r, res.links)["min_utilisation"]})
             out[g.name] = rows
         per_run.append(out)
     merged = {}
@@ -142,6 +157,7 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
         for r in range(len(g.paths)):
             keys = per_run[0][g.name][r].keys()
             rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) for k in keys})
+            rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
         _fill_model(s, g, rows)
         merged[g.name] = rows
     return merged
@@ -197,7 +213,8 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "mean_rtt_ms": 1e3 * float(np.mean(sub["srtt_s"][m][w])) if m.any() and w.any() else math.nan,
                     "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
                     "queue_ms": 1e3 * sum(sm.link.get(l.name, {}).get("queue_mean_pkts", math.nan) / s.capacity_pps(l) for l in lks),
-                    "retransmits": retr, "timeouts": math.nan})
+                    "retransmits": retr, "timeouts": math.nan,
+                    "min_utilisation": _utilisation(s, g, r, run.result.links)["min_utilisation"]})
             out[g.name] = rows
         per_run.append(out)
     merged = {}
@@ -207,6 +224,7 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
             keys = per_run[0][g.name][r].keys()
             rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) if any(
                 math.isfinite(pr[g.name][r][k]) for pr in per_run) else math.nan for k in keys})
+            rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
         _fill_model(s, g, rows)
         merged[g.name] = rows
     return merged
@@ -217,6 +235,43 @@ def routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]] | None:
     if not run.ok:
         return None
     return {"fluid": fluid_routes, "sim": sim_routes, "testbed": testbed_routes}[run.engine](s, run)
+
+
+# --- causes ---------------------------------------------------------------------------------------
+#: cause tag → what it means (docs/compare.md has the measurements behind each)
+CAUSES = {
+    "underused-link": "a link of the route carries < 95% of its capacity; the fluid model fills every priced link",
+    "rtt": "the mean RTT differs by > 10% from the fluid model's RTT (its queueing-delay model)",
+    "small-window": "mean window < 4 packets or ≥ 1 timeout per flow: losses recovered by timeout, outside eq. (7)",
+    "boundary": "the fluid rate of the route is 0 (boundary equilibrium, e.g. Coupled); a packet flow keeps ≥ 1 packet",
+    "window-vs-eq7": "the mean window is > 25% off eq. (7) at the measured price and RTT (sawtooth averaging, MIMD, bursts)",
+    "price": "the loss-event rate differs by > 20% from the fluid price while the window follows eq. (7)",
+}
+
+
+def causes(row: dict[str, Any], fluid_row: dict[str, Any] | None) -> list[str]:
+    """The cause tags (:data:`CAUSES`) that a route's quantities show against the fluid model."""
+    out = []
+    u = row.get("min_utilisation", math.nan)
+    if math.isfinite(u) and u < 0.95:
+        out.append("underused-link")
+    if fluid_row is not None:
+        fr = fluid_row.get("mean_rtt_ms", math.nan)
+        if math.isfinite(fr) and fr > 0 and abs(row.get("mean_rtt_ms", math.nan) / fr - 1) > 0.10:
+            out.append("rtt")
+        if fluid_row.get("rate_mbps", 1.0) <= 1e-9:
+            out.append("boundary")
+    w, wm = row.get("mean_cwnd_pkts", math.nan), row.get("model_cwnd_pkts", math.nan)
+    if (math.isfinite(w) and w < 4) or row.get("timeouts", 0) >= 1:
+        out.append("small-window")
+    ratio = w / wm if (math.isfinite(w) and math.isfinite(wm) and wm > 0) else math.nan
+    if math.isfinite(ratio) and abs(ratio - 1) > 0.25:
+        out.append("window-vs-eq7")
+    elif math.isfinite(ratio) and fluid_row is not None:
+        q, fq = row.get("loss_event_rate", math.nan), fluid_row.get("loss_event_rate", math.nan)
+        if math.isfinite(q) and math.isfinite(fq) and fq > 0 and abs(q / fq - 1) > 0.2:
+            out.append("price")
+    return out
 
 
 # --- explanations ---------------------------------------------------------------------------------
@@ -248,6 +303,13 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
         if row.get("model_residual", 0) > 0.5:
             verdict += " (no interior solution of φ = q for this flow: the model puts the rate on other routes)"
     lines.append(f"{name}: mean cwnd {_num(w)} pkts vs model {_num(wm)} at the measured price/RTT{verdict}")
+    u = row.get("min_utilisation", math.nan)
+    if math.isfinite(u) and u < 0.95:
+        uref = ref_row.get("min_utilisation", math.nan) if ref_row else math.nan
+        lines.append(f"{name}: link {row.get('min_utilisation_link', '?')} carries {100 * u:.0f}% of its capacity"
+                     f"{f' vs {ref} {100 * uref:.0f}%' if math.isfinite(uref) else ''}: the fluid model fills every "
+                     f"priced link; a queue that empties (buffer or RED thresholds small against the "
+                     f"bandwidth-delay product of few flows) leaves capacity unused")
     ref_rtt = f" vs {ref} {_num(ref_row['mean_rtt_ms'])}" if ref_row else ""
     lines.append(f"{name}: mean RTT {_num(row['mean_rtt_ms'])} ms{ref_rtt} (propagation {_num(row['base_rtt_ms'])} "
                  f"+ queueing {_num(row['queue_ms'])})")

@@ -1,0 +1,167 @@
+"""mpcc compare: differences, the eq. (7) model window, the diagnosis, engines that cannot
+run, and the CLI (table, --json, --out)."""
+
+import json
+import math
+import subprocess
+import sys
+
+import pytest
+
+from mpcc import algorithms, compare, scenario
+from mpcc.compare import diagnosis
+from mpcc.errors import EnvironmentProblem
+from mpcc.results import GroupResult, LinkResult, RunResult
+
+RED_TWO_LINKS = """
+name = "two-red"
+duration_s = 30.0
+[[links]]
+name = "a"
+capacity_mbps = 30.0
+delay_ms = 10.0
+buffer_pkts = 100
+aqm = "red"
+red = {min_th = 10, max_th = 40, max_p = 0.1}
+[[links]]
+name = "b"
+capacity_mbps = 20.0
+delay_ms = 20.0
+buffer_pkts = 100
+aqm = "red"
+red = {min_th = 10, max_th = 40, max_p = 0.1}
+[[groups]]
+name = "mp"
+count = 4
+algorithm = "balia"
+paths = [["a"], ["b"]]
+[[groups]]
+name = "ra"
+count = 4
+algorithm = "reno"
+paths = [["a"]]
+[fluid]
+rtt = "propagation+queue"
+"""
+
+
+def _rr(engine, rate, paths, **extra):
+    return RunResult(engine, "x", {"g": GroupResult("reno", 1, rate, paths, extra)}, {"l": LinkResult(1.0, 0.01)})
+
+
+def test_differences_are_relative_to_the_earlier_engine():
+    d = compare.differences({"fluid": _rr("fluid", 4.0, [3.0, 1.0]), "sim": _rr("sim", 3.0, [2.0, 1.0]),
+                             "testbed": _rr("testbed", 6.0, [4.0, 2.0])})
+    g = d["groups"]["g"]
+    assert d["pairs"] == ["sim vs fluid", "testbed vs fluid", "testbed vs sim"]
+    assert g["rel"]["sim vs fluid"] == pytest.approx(-0.25)
+    assert g["rel"]["testbed vs sim"] == pytest.approx(1.0)
+    assert g["paths"][0]["rel"]["sim vs fluid"] == pytest.approx(-1 / 3)
+    assert d["max_abs_rel"] == pytest.approx(1.0)
+
+
+def test_non_unique_fluid_split_measures_to_the_range():
+    fl = _rr("fluid", 4.0, [2.0, 2.0], path_rate_range_mbps=[[1.0, 3.0], [1.0, 3.0]])
+    d = compare.differences({"fluid": fl, "sim": _rr("sim", 4.0, [2.9, 3.3])})
+    p = d["groups"]["g"]["paths"]
+    assert p[0]["rel"]["sim vs fluid"] == 0.0
+    assert p[1]["rel"]["sim vs fluid"] == pytest.approx(0.1)
+
+
+def test_model_window_closed_forms():
+    # Reno: φ = I/D = (1/w)/(w/2) = 2/w²  ⇒  w = √(2/q)
+    w, res = diagnosis.model_window(algorithms.get("reno"), [0.05], [0.005])
+    assert w[0] == pytest.approx(math.sqrt(2 / 0.005), rel=1e-6) and res < 1e-6
+    # EWTCP(a): every route is a Reno with increase a²/w... φ_r = 2a²/w_r² ⇒ w_r = a√(2/q_r)
+    ew = algorithms.get({"name": "ewtcp", "a": 0.5})
+    inc = ew.on_ack([10.0, 10.0], [0.1, 0.1])[0] * 10.0  # I·w = the per-RTT increase a²... of the rule
+    w, _ = diagnosis.model_window(ew, [0.1, 0.04], [0.01, 0.002])
+    assert w[0] == pytest.approx(math.sqrt(2 * inc / 0.01), rel=1e-6)
+    assert w[1] == pytest.approx(math.sqrt(2 * inc / 0.002), rel=1e-6)
+    # no loss measured: no model
+    w, _ = diagnosis.model_window(algorithms.get("reno"), [0.05], [0.0])
+    assert math.isnan(w[0])
+
+
+def test_fluid_and_sim_with_testbed_unavailable(monkeypatch):
+    from mpcc.compare import engines
+
+    def no_testbed(*a, **k):
+        raise EnvironmentProblem("the testbed needs root (fix: run as root)")
+
+    monkeypatch.setattr(engines, "run_testbed", no_testbed)
+    s = scenario.loads(RED_TWO_LINKS)
+    c = compare.compare(s, engines=("fluid", "sim", "testbed"), runs=2, seed=1)
+    assert c.runs["testbed"].error == "the testbed needs root (fix: run as root)"
+    assert set(c.results) == {"fluid", "sim"}
+    assert c.differences["pairs"] == ["sim vs fluid"]
+    d = c.to_dict()
+    assert d["engines"]["testbed"] == {"engine": "testbed", "error": "the testbed needs root (fix: run as root)"}
+    assert d["engines"]["sim"]["groups"]["mp"]["ci95_mbps"] >= 0
+    # the sim's per-route quantities are self-consistent: loss events ≤ losses, RTT ≥ propagation
+    for rows in c.routes["sim"].values():
+        for row in rows:
+            assert 0 < row["loss_event_rate"] <= row["loss_rate"]
+            assert row["mean_rtt_ms"] >= row["base_rtt_ms"]
+            assert row["mean_cwnd_pkts"] > 1
+
+
+def test_diagnosis_names_an_underused_link():
+    """One Reno flow alone on a RED link whose thresholds (5–15 packets) are far below its
+    bandwidth-delay product (20 Mb/s × 50 ms ≈ 83 packets): after each halving the window is
+    about BDP/2, the queue is empty and the link idles until the window is back at one BDP (a
+    single flow needs a buffer of about one BDP to stay busy; its utilisation is then about
+    3/4), so the sim misses the fluid model's full link, and the diagnosis must say which link."""
+    s = scenario.loads("""
+name = "underused"
+duration_s = 60.0
+[[links]]
+name = "l"
+capacity_mbps = 20.0
+delay_ms = 25.0
+buffer_pkts = 100
+aqm = "red"
+red = {min_th = 5, max_th = 15, max_p = 0.1}
+[[groups]]
+name = "one"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+""")
+    c = compare.compare(s, engines=("fluid", "sim"), seed=1)
+    assert c.differences["groups"]["one"]["rel"]["sim vs fluid"] < -0.10
+    row = c.routes["sim"]["one"][0]
+    assert row["min_utilisation"] < 0.9 and "underused-link" in row["causes"]
+    assert any("link l carries" in line for line in c.diagnosis)
+
+
+def _cli(*args):
+    return subprocess.run([sys.executable, "-m", "mpcc.cli", "compare", *map(str, args)], capture_output=True,
+                          text=True, timeout=300)
+
+
+def test_cli_json_out_and_errors(tmp_path):
+    f = tmp_path / "s.toml"
+    f.write_text(RED_TWO_LINKS)
+    p = _cli(f, "--json", "--out", tmp_path / "out")
+    assert p.returncode == 0, p.stderr
+    d = json.loads(p.stdout)
+    assert set(d["engines"]) == {"fluid", "sim"} and d["engines"]["fluid"]["engine"] == "fluid"
+    assert "sim vs fluid" in d["differences"]["groups"]["mp"]["rel"]
+    names = {x.name for x in (tmp_path / "out").iterdir()}
+    assert {"comparison.json", "comparison.png", "comparison.svg", "subflows.parquet", "links.parquet"} <= names
+    p = _cli(f, "--engines", "fluid,ns3")
+    assert p.returncode == 2 and p.stderr.strip().count("\n") == 0 and "--engines" in p.stderr
+    p = _cli(tmp_path / "missing.toml")
+    assert p.returncode == 2 and "no such file" in p.stderr
+    p = _cli(f)
+    assert p.returncode == 0 and "sim vs fluid" in p.stdout
+
+
+def test_algorithm_without_fluid_model_keeps_the_sim_column():
+    s = scenario.loads(RED_TWO_LINKS.replace('"balia"', '"olia"'))
+    c = compare.compare(s, engines=("fluid", "sim"))
+    assert not c.runs["fluid"].ok and "olia" in c.runs["fluid"].error
+    assert c.runs["sim"].ok and c.differences["pairs"] == []
+    assert c.differences["groups"]["mp"]["rate_mbps"] == {"sim": c.results["sim"].groups["mp"].rate_mbps}
+    assert c.differences["groups"]["mp"]["rel"] == {} and c.diagnosis == []
