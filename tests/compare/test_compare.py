@@ -165,3 +165,26 @@ def test_algorithm_without_fluid_model_keeps_the_sim_column():
     assert c.runs["sim"].ok and c.differences["pairs"] == []
     assert c.differences["groups"]["mp"]["rate_mbps"] == {"sim": c.results["sim"].groups["mp"].rate_mbps}
     assert c.differences["groups"]["mp"]["rel"] == {} and c.diagnosis == []
+
+
+def test_testbed_diag_parsers(monkeypatch):
+    from mpcc.testbed import diag
+    ss = """State Recv-Q Send-Q Local Address:Port Peer Address:PortProcess
+ESTAB 0 12 198.18.1.1:40000 198.18.1.2:5002
+\t reno wscale:7,7 rto:204 rtt:20.1/1 cwnd:12 data_segs_out:900 retrans:0/17 lost:2 busy:3000ms rwnd_limited:300ms(10.0%) sndbuf_limited:30ms(1.0%)
+ESTAB 0 0 198.18.1.1:40001 198.18.1.2:5002
+\t reno cwnd:10 data_segs_out:100 busy:1000ms
+ESTAB 0 0 198.18.9.1:40002 198.18.9.2:5002
+\t reno cwnd:10 busy:1000ms
+"""
+    socks = diag.parse_ss(ss)
+    assert socks[0]["retrans"] == 17 and socks[0]["rwnd_limited_ms"] == 300 and socks[1]["sndbuf_limited_ms"] == 0
+    routes = {1: {"198.18.1.1": 0}}  # group 1 = port 5002; 198.18.9.1 belongs to no route of it
+    monkeypatch.setattr(diag, "_exec", lambda ns, cmd, timeout=10.0: ss)  # no namespace in a unit test
+    c = diag.chrono("ns", routes, 5001)
+    assert c == {"1/0": {"busy_ms": 4000, "rwnd_limited_ms": 300, "sndbuf_limited_ms": 30, "data_segs_out": 1000,
+                         "retrans": 17, "lost": 2, "sockets": 2}}
+    assert diag.parse_nstat('{"kernel": {"MPTcpExtMPJoinAckRx": 3, "TcpExtTCPTimeouts": 2, "IpInReceives": 9}}') == \
+        {"MPTcpExtMPJoinAckRx": 3, "TcpExtTCPTimeouts": 2}
+    assert diag.mib_delta({"a": 1, "b": 2}, {"a": 1, "b": 5, "c": 1}) == {"b": 3, "c": 1}
+    assert diag.parse_nstat("not json") == {}

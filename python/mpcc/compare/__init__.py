@@ -144,4 +144,9 @@ def compare(s: Scenario, *, engines=("fluid", "sim"), runs: int = 1, seed: int =
         for gname, rows in per_group.items():
             for k, row in enumerate(rows):
                 row["causes"] = diagnosis.causes(row, routes["fluid"][gname][k] if "fluid" in routes else None)
-    return Comparison(s, eng_runs, diffs, routes, _diagnose(s, diffs, routes, threshold))
+    lines = _diagnose(s, diffs, routes, threshold)
+    if "testbed" in eng_runs and eng_runs["testbed"].ok:
+        mib = diagnosis.mib_summary(eng_runs["testbed"])
+        if mib:
+            lines.append(mib)
+    return Comparison(s, eng_runs, diffs, routes, lines)

@@ -174,6 +174,28 @@ def _plausible_mean(v: np.ndarray) -> float:
     return float(np.mean(v)) if v.size else math.nan
 
 
+def _chrono(sm, gi: int, r: int) -> dict[str, float]:
+    """tcp_info chrono stats of the route's sockets near the end of the run (testbed.diag):
+    fractions of busy time limited by the receive window and by the send buffer."""
+    c = (getattr(sm, "diag", None) or {}).get("chrono", {}).get(f"{gi}/{r}")
+    if not c or not c.get("busy_ms"):
+        return {"rwnd_limited": math.nan, "sndbuf_limited": math.nan}
+    return {"rwnd_limited": c["rwnd_limited_ms"] / c["busy_ms"], "sndbuf_limited": c["sndbuf_limited_ms"] / c["busy_ms"]}
+
+
+def mib_summary(run) -> str | None:
+    """One line of the MPTCP/TCP MIB counters that changed on the testbed's sending side
+    (summed over runs), or None."""
+    total: dict[str, int] = {}
+    for sm in run.detail["summaries"]:
+        for k, v in (getattr(sm, "diag", None) or {}).get("mib_client", {}).items():
+            total[k] = total.get(k, 0) + v
+    if not total:
+        return None
+    keys = sorted(total, key=lambda k: (not k.startswith("MPTcp"), k))
+    return "testbed sender MIB over the run(s): " + ", ".join(f"{k.replace('MPTcpExt', 'MPTcp:').replace('TcpExt', '')} {total[k]}" for k in keys)
+
+
 def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
     from ..testbed.engine import scaled
     d = run.detail
@@ -214,7 +236,8 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
                     "queue_ms": 1e3 * sum(sm.link.get(l.name, {}).get("queue_mean_pkts", math.nan) / s.capacity_pps(l) for l in lks),
                     "retransmits": retr, "timeouts": math.nan,
-                    "min_utilisation": _utilisation(s, g, r, run.result.links)["min_utilisation"]})
+                    "min_utilisation": _utilisation(s, g, r, run.result.links)["min_utilisation"],
+                    **_chrono(sm, gi, r)})
             out[g.name] = rows
         per_run.append(out)
     merged = {}
@@ -321,6 +344,10 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
     if row.get("implausible_cwnd_samples"):
         extra.append(f"{row['implausible_cwnd_samples']:.0f} cwnd samples > 10^6 packets (not a window: "
                      f"the kernel/BPF reported a corrupt snd_cwnd) left out of the mean")
+    for key, what in (("rwnd_limited", "receive-window"), ("sndbuf_limited", "send-buffer")):
+        v = row.get(key, math.nan)
+        if math.isfinite(v) and v > 0.01:
+            extra.append(f"{what}-limited {100 * v:.0f}% of its busy time (tcp_info chrono): not window-limited")
     if math.isfinite(w) and w < 4:
         extra.append("window < 4 packets: losses are often recovered by timeout, not fast retransmit")
     if extra:

@@ -149,6 +149,7 @@ class RawRun:
     receiver: np.ndarray
     links: dict[str, np.ndarray]
     errors: str = ""
+    diag: dict = field(default_factory=dict)  # testbed.diag: MIB deltas, chrono stats
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
@@ -176,6 +177,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
     run_dir.mkdir(parents=True, exist_ok=True)
     with netns.Run() as r:
         topo = topology.build(s, r, run_dir, seed=st.seed, spin_us=st.spin_us)
+        from . import diag
+        mib0, chrono = {"client": diag.mib(topo.client_ns), "server": diag.mib(topo.server_ns)}, {}
         plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
@@ -203,6 +206,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             time.sleep(0.2)
             if tick:
                 tick(max(0.0, min(s.duration_s, time.monotonic() - t0)))
+            if not chrono and time.monotonic() >= end - 1.0:
+                chrono = diag.chrono(topo.client_ns, topo.routes, topology.BASE_PORT) or {"none": {}}
             if sp.poll() is not None and time.monotonic() < end:
                 break
             for p in r.procs:
@@ -215,6 +220,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         rp.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         code = sp.returncode
+        diag_out = {"chrono": chrono, **{f"mib_{k}": diag.mib_delta(v, diag.mib(getattr(topo, f"{k}_ns")))
+                                         for k, v in mib0.items()}}
     send_log.close()
     recv_log.close()
     errors = (run_dir / "sender.log").read_text().strip()
@@ -222,7 +229,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         raise EnvironmentProblem(f"testbed traffic failed: {errors.splitlines()[-1]} (log: {run_dir / 'sender.log'})")
     links = {name: _read_csv(path, LINK_DT) for name, path in topo.linkem_stats.items()}
     return RawRun(t0, _read_csv(run_dir / "sender.csv", SENDER_DT), _read_csv(run_dir / "receiver.csv", RECEIVER_DT),
-                  links, errors)
+                  links, errors, diag_out)
 
 
 def _write_plan(run_dir: Path, plan: dict) -> None:
@@ -247,6 +254,7 @@ class Summary:
     link: dict[str, dict[str, float]]
     subflows: dict[str, list] = field(default_factory=dict)  # time series columns
     links_ts: dict[str, list] = field(default_factory=dict)
+    diag: dict = field(default_factory=dict)  # RawRun.diag
 
 
 def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
@@ -326,7 +334,7 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
             sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
             sub["retrans"] += list(rows["total_retrans"])
-    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts)
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag)
 
 
 def _ci95(xs: list[float]) -> float | None:
