@@ -103,7 +103,7 @@ def figure(c):
                 vals.append(gr.path_rate_mbps[k])
                 cis = gr.extra.get("path_ci95_mbps")
                 errs.append(cis[k] if cis else 0.0)
-        ax.bar(x + (i - (len(c.runs) - 1) / 2) * width, vals, width, yerr=errs, capsize=2,
+        ax.bar(x + (i - (len(c.runs) - 1) / 2) * width, vals, width, yerr=errs if any(errs) else None, capsize=2,
                color=COLORS.get(e), label=e)
     ax.set_xticks(x, labels, fontsize=7)
     ax.set_ylabel("per-flow rate (Mb/s)")
