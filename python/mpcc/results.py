@@ -34,10 +34,11 @@ from __future__ import annotations
 import json
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from rich.console import Console
-from rich.table import Table
+if TYPE_CHECKING:  # rich is imported only when a table is printed (lean `mpcc sim --json`)
+    from rich.console import Console
+    from rich.table import Table
 
 
 @dataclass
@@ -80,6 +81,8 @@ class RunResult:
         return json.dumps(_finite(self.to_dict()), indent=indent)
 
     def table(self, title: str | None = None) -> list[Table]:
+        from rich.table import Table
+
         gt = Table(title=title or f"{self.engine}: {self.scenario}")
         for col in ("group", "algorithm", "count", "rate/flow (Mb/s)", "per path (Mb/s)"):
             gt.add_column(col, justify="right" if col not in ("group", "algorithm") else "left")
@@ -95,7 +98,9 @@ class RunResult:
         return [gt, lt]
 
     def print(self, console: Console | None = None) -> None:
-        console = console or Console()
+        if console is None:
+            from rich.console import Console
+            console = Console()
         for t in self.table():
             console.print(t)
 

@@ -64,7 +64,7 @@ def test_droptail_buffer_is_never_exceeded():
     s = single_link(buffer=20, groups=group("a", count=5), duration=20.0)
     run = sim.run(s, seed=3, sample_interval_s=0.01)
     assert run.result.links["l"].extra["max_queue_pkts"] == 20  # filled, never beyond
-    q = run.timeseries["links"].column("queue_pkts").to_numpy()
+    q = run.timeseries["links"]["queue_pkts"]
     assert q.max() <= 20
     assert run.result.links["l"].extra["drops"] > 0
 
@@ -74,8 +74,8 @@ RED = 'aqm = "red"\nred = {min_th = 10, max_th = 30, max_p = 0.1, ecn = %s}'
 
 def _mean_queue(run, t0):
     t = run.timeseries["links"]
-    time_s = t.column("time_s").to_numpy()
-    return t.column("queue_pkts").to_numpy()[time_s >= t0].mean()
+    time_s = t["time_s"]
+    return t["queue_pkts"][time_s >= t0].mean()
 
 
 def test_red_drops_between_thresholds_without_ecn():
@@ -214,8 +214,8 @@ def test_flows_only_send_between_start_and_stop():
     s = single_link(groups=group("a") + group("late", extra="start_s = 10.0\nstop_s = 20.0"), duration=30.0)
     run = sim.run(s, seed=1, sample_interval_s=0.1)
     t = run.timeseries["subflows"]
-    g = np.asarray(t.column("group").to_pylist())
-    time_s = t.column("time_s").to_numpy()
+    g = np.asarray(t["group"])
+    time_s = t["time_s"]
     late = time_s[g == "late"]
     assert late.min() >= 10.0 and late.max() <= 20.0 + 1e-9
     # after the late flow stops, the first flow has the link again

@@ -39,11 +39,11 @@ def test_olia_windows_are_whole_packets():
     # ssthresh = max(w >> 1, 2)
     s = single_link(groups=group("mp", "olia", paths='[["l"], ["l"]]') + group("sp"), duration=30.0)
     t = sim.run(s, seed=1, sample_interval_s=0.01).timeseries["subflows"]
-    g = np.asarray(t.column("group").to_pylist())
-    w = t.column("cwnd_pkts").to_numpy()[g == "mp"]
+    g = np.asarray(t["group"])
+    w = t["cwnd_pkts"][g == "mp"]
     assert len(w) > 1000 and np.all(w == np.round(w)) and w.min() >= 1
     # Reno's window is fractional (per-ACK increase 1/w)
-    assert np.any(t.column("cwnd_pkts").to_numpy()[g == "sp"] % 1 != 0)
+    assert np.any(t["cwnd_pkts"][g == "sp"] % 1 != 0)
 
 
 def test_slow_start_at_ssthresh_gives_a_packet_back_after_each_loss():
@@ -53,7 +53,7 @@ def test_slow_start_at_ssthresh_gives_a_packet_back_after_each_loss():
     def mean_cwnd(sim_table):
         s = single_link(groups=group("a"), duration=60.0, sim="[sim]\n" + sim_table)
         t = sim.run(s, seed=1, sample_interval_s=0.01).timeseries["subflows"]
-        time_s, w = t.column("time_s").to_numpy(), t.column("cwnd_pkts").to_numpy()
+        time_s, w = t["time_s"], t["cwnd_pkts"]
         return w[time_s > 10].mean()
     assert mean_cwnd("slow_start_at_ssthresh = true") - mean_cwnd("slow_start_at_ssthresh = false") \
         == pytest.approx(0.5, abs=0.2)

@@ -28,7 +28,7 @@ def test_same_seed_same_result_different_seed_different():
         ta, tb = a.timeseries[key], b.timeseries[key]
         assert ta.num_rows == tb.num_rows > 0
         for col in ta.column_names:
-            x, y = ta.column(col).to_numpy(), tb.column(col).to_numpy()
+            x, y = ta[col], tb[col]
             assert np.array_equal(x, y, equal_nan=x.dtype.kind == "f"), col
     assert a.result.to_json() != c.result.to_json()
 

@@ -209,13 +209,13 @@ def trace_from_subflows_table(table, group: str | None = None, flow: int = 0):
     """(t[T], cwnd[T, n]) of one flow from a ``subflows`` time-series table of :mod:`mpcc.sim`
     (columns time_s, group, flow, route, cwnd_pkts). Times where not every route has a sample
     are dropped."""
-    t = np.asarray(table.column("time_s"), float)
-    route = np.asarray(table.column("route"), int)
-    fl_ = np.asarray(table.column("flow"), int)
-    cw = np.asarray(table.column("cwnd_pkts"), float)
+    t = np.asarray(table["time_s"], float)
+    route = np.asarray(table["route"], int)
+    fl_ = np.asarray(table["flow"], int)
+    cw = np.asarray(table["cwnd_pkts"], float)
     sel = fl_ == flow
     if group is not None:
-        sel &= np.array(table.column("group").to_pylist(), dtype=object) == group
+        sel &= np.array(table["group"], dtype=object) == group
     t, route, cw = t[sel], route[sel], cw[sel]
     routes = np.unique(route)
     times = np.unique(t)

@@ -26,7 +26,6 @@ def command(scenario_file, as_json, out_dir, runs, seed, scheduler, algorithm, s
     """Packet-level discrete-event simulation of SCENARIO (Rust core)."""
     from .. import scenario as scenario_mod
     from .engine import measurement_window, sim_options, with_algorithm
-    from .output import write_outputs
     from .parallel import aggregate, run_many
 
     sc = scenario_mod.load(scenario_file)
@@ -43,6 +42,8 @@ def command(scenario_file, as_json, out_dir, runs, seed, scheduler, algorithm, s
                        measure=tuple(measure) if measure else None)
     result = aggregate(results) if runs > 1 else results[0].result
     if out_dir:
+        from .output import write_outputs  # pyarrow, matplotlib: only when writing files
+
         write_outputs(out_dir, list(results), result)
     if as_json:
         click.echo(result.to_json())

@@ -1,8 +1,8 @@
 """Run one scenario on the packet-level simulator (Rust core, :mod:`mpcc._core`).
 
 ``run(scenario, seed=0)`` → :class:`SimRun` with ``result`` (the output contract,
-:class:`mpcc.results.RunResult`, engine ``"sim"``) and ``timeseries`` (pyarrow Tables
-``"subflows"`` and ``"links"``); ``SimRun.write(dir)`` writes Parquet files and PNG plots.
+:class:`mpcc.results.RunResult`, engine ``"sim"``) and ``timeseries`` (numpy column
+frames ``"subflows"`` and ``"links"``, :mod:`.timeseries`); ``SimRun.write(dir)`` writes Parquet files and PNG plots.
 
 Time series: ``subflows`` (time_s, group, flow, route, cwnd_pkts, srtt_s, rate_mbps over the
 last interval, loss_events cumulative) for flows active at the sample time; ``links`` (time_s,
@@ -29,12 +29,12 @@ from pathlib import Path
 from typing import Any, Mapping
 
 import numpy as np
-import pyarrow as pa
 
 from .. import algorithms
 from ..errors import MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Group, Scenario
+from .timeseries import Frame, from_core
 
 #: ``[sim]`` table fields: name → (default, example, kind, minimum, exclusive).
 SIM_OPTIONS: dict[str, tuple[Any, str, str, float | None, bool]] = {
@@ -158,7 +158,7 @@ class SimRun:
     scenario: Scenario
     seed: int
     result: RunResult
-    timeseries: dict[str, pa.Table]
+    timeseries: dict[str, Frame]
     stats: dict[str, Any] = field(default_factory=dict)
 
     def write(self, out_dir: str | Path, *, plots: bool = True) -> list[Path]:
@@ -228,30 +228,6 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, np.ndarray], t0:
                      extra={"seed": int(seed), "measure_s": [t0, t1]})
 
 
-def _timeseries(scenario: Scenario, cols: dict[str, np.ndarray]) -> dict[str, pa.Table]:
-    ids = cols["ts_sf_id"].astype(np.int64)
-    gnames = np.array([g.name for g in scenario.groups], dtype=object)
-    lnames = np.array([l.name for l in scenario.links], dtype=object)
-    group_idx = cols["sf_group"][ids]
-    subflows = pa.table({
-        "time_s": pa.array(cols["ts_sf_time"]),
-        "group": pa.DictionaryArray.from_arrays(pa.array(group_idx.astype(np.int32)), pa.array(list(gnames), pa.string())),
-        "flow": pa.array(cols["sf_flow"][ids]),
-        "route": pa.array(cols["sf_route"][ids]),
-        "cwnd_pkts": pa.array(cols["ts_cwnd"]),
-        "srtt_s": pa.array(cols["ts_srtt"]),
-        "rate_mbps": pa.array(cols["ts_rate"]),
-        "loss_events": pa.array(cols["ts_losses"]),  # cumulative window reductions
-    })
-    links = pa.table({
-        "time_s": pa.array(cols["ts_link_time"]),
-        "link": pa.DictionaryArray.from_arrays(pa.array(cols["ts_link_id"].astype(np.int32)), pa.array(list(lnames), pa.string())),
-        "queue_pkts": pa.array(cols["ts_queue"]),
-        "drops": pa.array(cols["ts_drops"]),
-    })
-    return {"subflows": subflows, "links": links}
-
-
 def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
              measure: tuple[float, float] | None = None, progress: Any = None) -> CoreRun:
     """Run the Rust core once on ``scenario`` (arguments as :func:`run`) and return its raw
@@ -287,7 +263,7 @@ def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
     if warn:
         warn_phase_lock(scenario)
     cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress)
-    return SimRun(scenario, int(seed), cr.result, _timeseries(scenario, cr.columns), cr.stats)
+    return SimRun(scenario, int(seed), cr.result, from_core([g.name for g in scenario.groups], [l.name for l in scenario.links], cr.columns), cr.stats)
 
 
 def with_algorithm(scenario: Scenario, spec: str | Mapping[str, Any], *, multipath_only: bool = True) -> Scenario:

@@ -11,17 +11,18 @@ import shutil
 import tempfile
 from pathlib import Path
 
-import pyarrow as pa
-import pyarrow.parquet as pq
-
 from ..errors import MpccError
 from ..results import RunResult
 
 
-def _concat(runs, key: str) -> pa.Table:
+def _concat(runs, key: str):
+    """One pyarrow table of the runs' time series (with several runs, a ``seed`` column)."""
+    import numpy as np
+    import pyarrow as pa
+
     if len(runs) == 1:
-        return runs[0].timeseries[key]
-    tables = [r.timeseries[key].append_column("seed", pa.array([r.seed] * r.timeseries[key].num_rows, pa.int64()))
+        return runs[0].timeseries[key].to_arrow()
+    tables = [r.timeseries[key].to_arrow({"seed": np.full(r.timeseries[key].num_rows, r.seed, dtype=np.int64)})
               for r in runs]
     return pa.concat_tables(tables, promote_options="permissive")
 
@@ -36,6 +37,8 @@ def write_outputs(out_dir: str | Path, runs, result: RunResult, *, plots: bool =
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
     except OSError as e:
         raise MpccError(f"--out {out}: cannot create it: {e.strerror} (fix: choose a writable directory)") from None
+    import pyarrow.parquet as pq
+
     try:
         (tmp / "result.json").write_text(result.to_json() + "\n")
         pq.write_table(_concat(runs, "subflows"), tmp / "subflows.parquet")
@@ -66,11 +69,7 @@ def plot_cwnd(run, path: Path, max_flows: int = 2) -> None:
     t = run.timeseries["subflows"]
     groups = [g for g in run.scenario.groups]
     fig, axes = plt.subplots(len(groups), 1, figsize=(8, 2.6 * len(groups)), squeeze=False, sharex=True)
-    gcol = np.asarray(t.column("group").to_pylist(), dtype=object)
-    time_s = t.column("time_s").to_numpy()
-    flow = t.column("flow").to_numpy()
-    route = t.column("route").to_numpy()
-    cwnd = t.column("cwnd_pkts").to_numpy()
+    gcol, time_s, flow, route, cwnd = (t[k] for k in ("group", "time_s", "flow", "route", "cwnd_pkts"))
     for ax, g in zip(axes[:, 0], groups):
         for f in range(min(g.count, max_flows)):
             total = {}
@@ -96,12 +95,9 @@ def plot_queues(run, path: Path) -> None:
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import numpy as np
 
     t = run.timeseries["links"]
-    lcol = np.asarray(t.column("link").to_pylist(), dtype=object)
-    time_s = t.column("time_s").to_numpy()
-    q = t.column("queue_pkts").to_numpy()
+    lcol, time_s, q = t["link"], t["time_s"], t["queue_pkts"]
     fig, ax = plt.subplots(figsize=(8, 3))
     for l in run.scenario.links:
         sel = lcol == l.name

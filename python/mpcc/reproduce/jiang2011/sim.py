@@ -38,9 +38,9 @@ def packet_fig9_10_data(ns=(1, 2, 3, 4, 6, 8), buffers=(2, 10, 21, 42, 84), dura
                 sim_u[bi, ni] = sum(g.path_rate_mbps) / (n * c_mbps)
                 tos[bi, ni] = g.extra.get("timeouts", np.nan)
                 sf = r.timeseries["subflows"]
-                tt = np.asarray(sf.column("time_s"))
-                route = np.asarray(sf.column("route"))
-                cw = np.asarray(sf.column("cwnd_pkts"))
+                tt = np.asarray(sf["time_s"])
+                route = np.asarray(sf["route"])
+                cw = np.asarray(sf["cwnd_pkts"])
                 st, ff = [], []
                 for i in range(n):
                     sel = (route == i) & (tt >= measure_from_s)
@@ -90,9 +90,9 @@ def packet_fig12_data(duration_s: float = 1200.0, interval_s: float = 20.0, seed
         text = scenarios.fig12_scenario(alg, duration_s)
         r = packet_run(text, seed, 0.1)
         sf = r.timeseries["subflows"]
-        tt = np.asarray(sf.column("time_s"))
-        route = np.asarray(sf.column("route"))
-        rate = np.asarray(sf.column("rate_mbps"))
+        tt = np.asarray(sf["time_s"])
+        route = np.asarray(sf["route"])
+        rate = np.asarray(sf["rate_mbps"])
         edges = np.arange(0.0, duration_s + 1e-9, interval_s)
         mid = 0.5 * (edges[1:] + edges[:-1])
         series = []

@@ -1,0 +1,58 @@
+"""The command line imports only what a command uses (structural, not timed: the timings are
+in bench/cli/RESULTS.md). Each case runs ``mpcc.cli.main`` in a fresh interpreter and reports
+which heavy libraries ended up in ``sys.modules``."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+SMALL = ROOT / "scenarios" / "peng2016" / "fig3-multipath.toml"  # one flow, 60 s at 10 Mb/s
+
+#: Libraries no plain ``sim --json`` / ``check`` / ``--help`` needs.
+HEAVY = ("matplotlib", "pyarrow", "dask", "distributed", "scipy", "rich", "pandas")
+
+_PROBE = """
+import json, sys
+from mpcc.cli import main
+try:
+    main(sys.argv[1:])
+except SystemExit as e:
+    code = e.code
+heavy = sorted({m.split('.')[0] for m in sys.modules} & set(%r))
+print(json.dumps({"code": code, "heavy": heavy, "numpy": "numpy" in sys.modules}), file=sys.stderr)
+""" % (HEAVY,)
+
+
+def _loaded(*args: str) -> dict:
+    p = subprocess.run([sys.executable, "-c", _PROBE, *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    report = json.loads(p.stderr.strip().splitlines()[-1])
+    assert report["code"] == 0, p.stderr
+    report["stdout"] = p.stdout
+    return report
+
+
+def test_sim_json_loads_no_plotting_arrow_dask_scipy_or_rich():
+    r = _loaded("sim", str(SMALL), "--json", "-q")
+    assert r["heavy"] == []
+    doc = json.loads(r["stdout"])
+    assert doc["engine"] == "sim" and doc["groups"]["mp"]["rate_mbps"] > 0  # it really simulated
+
+
+def test_check_and_help_load_nothing_heavy():
+    assert _loaded("check", str(SMALL))["heavy"] == []
+    h = _loaded("--help")
+    assert h["heavy"] == [] and not h["numpy"] and "reproduce" in h["stdout"]
+
+
+@pytest.mark.parametrize("args, expected", [(("--out", "{tmp}/o", "-q"), {"pyarrow", "matplotlib"}),
+                                            (("-q",), {"rich"})])
+def test_the_probe_sees_libraries_that_are_asked_for(tmp_path, args, expected):
+    # writing files needs Parquet and plots; the printed table needs rich — the probe must see them
+    r = _loaded("sim", str(SMALL), *(a.format(tmp=tmp_path) for a in args))
+    assert expected <= set(r["heavy"])
