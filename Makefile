@@ -1,5 +1,5 @@
 # mpcc — the two entry points of the README:
-#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Figs. 3–4)
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 10 min; FULL=1: paper lengths
 #   make test        set everything up, run the test suites (Python, Rust, BPF host tests)
 PYTHON ?= python3
 VENV   ?= .venv
@@ -30,7 +30,7 @@ test: setup
 	$(BIN)/python -m pytest
 
 reproduce: setup
-	$(BIN)/mpcc reproduce peng2016 --engine all --out $(OUT)/peng2016
+	$(BIN)/mpcc reproduce peng2016 --engine all $(if $(FULL),--full) --out $(OUT)/peng2016
 
 bench: setup
 	$(BIN)/python bench/run.py

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.console import Console
 
 from ..errors import MpccError
 from .peng2016.paper import PENG_COLUMNS
@@ -21,8 +20,13 @@ def command():
 @command.command("peng2016")
 @click.option("--engine", "engines", multiple=True, type=click.Choice(ENGINES + ("all",)), default=("all",),
               show_default=True, help="Engines to run (repeatable).")
-@click.option("--runs", type=click.IntRange(1, 1000), default=20, show_default=True, help="Simulator runs per cell.")
-@click.option("--kernel-runs", type=click.IntRange(1, 100), default=3, show_default=True, help="Testbed runs per cell.")
+@click.option("--full", is_flag=True,
+              help="The paper's run lengths: 20 runs per cell, 100 s (Table V 200 s); the kernel column takes hours. "
+                   "Default: a quick budget, every engine in about 10 minutes, shortened cells marked †.")
+@click.option("--runs", type=click.IntRange(1, 1000), default=None,
+              help="Simulator runs per cell (default: 5 quick, 20 with --full).")
+@click.option("--kernel-runs", type=click.IntRange(1, 100), default=None,
+              help="Kernel runs per cell of Tables III–V (default: 1 quick, 20 with --full).")
 @click.option("--seed", type=int, default=1, show_default=True)
 @click.option("--algorithms", default=",".join(PENG_COLUMNS), show_default=True,
               help="Comma-separated algorithms (the paper's columns).")
@@ -30,8 +34,12 @@ def command():
               help="Directory for results.json, results.md, Parquet time series and plots.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--no-progress", is_flag=True)
-def peng2016(engines, runs, kernel_runs, seed, algorithms, out, as_json, no_progress):
-    """Peng, Walid, Hwang, Low — Tables III–V and Fig. 3 (Balia)."""
+def peng2016(engines, full, runs, kernel_runs, seed, algorithms, out, as_json, no_progress):
+    """Peng, Walid, Hwang, Low — Tables III–V and Fig. 3 (Balia). With --out, open OUT/REPORT.md first."""
+    from dataclasses import replace
+
+    from rich.console import Console
+
     from .. import algorithms as registry
     from . import peng2016 as p
 
@@ -43,13 +51,19 @@ def peng2016(engines, runs, kernel_runs, seed, algorithms, out, as_json, no_prog
             raise click.BadParameter(f"{name!r}: {e.problem} ({e.fix})", param_hint="--algorithms")
     engines = ENGINES if "all" in engines else tuple(dict.fromkeys(engines))
     console = Console(stderr=as_json)
-    rep, errors = p.reproduce(engines, algos, runs, kernel_runs, seed, out, progress=not no_progress)
+    budget = p.FULL if full else p.QUICK
+    if runs is not None:
+        budget = replace(budget, sim_runs=runs, fig3_sim_runs=min(runs, budget.fig3_sim_runs))
+    if kernel_runs is not None:
+        budget = replace(budget, table3=replace(budget.table3, runs=kernel_runs),
+                         table4=replace(budget.table4, runs=kernel_runs), table5=replace(budget.table5, runs=kernel_runs))
+    rep, errors = p.reproduce(engines, algos, budget, seed, out, progress=not no_progress)
     if as_json:
         click.echo(rep.to_json())
     else:
         rep.print(console)
         if out:
-            console.print(f"wrote {out}/results.md and results.json")
+            console.print(f"wrote {out}/REPORT.md (open it first: tables, figures), results.md, results.json")
     if errors:
         raise MpccError("; ".join(errors) + " — the other columns were computed and kept")
 

@@ -12,8 +12,11 @@ import math
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rich.console import Console
-from rich.table import Table
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from rich.console import Console
+    from rich.table import Table
 
 SOURCES = ("paper", "fluid", "sim", "testbed")
 
@@ -45,7 +48,8 @@ class Row:
 class Reproduction:
     paper: str
     rows: list[Row] = field(default_factory=list)
-    columns: dict[str, dict] = field(default_factory=dict)  # source -> {"runs":…, "error":…, "notes":…}
+    columns: dict[str, dict] = field(default_factory=dict)  # source -> {"runs":…, "error":…, "notes":…, "setup":…}
+    traces: dict[str, dict] = field(default_factory=dict)   # source -> {figure: {algorithm: trace}} (not in JSON)
 
     def row(self, table: str, quantity: str, algorithm: str) -> Row:
         for r in self.rows:
@@ -63,27 +67,42 @@ class Reproduction:
         present = {s for r in self.rows for s in r.cells} | set(self.columns)
         return [s for s in SOURCES if s in present]
 
+    def shortened(self, source: str, table: str) -> bool:
+        """True when ``source`` ran ``table`` shorter than the paper (its cells carry a †)."""
+        return table in self.columns.get(source, {}).get("shortened", ())
+
+    def cell_text(self, r: Row, source: str) -> str:
+        if source not in r.cells:
+            return "unavailable" if self.columns.get(source, {}).get("error") else "—"
+        return r.cells[source].text() + (" †" if self.shortened(source, r.table) else "")
+
+    def setup_line(self, table: str) -> str:
+        """``sim: 5 runs × 100 s; kernel: …`` for the table (empty when nothing recorded)."""
+        parts = [f"{'kernel' if s == 'testbed' else s}: {self.columns[s]['setup'][table]}"
+                 for s in self.sources() if table in self.columns.get(s, {}).get("setup", {})]
+        return "; ".join(parts)
+
     def rich_tables(self) -> list[Table]:
+        from rich.table import Table
+
         out = []
         srcs = self.sources()
         for (table, quantity) in dict.fromkeys((r.table, r.quantity) for r in self.rows):
-            t = Table(title=f"{self.paper} — {table}: {quantity}")
+            t = Table(title=f"{self.paper} — {table}: {quantity}", caption=self.setup_line(table) or None)
             t.add_column("algorithm")
             for s in srcs:
                 t.add_column("kernel" if s == "testbed" else s, justify="right")
             for r in self.rows:
                 if (r.table, r.quantity) != (table, quantity):
                     continue
-                cells = []
-                for s in srcs:
-                    err = self.columns.get(s, {}).get("error")
-                    cells.append(r.cells[s].text() if s in r.cells else ("unavailable" if err else "—"))
-                t.add_row(r.algorithm, *cells)
+                t.add_row(r.algorithm, *(self.cell_text(r, s) for s in srcs))
             out.append(t)
         return out
 
     def print(self, console: Console | None = None) -> None:
-        console = console or Console()
+        if console is None:
+            from rich.console import Console
+            console = Console()
         for t in self.rich_tables():
             console.print(t)
         for s, meta in self.columns.items():
@@ -110,9 +129,10 @@ class Reproduction:
                       "|---" * (len(srcs) + 1) + "|"]
             for r in self.rows:
                 if (r.table, r.quantity) == (table, quantity):
-                    lines.append(f"| {r.algorithm} | " + " | ".join(
-                        r.cells[s].text() if s in r.cells else "—" for s in srcs) + " |")
+                    lines.append(f"| {r.algorithm} | " + " | ".join(self.cell_text(r, s) for s in srcs) + " |")
             lines.append("")
+            if self.setup_line(table):
+                lines += [f"Runs — {self.setup_line(table)}. † = shorter than the paper's experiment.", ""]
         for s, meta in self.columns.items():
             lines.append(f"- **{s}**: " + (f"unavailable — {meta['error']}" if meta.get("error") else meta.get("notes", "")))
         return "\n".join(lines) + "\n"

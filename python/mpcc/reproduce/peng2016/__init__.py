@@ -13,6 +13,7 @@ from pathlib import Path
 
 from ...errors import MpccError
 from ..table import Cell, Reproduction
+from .budget import BUDGETS, FULL, QUICK, Budget, setups  # noqa: F401
 from .fluid import fluid_column
 from .paper import (F3, PENG_COLUMNS, PENG_TABLE3, PENG_TABLE4, PENG_TABLE5, Q_F3, Q_T3_MP, Q_T3_SP, Q_T4,  # noqa: F401
                     Q_T5_CONV, Q_T5_SP, T3, T4, T5)
@@ -29,21 +30,23 @@ def paper_column(rep: Reproduction, algos) -> None:
     rep.columns["paper"] = {"notes": "Linux 3.11 + MPTCP v0.88, Dummynet, 20 runs (95 % CI margins)"}
 
 
-def sim_column(rep: Reproduction, algos, runs: int, seed: int, out: Path | None, progress: bool) -> None:
+def sim_column(rep: Reproduction, algos, budget: Budget, seed: int, out: Path | None, progress: bool) -> None:
     from . import sim as simp
 
-    _engine_column(rep, "sim", simp, algos, runs, seed, out, progress)
+    summary = simp.reproduce(algorithms=tuple(algos), runs=budget.sim_runs, fig3_runs=budget.fig3_sim_runs,
+                             seed=seed, out=(out / "sim") if out else None, progress=progress)
+    _engine_column(rep, "sim", summary, budget)
 
 
-def testbed_column(rep: Reproduction, algos, runs: int, seed: int, out: Path | None, progress: bool) -> None:
+def testbed_column(rep: Reproduction, algos, budget: Budget, seed: int, out: Path | None, progress: bool) -> None:
     from . import testbed as tbp
 
-    _engine_column(rep, "testbed", tbp, algos, runs, seed, out, progress)
+    summary = tbp.reproduce(algorithms=tuple(algos), budget=budget, seed=seed,
+                            out=(out / "testbed") if out else None, progress=progress)
+    _engine_column(rep, "testbed", summary, budget)
 
 
-def _engine_column(rep, source, mod, algos, runs, seed, out, progress) -> None:
-    summary = mod.reproduce(algorithms=tuple(algos), runs=runs, seed=seed,
-                            out=(out / source) if out else None, progress=progress)
+def _engine_column(rep: Reproduction, source: str, summary: dict, budget: Budget) -> None:
     for a, vals in summary["table3"].items():
         rep.put(source, T3, Q_T3_MP, a, Cell(*vals["mp"]))
         rep.put(source, T3, Q_T3_SP, a, Cell(*vals["sp"]))
@@ -55,24 +58,38 @@ def _engine_column(rep, source, mod, algos, runs, seed, out, progress) -> None:
         rep.put(source, T5, Q_T5_SP, a, Cell(*vals["sp_mbps"]))
     for a, vals in summary.get("fig3", {}).items():
         rep.put(source, F3, Q_F3, a, Cell(*vals["oscillation"]))
-    rep.columns[source] = {"runs": summary.get("runs", runs), "notes": summary.get("notes", "")}
+    setup = {t: v[source] for t, v in setups(budget).items()}
+    rep.columns[source] = {"runs": summary.get("runs"), "notes": summary.get("notes", ""), "budget": budget.name,
+                           "setup": {t: v["text"] for t, v in setup.items()},
+                           "shortened": [t for t, v in setup.items() if v["shortened"]]}
+    rep.traces[source] = summary.get("traces", {})
 
 
-def reproduce(engines, algos=PENG_COLUMNS, runs=20, kernel_runs=3, seed=1, out: Path | None = None,
-              progress=True, console=None) -> tuple[Reproduction, list[str]]:
-    """Run the requested engines; returns the reproduction and the list of engine errors."""
+def reproduce(engines, algos=PENG_COLUMNS, budget: Budget = QUICK, seed=1, out: Path | None = None,
+              progress=True, figures: bool = True) -> tuple[Reproduction, list[str]]:
+    """Run the requested engines with the run lengths of ``budget`` (:mod:`.budget`); returns the
+    reproduction and the list of engine errors. With ``out``: results.json/.md after every
+    column, and at the end the figures and REPORT.md (:mod:`.report`)."""
+    import time
+
     rep = Reproduction("Peng et al. 2016 (Balia)")
     paper_column(rep, algos)
     errors = []
     steps = {"fluid": lambda: fluid_column(rep, algos, out),
-             "sim": lambda: sim_column(rep, algos, runs, seed, out, progress),
-             "testbed": lambda: testbed_column(rep, algos, kernel_runs, seed, out, progress)}
+             "sim": lambda: sim_column(rep, algos, budget, seed, out, progress),
+             "testbed": lambda: testbed_column(rep, algos, budget, seed, out, progress)}
     for engine in engines:
+        start = time.monotonic()
         try:
             steps[engine]()
         except MpccError as e:
             rep.columns[engine] = {"error": str(e)}
             errors.append(f"{engine}: {e}")
+        rep.columns.setdefault(engine, {})["wall_s"] = round(time.monotonic() - start, 1)
         if out:
             rep.save(out)
+    if out and figures:
+        from .report import write_report
+
+        write_report(rep, out, budget)
     return rep, errors

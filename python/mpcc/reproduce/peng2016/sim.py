@@ -124,10 +124,10 @@ def convergence_time(run, *, route: int = 1, warmup_s: float = 10.0, sp_start_s:
     convergence time is the first time after ``sp_stop_s`` that this route's window reaches the
     reference, minus ``sp_stop_s`` (NaN if it never does). Returns (time, reference)."""
     t = run.timeseries["subflows"]
-    group = np.asarray(t.column("group").to_pylist(), dtype=object)
-    sel = (group == "mp") & (t.column("flow").to_numpy() == 0) & (t.column("route").to_numpy() == route)
-    time_s = t.column("time_s").to_numpy()[sel]
-    cwnd = t.column("cwnd_pkts").to_numpy()[sel]
+    group = np.asarray(t["group"], dtype=object)
+    sel = (group == "mp") & (t["flow"] == 0) & (t["route"] == route)
+    time_s = t["time_s"][sel]
+    cwnd = t["cwnd_pkts"][sel]
     ref = float(cwnd[(time_s >= warmup_s) & (time_s < sp_start_s)].mean())
     after = (time_s > sp_stop_s) & (cwnd >= ref)
     if not after.any():
@@ -149,13 +149,18 @@ def table5(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: in
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=sample_interval_s,
                       measure=(sp.start_s, sp.stop_s))
         conv = [convergence_time(r, sp_start_s=sp.start_s, sp_stop_s=sp.stop_s) for r in rs]
+        sf = rs[0].timeseries["subflows"]
+        m = (sf["group"] == "mp") & (sf["flow"] == 0) & (sf["route"] == 1)
+        grid = np.arange(0.0, s.duration_s, 0.1)
         times = [c[0] for c in conv]
         finite = [x for x in times if not math.isnan(x)]
         out[algo] = {"convergence_s": _mci(times), "convergence_max_s": max(finite) if finite else math.nan,
                      "not_converged": sum(math.isnan(x) for x in times),
                      "reference_cwnd": float(np.mean([c[1] for c in conv])),
                      "sp": _mci([r.result.groups["sp"].extra["total_mbps"] for r in rs]),
-                     "runs": runs, "paper": _paper("table5", algo)}
+                     "runs": runs, "paper": _paper("table5", algo),
+                     "trace": {"time_s": grid.round(3).tolist(),
+                               "cwnd": [np.interp(grid, sf["time_s"][m], sf["cwnd_pkts"][m]).round(2).tolist()]}}
     return out
 
 
@@ -174,9 +179,9 @@ def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int =
         trace = None
         for i, r in enumerate(rs):
             t = r.timeseries["subflows"]
-            time_s = t.column("time_s").to_numpy()
-            route = t.column("route").to_numpy()
-            cwnd = t.column("cwnd_pkts").to_numpy()
+            time_s = t["time_s"]
+            route = t["route"]
+            cwnd = t["cwnd_pkts"]
             t0, t1 = r.result.extra["measure_s"]
             n_routes = int(route.max()) + 1
             per = [cwnd[route == k] for k in range(n_routes)]
@@ -195,17 +200,19 @@ def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int =
 
 
 def reproduce(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed: int = 1,
-              out: Path | None = None, progress: bool = True, scheduler: Any = None) -> dict:
+              out: Path | None = None, progress: bool = True, scheduler: Any = None, fig3_runs: int = 5) -> dict:
     """Everything ``mpcc reproduce peng2016 --engine sim`` shows: table3/table4 {algo: {"mp"/"sp":
     (mean, ci95)}}, table5 {algo: {"convergence_s": (mean, ci95), "sp_mbps": (mean, ci95)}},
-    fig3 {algo | "reno (single path)": {"oscillation": (D_s mean, ci95)}}, plus "detail" (the
-    full dicts of :func:`table3` … :func:`fig3`). With ``out``, writes ``peng2016-sim.json`` and
-    the Fig. 3 cwnd traces as PNG."""
+    fig3 {algo | "reno (single path)": {"oscillation": (D_s mean, ci95)}}, "traces" (Fig. 3 and
+    Table V windows of the first run), plus "detail" (the full dicts of :func:`table3` …
+    :func:`fig3`). ``runs`` seeds per cell (Fig. 3: ``fig3_runs``). With ``out``, writes
+    ``peng2016-sim.json``."""
     algorithms = list(algorithms)
+    fig3_runs = min(runs, fig3_runs)
     t3 = table3(algorithms, runs=runs, seed=seed, scheduler=scheduler, progress=progress)
     t4 = table4(algorithms, runs=runs, seed=seed, scheduler=scheduler, progress=progress)
     t5 = table5(algorithms, runs=runs, seed=seed, scheduler=scheduler, progress=progress)
-    f3 = fig3(algorithms, runs=min(runs, 5), seed=seed, scheduler=scheduler, progress=progress)
+    f3 = fig3(algorithms, runs=fig3_runs, seed=seed, scheduler=scheduler, progress=progress)
     nan_none = lambda mc: tuple(None if (v is None or math.isnan(v)) else v for v in mc)  # noqa: E731
     longest = ", ".join(f"{a} {t5[a]['convergence_max_s']:.3g}" for a in algorithms)
     summary = {
@@ -213,8 +220,10 @@ def reproduce(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed:
         "table4": {a: {"mp": t4[a]["mp"]} for a in algorithms},
         "table5": {a: {"convergence_s": nan_none(t5[a]["convergence_s"]), "sp_mbps": t5[a]["sp"]} for a in algorithms},
         "fig3": {("reno (single path)" if a == "reno" else a): {"oscillation": v["ds"]} for a, v in f3.items()},
+        "traces": {"fig3": {("reno (single path)" if a == "reno" else a): v["trace"] for a, v in f3.items()},
+                   "table5": {a: t5[a]["trace"] for a in algorithms}},
         "runs": runs,
-        "notes": (f"packet-level simulator, {runs} runs (Fig. 3: {min(runs, 5)}), seeds {seed}…; 1 ms host "
+        "notes": (f"packet-level simulator, {runs} runs (Fig. 3: {fig3_runs}), seeds {seed}…; 1 ms host "
                   f"jitter (Dummynet tick); throughput counts 1500-byte wire packets; Table V: Linux 3.11 hosts "
                   f"(delayed ACKs, per-ACK window increase), mean ± CI of "
                   f"convergence (longest: {longest}); Fig. 3: empirical D_s (relative decrease of the total "
@@ -227,25 +236,7 @@ def reproduce(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 20, seed:
 
 
 def _write(out: Path, summary: dict) -> None:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
     from ...results import dumps
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "peng2016-sim.json").write_text(dumps(summary) + "\n")
-    f3 = summary["detail"]["fig3"]
-    fig, axes = plt.subplots(len(f3), 1, figsize=(8, 1.8 * len(f3)), sharex=True, squeeze=False)
-    for ax, (a, v) in zip(axes[:, 0], f3.items()):
-        tr = v["trace"]
-        for k, w in enumerate(tr["cwnd"]):
-            ax.plot(tr["time_s"], w, lw=0.7, label=f"route {k + 1}")
-        if len(tr["cwnd"]) > 1:
-            ax.plot(tr["time_s"], np.sum(tr["cwnd"], axis=0), lw=0.8, color="red", label="total")
-        ax.set_ylabel(f"{a}\ncwnd (pkts)", fontsize=8)
-        ax.legend(fontsize=6, loc="upper right")
-    axes[-1, 0].set_xlabel("time (s)")
-    fig.tight_layout()
-    fig.savefig(out / "fig3-sim.png", dpi=110)
-    plt.close(fig)

@@ -84,25 +84,43 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
 
 
 def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | None = None,
-           progress: bool = True) -> dict:
+           progress: bool = True, sp_s: tuple[float, float] = (40.0, 80.0),
+           reference_s: tuple[float, float] = (10.0, 40.0)) -> dict:
     """Responsiveness: one multipath flow on two 20 Mb/s, 10 ms links; 5 Reno flows on link 2
-    from 40 to 80 s. Measured: total Reno throughput over 40–80 s, and the convergence time —
-    the first time after 80 s that the multipath flow's window on path 2 reaches its average
-    before 40 s (paper footnote 2; "e.g. 60"). The run ends ``tail_s`` after 80 s (default 120 s: the
-    paper's 200 s run): a convergence slower than that is reported as NaN (≥ tail_s)."""
+    during ``sp_s`` (the paper: 40–80 s). Measured: total Reno throughput while they run, and the
+    convergence time — the first time after they leave that the multipath flow's window on path 2
+    reaches its average over ``reference_s`` (paper footnote 2; "e.g. 60"). The run ends ``tail_s``
+    after they leave (default 120 s: the paper's 200 s run): a convergence slower than that is
+    reported as NaN (≥ tail_s). Also returns a trace of that window (every 0.1 s)."""
     s0 = scen.load(SCENARIOS / "table5.toml")
-    end = 80.0 + tail_s
-    s0 = replace(s0, duration_s=end, groups=tuple(replace(g, stop_s=min(g.stop_s, end)) for g in s0.groups))
+    end = sp_s[1] + tail_s
+    s0 = replace(s0, duration_s=end, groups=tuple(
+        replace(g, start_s=sp_s[0], stop_s=sp_s[1]) if g.name == "sp" else replace(g, stop_s=min(g.stop_s, end))
+        for g in s0.groups))
     res = {}
     for a in _algos(algorithms):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=a),
                                      _sub(out, f"table5-{a}"), progress)
-        conv = [convergence_time(sm, before=(10.0, 40.0), after=80.0) for sm in sms]
+        conv = [convergence_time(sm, before=reference_s, after=sp_s[1]) for sm in sms]
         res[a] = {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
                   "convergence_per_run_s": conv,
-                  "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count}
-    res["setup"] = {"runs": runs, "duration_s": end, "note": "convergence: longest over runs, as the paper"}
+                  "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count,
+                  "trace": route_trace(sms[0], route=1, step_s=0.1)}
+    res["setup"] = {"runs": runs, "duration_s": end, "sp_s": list(sp_s), "reference_s": list(reference_s),
+                    "note": "convergence: longest over runs, as the paper"}
     return res
+
+
+def route_trace(sm: engine.Summary, route: int, step_s: float, group: str = "mp", flow: int = 0) -> dict:
+    """``{"time_s": [...], "cwnd": [[...]]}``: the window of one route, one sample per ``step_s``."""
+    sub = sm.subflows
+    t = np.asarray(sub["time_s"], dtype=float)
+    m = (np.asarray(sub["group"]) == group) & (np.asarray(sub["flow"]) == flow) & (np.asarray(sub["route"]) == route)
+    t, w = t[m], np.asarray(sub["cwnd_pkts"], dtype=float)[m]
+    if not len(t):
+        return {"time_s": [], "cwnd": [[]]}
+    grid = np.arange(t[0], t[-1], step_s)
+    return {"time_s": grid.round(3).tolist(), "cwnd": [np.interp(grid, t, w).round(2).tolist()]}
 
 
 def convergence_time(sm: engine.Summary, before: tuple[float, float], after: float,
@@ -148,7 +166,8 @@ def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5
     return {"algorithm": g.algorithm, "ds": oscillation_ds(cw, st), "aggregate_mean": float(agg.mean()),
             "aggregate_std": float(agg.std()), "aggregate_cv": float(agg.std() / agg.mean()),
             "routes": {int(k): {"mean": float(cw[i].mean()), "std": float(cw[i].std())} for i, k in enumerate(routes)},
-            "rate_mbps": g.rate_mbps, "duration_s": duration_s, "warmup_s": warmup_s}
+            "rate_mbps": g.rate_mbps, "duration_s": duration_s, "warmup_s": warmup_s,
+            "trace": {"time_s": times.tolist(), "cwnd": cw.tolist()}}
 
 
 def oscillation_ds(cwnd: np.ndarray, ssthresh: np.ndarray) -> float:
@@ -169,29 +188,41 @@ def oscillation_ds(cwnd: np.ndarray, ssthresh: np.ndarray) -> float:
     return float(np.mean(ds)) if ds else math.nan
 
 
-def reproduce(algorithms=ALGORITHMS, runs: int = 3, seed: int = 1, out: Path | None = None,
+def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | None = None,
               progress: bool = True) -> dict:
     """Everything ``mpcc reproduce peng2016 --engine testbed`` shows, in its format:
     table3/table4 {algo: {"mp"/"sp": (mean, ci95)}}, table5 {algo: {"convergence_s": (longest,
     None) or (None, None), "sp_mbps": (value, None)}}, fig3 {algo | "reno (single path)":
-    {"oscillation": (D_s, None)}}. Lengths: Tables III/IV ``runs`` × 40/30 s, Table V one run
-    of 200 s (Reno flows 40–80 s), Fig. 3 one 30 s run per algorithm."""
+    {"oscillation": (D_s, None)}}, and "traces" (Fig. 3 and Table V windows). Lengths: ``budget``
+    (:mod:`.budget`, default :data:`~.budget.QUICK`)."""
+    from .budget import QUICK
+
+    b = budget or QUICK
     algorithms = [a for a in algorithms]
-    t3 = table3(algorithms, runs=runs, out=out, progress=progress)
-    t4 = table4(algorithms, runs=runs, out=out, progress=progress)
-    t5 = table5(algorithms, runs=1, out=out, progress=progress)
-    f3 = {a: fig3(a, out=out, progress=progress, seed=seed) for a in [*algorithms, "reno"]}
+    t3 = table3(algorithms, runs=b.table3.runs, duration_s=b.table3.duration_s, warmup_s=b.table3.warmup_s,
+                out=out, progress=progress)
+    t4 = table4(algorithms, runs=b.table4.runs, duration_s=b.table4.duration_s, warmup_s=b.table4.warmup_s,
+                out=out, progress=progress)
+    t5 = table5(algorithms, runs=b.table5.runs, tail_s=b.table5.tail_s, sp_s=b.table5.sp_s,
+                reference_s=b.table5.reference_s, out=out, progress=progress)
+    f3 = {a: fig3(a, duration_s=b.fig3.duration_s, warmup_s=b.fig3.warmup_s, out=out, progress=progress, seed=seed)
+          for a in [*algorithms, "reno"]}
     conv = lambda v: (None if math.isnan(v) else v, None)  # noqa: E731
+    label = lambda a: "reno (single path)" if a == "reno" else a  # noqa: E731
     return {
         "table3": {a: {"mp": t3[a]["mp"], "sp": t3[a]["sp"]} for a in algorithms},
         "table4": {a: {"mp": t4[a]["mp"]} for a in algorithms},
         "table5": {a: {"convergence_s": conv(t5[a]["convergence_s"]), "sp_mbps": (t5[a]["sp_total_mbps"], None)}
                    for a in algorithms},
-        "fig3": {("reno (single path)" if a == "reno" else a): {"oscillation": (f3[a]["ds"], None)} for a in f3},
-        "runs": runs,
-        "notes": (f"Linux {__import__('os').uname().release} MPTCP + BPF struct_ops, linkem; Tables III/IV: "
-                  f"{runs} runs × 40/30 s (10/5 s warm-up); Table V: 1 run, 200 s; Fig. 3: 30 s, D_s from "
-                  "ssthresh changes sampled every 10 ms"),
+        "fig3": {label(a): {"oscillation": (f3[a]["ds"], None)} for a in f3},
+        "traces": {"fig3": {label(a): f3[a]["trace"] for a in f3},
+                   "table5": {a: t5[a]["trace"] for a in algorithms}},
+        "runs": b.table3.runs,
+        "notes": (f"Linux {__import__('os').uname().release} MPTCP + BPF struct_ops, linkem ({b.name} budget); "
+                  f"Tables III/IV: {b.table3.runs}/{b.table4.runs} runs × {b.table3.duration_s:g}/"
+                  f"{b.table4.duration_s:g} s ({b.table3.warmup_s:g}/{b.table4.warmup_s:g} s warm-up); Table V: "
+                  f"{b.table5.runs} run(s), {b.table5.duration_s:g} s, SP flows {b.table5.sp_s[0]:g}–{b.table5.sp_s[1]:g} s; "
+                  f"Fig. 3: {b.fig3.duration_s:g} s, D_s from ssthresh changes sampled every 10 ms"),
         "detail": {"table3": t3, "table4": t4, "table5": t5, "fig3": f3},
     }
 
