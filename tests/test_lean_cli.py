@@ -45,7 +45,8 @@ def test_sim_json_loads_no_plotting_arrow_dask_scipy_or_rich():
 
 
 def test_check_and_help_load_nothing_heavy():
-    assert _loaded("check", str(SMALL))["heavy"] == []
+    c = _loaded("check", str(SMALL))
+    assert c["heavy"] == [] and not c["numpy"] and "ok" in c["stdout"]
     h = _loaded("--help")
     assert h["heavy"] == [] and not h["numpy"] and "reproduce" in h["stdout"]
 

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays, total_rate
 
 
 def rate_ratio(w: np.ndarray, t: np.ndarray) -> np.ndarray:
     """α_r = max_k x_k / x_r with x = w/τ."""
+    import numpy as np
     x = w / t
     return np.max(x, axis=-1, keepdims=True) / x
 
@@ -32,6 +33,7 @@ def increase(w: np.ndarray, t: np.ndarray, alpha: np.ndarray) -> np.ndarray:
 
 def decrease_factor(alpha: np.ndarray) -> np.ndarray:
     """The factor min(α_r, 1.5) of eq. (2): D_r = w_r/2 · factor."""
+    import numpy as np
     return np.minimum(alpha, 1.5)
 
 

@@ -24,10 +24,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 
 def as_arrays(cwnd, rtt):
+    import numpy as np
     w = np.asarray(cwnd, dtype=float)
     t = np.broadcast_to(np.asarray(rtt, dtype=float), w.shape)
     return w, t
@@ -58,6 +59,7 @@ class Algorithm:
 
     def cwnd_after_loss(self, cwnd, rtt, **state) -> np.ndarray:
         """Window of every route after a loss on that route: max(w_r − D_r, min_cwnd)."""
+        import numpy as np
         w, t = as_arrays(cwnd, rtt)
         return np.maximum(w - self.on_loss(w, t, **state), self.min_cwnd(w.shape[-1]))
 
@@ -84,6 +86,7 @@ class Algorithm:
 # Small helpers over the route axis, shared by several algorithms.
 def total_rate(cwnd: np.ndarray, rtt: np.ndarray) -> np.ndarray:
     """Σ_k w_k/τ_k over the routes of a connection (keepdims for broadcasting)."""
+    import numpy as np
     return np.sum(cwnd / rtt, axis=-1, keepdims=True)
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays, halve
 
@@ -33,6 +33,7 @@ class Fast(Algorithm):
         return float(self.params.get("gamma", 0.5))
 
     def on_ack(self, cwnd, rtt, **state):
+        import numpy as np
         w, _ = as_arrays(cwnd, rtt)
         return np.zeros_like(w)
 
@@ -40,6 +41,7 @@ class Fast(Algorithm):
 
     def on_update(self, cwnd, rtt, base_rtt) -> np.ndarray:
         """New window after one periodic update (1)."""
+        import numpy as np
         w, t = as_arrays(cwnd, rtt)
         base = np.broadcast_to(np.asarray(base_rtt, dtype=float), w.shape)
         target = (1.0 - self.gamma) * w + self.gamma * (base / t * w + self.alpha)

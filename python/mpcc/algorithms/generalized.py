@@ -16,13 +16,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays, total_rate
 
 
 def lnorm(x: np.ndarray, n: float) -> np.ndarray:
     """‖x‖_n along the route axis (keepdims); n = inf gives the max."""
+    import numpy as np
     if math.isinf(n):
         return np.max(x, axis=-1, keepdims=True)
     return np.sum(x**n, axis=-1, keepdims=True) ** (1.0 / n)
@@ -45,6 +46,7 @@ class Generalized(Algorithm):
         return float(self.params.get("n", math.inf))
 
     def _gain(self, w, t):
+        import numpy as np
         x = w / t
         return 1.0 + self.eta * (np.max(x, axis=-1, keepdims=True) / x - 1.0)
 

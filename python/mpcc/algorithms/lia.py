@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays, halve, total_rate
 
@@ -21,6 +21,7 @@ class Lia(Algorithm):
     name = "lia"
 
     def on_ack(self, cwnd, rtt, **state):
+        import numpy as np
         w, t = as_arrays(cwnd, rtt)
         coupled = np.max(w / t**2, axis=-1, keepdims=True) / total_rate(w, t) ** 2
         return np.minimum(coupled, 1.0 / w)

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays
 
@@ -28,6 +28,7 @@ MTCP_VARIANTS = {
 
 
 def _capped(w: np.ndarray, cut: np.ndarray) -> np.ndarray:
+    import numpy as np
     return np.clip(np.minimum(cut, w - 1.0), 0.0, None)
 
 
@@ -36,10 +37,12 @@ class Mstcp(Algorithm):
     name = "mstcp"
 
     def on_ack(self, cwnd, rtt, **state):
+        import numpy as np
         w, _ = as_arrays(cwnd, rtt)
         return np.full_like(w, float(self.params.get("a", 0.03)))
 
     def on_loss(self, cwnd, rtt, **state):
+        import numpy as np
         w, _ = as_arrays(cwnd, rtt)
         b = float(self.params.get("b", 0.5))
         return _capped(w, b * np.sum(w, axis=-1, keepdims=True))
@@ -57,12 +60,14 @@ class Mtcp(Algorithm):
                 float(self.params.get("a", 1.0)), float(self.params.get("b", 0.5)))
 
     def on_ack(self, cwnd, rtt, **state):
+        import numpy as np
         w, _ = as_arrays(cwnd, rtt)
         alpha, _, a, _ = self._ab()
         total = np.sum(w, axis=-1, keepdims=True)
         return a / ((1.0 - alpha) * w + alpha * total)
 
     def on_loss(self, cwnd, rtt, **state):
+        import numpy as np
         w, _ = as_arrays(cwnd, rtt)
         _, beta, _, b = self._ab()
         total = np.sum(w, axis=-1, keepdims=True)

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import numpy as np
+# numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
 from .base import Algorithm, as_arrays, halve, total_rate
 
@@ -34,6 +34,7 @@ class Olia(Algorithm):
 
     @staticmethod
     def epsilon(cwnd, rtt, loss_interval) -> np.ndarray:
+        import numpy as np
         w, t = as_arrays(cwnd, rtt)
         ell = np.broadcast_to(np.asarray(loss_interval, dtype=float), w.shape)
         n = w.shape[-1]
@@ -49,6 +50,7 @@ class Olia(Algorithm):
         return eps
 
     def on_ack(self, cwnd, rtt, loss_interval=None, **state):
+        import numpy as np
         w, t = as_arrays(cwnd, rtt)
         if loss_interval is None:
             loss_interval = np.zeros_like(w)
