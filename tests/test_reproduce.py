@@ -47,3 +47,48 @@ def test_cli_bad_algorithm_is_one_line():
     p = subprocess.run([sys.executable, "-m", "mpcc.cli", "reproduce", "peng2016", "--engine", "fluid",
                         "--algorithms", "balia,nosuch"], capture_output=True, text=True)
     assert p.returncode == 2 and "nosuch" in p.stderr and "Traceback" not in p.stderr
+
+
+def test_quick_budget_marks_every_shortened_cell_and_full_matches_the_paper():
+    from mpcc.reproduce.peng2016.budget import FULL, QUICK, setups
+
+    quick, full = setups(QUICK), setups(FULL)
+    for t in (rp.T3, rp.T4, rp.T5):
+        assert quick[t]["sim"]["shortened"] and quick[t]["testbed"]["shortened"]
+        assert "paper: 20 runs" in quick[t]["testbed"]["text"]
+        assert not full[t]["sim"]["shortened"] and not full[t]["testbed"]["shortened"]
+    # Table V on the kernel: SP flows inside the run, convergence observed after they leave
+    assert QUICK.table5.reference_s[1] <= QUICK.table5.sp_s[0] < QUICK.table5.sp_s[1] < QUICK.table5.duration_s
+    # the quick kernel column runs (traffic only) well under ten minutes for the paper's six algorithms
+    assert QUICK.kernel_seconds(6) < 480 and FULL.kernel_seconds(6) > 3600
+
+
+def test_shortened_cells_carry_a_dagger_and_the_table_says_why(tmp_path):
+    from mpcc.reproduce.peng2016.budget import QUICK
+
+    rep, _ = rp.reproduce(["fluid"], ("ewtcp",), budget=QUICK, out=None, progress=False)
+    rp._engine_column(rep, "sim", {"table3": {"ewtcp": {"mp": (2.9, 0.01), "sp": (1.0, 0.01)}},
+                                   "table4": {}, "table5": {}, "fig3": {}}, QUICK)
+    md = rep.markdown()
+    assert "| ewtcp | 2.75 ± 0.005 | 3 | 2.9 ± 0.01 † |" in md
+    assert "sim: 5 runs × 100 s; paper: 20 runs × 100 s" in md
+
+
+def test_report_has_a_figure_per_table(tmp_path):
+    rep, errors = rp.reproduce(["fluid"], ("ewtcp", "balia"), out=tmp_path, progress=False)
+    report = (tmp_path / "REPORT.md").read_text()
+    for stem in ("table3", "table4", "table5", "fig3-oscillation"):
+        assert f"](figures/{stem}.png)" in report
+        assert (tmp_path / "figures" / f"{stem}.png").stat().st_size > 10_000
+        assert (tmp_path / "figures" / f"{stem}.svg").exists()
+    assert "window traces" not in report  # the fluid model has no window traces to show
+
+
+def test_index_report_embeds_every_png(tmp_path):
+    from mpcc.reproduce.index import write_index
+
+    for name in ("fig3.png", "fig10.png", "summary.json"):
+        (tmp_path / name).write_bytes(b"x")
+    text = write_index(tmp_path, "T", "intro", {"fig3": "caption three"}).read_text()
+    assert "![fig10](fig10.png)" in text and "![fig3](fig3.png)\n\ncaption three" in text
+    assert "[`summary.json`](summary.json)" in text

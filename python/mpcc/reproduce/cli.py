@@ -78,6 +78,12 @@ def jiang2011(ctx, out_dir, quick, fmt):
     from ..mtc.cli import figures_cmd
 
     ctx.invoke(figures_cmd, out_dir=out_dir, quick=quick, fmt=fmt)
+    from .index import write_index
+
+    path = write_index(out_dir, "Jiang, Cai, Towsley (2011): reproduction report",
+                       "Figures 3–13 of the report (file names follow its figure numbers); "
+                       "see docs/mtc.md for what each shows and how it compares with the report.")
+    click.echo(f"wrote {path} (open it first)")
 
 
 @command.command("tang2010")
@@ -108,3 +114,10 @@ def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet):
                    scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False, w="calibrate")
         ctx.invoke(example2_cmd, runs=runs2, duration=None, workers=workers,
                    scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)
+    from .index import write_index
+
+    path = write_index(out_dir, "Tang, Wei, Low, Chiang (2010): reproduction report",
+                       "Examples 3 and 4 (multiple equilibria, Algorithm 1, 1000 random trials) and, unless "
+                       "--no-packet, the packet-level Examples 1 and 2; file names follow the paper's figure "
+                       "numbers. See docs/hetero.md for the comparison with the paper.")
+    click.echo(f"wrote {path} (open it first)")
