@@ -92,3 +92,12 @@ def test_index_report_embeds_every_png(tmp_path):
     text = write_index(tmp_path, "T", "intro", {"fig3": "caption three"}).read_text()
     assert "![fig10](fig10.png)" in text and "![fig3](fig3.png)\n\ncaption three" in text
     assert "[`summary.json`](summary.json)" in text
+
+
+def test_report_redraws_from_saved_files(tmp_path):
+    from mpcc.reproduce.peng2016.report import redraw
+
+    rep, _ = rp.reproduce(["fluid"], ("ewtcp",), out=tmp_path, progress=False)
+    (tmp_path / "REPORT.md").unlink()
+    text = redraw(tmp_path).read_text()
+    assert "| ewtcp | 2.75 ± 0.005 | 3 |" in text and "](figures/table3.png)" in text

@@ -116,6 +116,15 @@ class Reproduction:
                 "rows": [{"table": r.table, "quantity": r.quantity, "algorithm": r.algorithm,
                           "cells": {k: asdict(v) for k, v in r.cells.items()}} for r in self.rows]}
 
+    @classmethod
+    def from_dict(cls, d: dict) -> "Reproduction":
+        """The inverse of :meth:`to_dict` (e.g. a saved results.json)."""
+        rep = cls(d["paper"], columns=dict(d.get("columns", {})))
+        for r in d.get("rows", []):
+            for source, c in r["cells"].items():
+                rep.put(source, r["table"], r["quantity"], r["algorithm"], Cell(**c))
+        return rep
+
     def to_json(self, indent: int | None = 2) -> str:
         """JSON of :meth:`to_dict` (NaN and infinities as null)."""
         return json.dumps(_clean(self.to_dict()), indent=indent)

@@ -71,6 +71,18 @@ def write_report(rep: Reproduction, out: Path, budget: Budget) -> Path:
     return path
 
 
+def redraw(out: Path) -> Path:
+    """Rewrite ``out/REPORT.md`` and its figures from the saved results.json and traces.json."""
+    from .budget import BUDGETS, QUICK
+
+    out = Path(out)
+    rep = Reproduction.from_dict(json.loads((out / "results.json").read_text()))
+    traces = out / "traces.json"
+    rep.traces = json.loads(traces.read_text()) if traces.exists() else {}
+    names = {m.get("budget") for m in rep.columns.values()} - {None}
+    return write_report(rep, out, BUDGETS.get(names.pop(), QUICK) if len(names) == 1 else QUICK)
+
+
 def _table_markdown(rep: Reproduction, table: str) -> list[str]:
     srcs = rep.sources()
     lines = []
