@@ -35,7 +35,9 @@ def table_bars(rep: Reproduction, table: str, out_dir: Path, stem: str) -> list[
     whiskers = 95 % CI; a hatched bar is a shortened run (†), a missing value is marked "n/a"."""
     plt = _plt()
     quantities = list(dict.fromkeys(r.quantity for r in rep.rows if r.table == table))
-    srcs = rep.sources()
+    # sources with a value in this table, or whose engine failed (shown as n/a)
+    srcs = [s for s in rep.sources() if rep.columns.get(s, {}).get("error")
+            or any(s in r.cells for r in rep.rows if r.table == table)]
     fig, axes = plt.subplots(len(quantities), 1, figsize=(9, 3.4 * len(quantities)), squeeze=False)
     for ax, q in zip(axes[:, 0], quantities):
         rows = [r for r in rep.rows if (r.table, r.quantity) == (table, q)]
@@ -70,11 +72,13 @@ def table_bars(rep: Reproduction, table: str, out_dir: Path, stem: str) -> list[
 
 def traces_side_by_side(traces: dict[str, dict], out_dir: Path, stem: str, title: str, *, total: bool,
                         span_s: float | None = None, shade: dict[str, tuple[float, float]] | None = None,
+                        reference: dict[str, tuple[float, float]] | None = None,
                         ylabel: str = "cwnd (pkts)") -> list[Path] | None:
     """``traces``: ``{source: {algorithm: {"time_s": [...], "cwnd": [[route 1], [route 2], …]}}}``.
     A row per algorithm, a column per source; the routes' windows and (``total``) their sum in
     red, as in Peng et al. Figs. 3–4. ``span_s`` keeps the first seconds of each trace; ``shade``
-    ``{source: (t0, t1)}`` marks an interval (e.g. when the single-path flows run)."""
+    ``{source: (t0, t1)}`` marks an interval (e.g. when the single-path flows run); ``reference``
+    ``{source: (t0, t1)}`` draws the first route's mean window over that interval, dashed."""
     srcs = [s for s in STYLE if traces.get(s)]
     if not srcs:
         return None
@@ -83,7 +87,7 @@ def traces_side_by_side(traces: dict[str, dict], out_dir: Path, stem: str, title
     fig, axes = plt.subplots(len(algos), len(srcs), figsize=(max(5.2 * len(srcs), 8.0), 1.5 * len(algos) + 1.0),
                              squeeze=False, sharex="col")
     for j, s in enumerate(srcs):
-        axes[0, j].set_title(STYLE[s][1], fontsize=10)
+        axes[0, j].set_title(STYLE[s][1], fontsize=10, loc="left")
         for i, a in enumerate(algos):
             ax = axes[i, j]
             tr = traces[s].get(a)
@@ -101,11 +105,16 @@ def traces_side_by_side(traces: dict[str, dict], out_dir: Path, stem: str, title
                 ax.plot(t[keep], np.sum(ws, axis=0), lw=0.8, color="red", label="total")
             if shade and s in shade:
                 ax.axvspan(*shade[s], color="0.85", lw=0, label="SP flows present")
+            if reference and s in reference:
+                m = (t >= reference[s][0]) & (t < reference[s][1])
+                if m.any():
+                    ax.axhline(float(np.mean(np.asarray(tr["cwnd"][0], dtype=float)[m])), color="black", ls="--",
+                               lw=0.7, label="reference (mean before)")
             ax.set_ylabel(f"{a}\n{ylabel}", fontsize=7)
             ax.tick_params(labelsize=7)
             ax.set_ylim(bottom=0)
-            if i == 0:
-                ax.legend(fontsize=6, loc="upper right", ncol=4)
+            if i == 0:  # above the first panel, beside the column title: never over the data
+                ax.legend(fontsize=6, loc="lower right", bbox_to_anchor=(1.0, 1.0), ncol=4, frameon=False)
         axes[-1, j].set_xlabel("time (s)", fontsize=8)
     fig.suptitle(title, fontsize=10)
     fig.tight_layout()

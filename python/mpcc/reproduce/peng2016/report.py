@@ -56,13 +56,14 @@ def write_report(rep: Reproduction, out: Path, budget: Budget) -> Path:
     if any(traces.values()):
         traces_side_by_side(traces, figs, "table5-traces", "Table V: window of the multipath flow's route 2\n"
                             "(grey: 5 Reno flows share link 2)", total=False,
-                            shade={"sim": sim_shade, "testbed": kern_shade})
+                            shade={"sim": sim_shade, "testbed": kern_shade},
+                            reference={"sim": (10.0, 40.0), "testbed": tuple(budget.table5.reference_s)})
         lines += ["## Table V window traces (simulator | kernel)", "",
                   "![Table V traces](figures/table5-traces.png)", "",
                   f"Simulator: the paper's timing (Reno flows 40–80 s); kernel: Reno flows "
                   f"{kern_shade[0]:g}–{kern_shade[1]:g} s ({budget.name} budget). "
                   "Convergence time = first time after the Reno flows leave that this window "
-                  "reaches its mean before they came (paper footnote 2).", ""]
+                  "reaches its mean before they came (dashed; paper footnote 2).", ""]
     lines += ["## Files", "", "- `results.md`, `results.json`: the tables",
               "- `figures/`: every figure as PNG and SVG", "- `sim/`, `testbed/`: per-engine details and time series",
               "- `traces.json`: the traces drawn above", ""]
