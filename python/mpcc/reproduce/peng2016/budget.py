@@ -6,7 +6,7 @@ take hours. Two budgets:
 
 * :data:`QUICK` (the default, ``make reproduce``): every engine, every table, in about ten
   minutes on a 2-core machine — 5 simulator seeds per cell at the paper's lengths, and one
-  short kernel run per cell (Table V scaled down: the single-path flows join for 10 s and the
+  short kernel run per cell (Table V scaled down: the single-path flows join for 8 s and the
   convergence time is observed for 10 s).
 * :data:`FULL` (``--full``, ``make reproduce FULL=1``): the paper's 20 runs at the paper's lengths.
 
@@ -60,8 +60,8 @@ class Budget:
 
 
 #: ``make reproduce``: about ten minutes in all on a 2-core machine.
-QUICK = Budget("quick", 5, 3, KernelRun(1, 15.0, 5.0), KernelRun(1, 12.0, 2.0),
-               Table5Run(1, (3.0, 8.0), (8.0, 18.0), 10.0), KernelRun(1, 10.0, 2.0))
+QUICK = Budget("quick", 5, 3, KernelRun(1, 12.0, 4.0), KernelRun(1, 10.0, 2.0),
+               Table5Run(1, (3.0, 8.0), (8.0, 16.0), 10.0), KernelRun(1, 8.0, 2.0))
 
 #: ``make reproduce FULL=1``: the paper's lengths (the kernel column runs 13.5 h of traffic).
 FULL = Budget("full", 20, 5, KernelRun(20, 100.0, 10.0), KernelRun(20, 100.0, 10.0),
