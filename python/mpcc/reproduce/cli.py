@@ -31,7 +31,8 @@ def command():
 @click.option("--algorithms", default=",".join(PENG_COLUMNS), show_default=True,
               help="Comma-separated algorithms (the paper's columns).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Directory for results.json, results.md, Parquet time series and plots.")
+              help="Directory for REPORT.md (open it first), figures/ (PNG + SVG), results.json/.md and "
+                   "per-engine time series.")
 @click.option("--json", "as_json", is_flag=True, help="Print the comparison as JSON.")
 @click.option("--no-progress", is_flag=True)
 def peng2016(engines, full, runs, kernel_runs, seed, algorithms, out, as_json, no_progress):
