@@ -57,26 +57,30 @@ def peak_rss_mb(cmd: list[str]) -> float:
     return int(out.stdout.strip()) / 1024.0
 
 
-def wall_hyperfine(cmds: list[list[str]], runs: int) -> list[float]:
+def wall_hyperfine(cmds: list[list[str]], runs: int) -> list[tuple[float, float]]:
+    """(median wall, mean user + system CPU) per command."""
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         path = f.name
     try:
         quoted = [" ".join(subprocess.list2cmdline([c]) for c in cmd) for cmd in cmds]
         subprocess.run(["hyperfine", "-N", "-w", "1", "-r", str(runs), "--export-json", path, *quoted],
                        check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        return [r["median"] for r in json.loads(Path(path).read_text())["results"]]
+        return [(r["median"], r["user"] + r["system"]) for r in json.loads(Path(path).read_text())["results"]]
     finally:
         os.unlink(path)
 
 
-def wall_loop(cmd: list[str], runs: int) -> float:
+def wall_loop(cmd: list[str], runs: int) -> tuple[float, float]:
     subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # warm-up
-    times = []
+    times, cpu = [], []
     for _ in range(runs):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
         subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
         times.append(time.perf_counter() - t)
-    return statistics.median(times)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return statistics.median(times), statistics.mean(cpu)
 
 
 def main() -> None:
@@ -96,11 +100,12 @@ def main() -> None:
              f"Load average before/after: {' '.join(f'{x:.2f}' for x in load_before)} / "
              f"{' '.join(f'{x:.2f}' for x in load_after)} (the machine is shared: other jobs were running).", "",
              f"Wall: median of {args.runs} runs ({tool}{', -N, 1 warm-up' if tool == 'hyperfine' else ''}); "
+             "CPU: mean user + system time (less sensitive to the other jobs than wall); "
              f"peak RSS: median of {args.runs} runs (getrusage of the child). "
              "Reproduce: `.venv/bin/python bench/cli/run.py --runs 7 --write`.", "",
-             "| command | wall (s) | peak RSS (MB) |", "|---|---:|---:|"]
-    for (name, _), w, r in zip(COMMANDS, walls, rss):
-        lines.append(f"| {name} | {w:.3f} | {r:.1f} |")
+             "| command | wall (s) | CPU (s) | peak RSS (MB) |", "|---|---:|---:|---:|"]
+    for (name, _), (w, c), r in zip(COMMANDS, walls, rss):
+        lines.append(f"| {name} | {w:.3f} | {c:.3f} | {r:.1f} |")
     lines += ["", "Targets (issue 16): `mpcc --help` and `mpcc check` ≤ 0.2 s; a small `mpcc sim --json` ≤ 50 MB peak. "
               "`sim --json` imports neither matplotlib, pyarrow, dask, scipy nor rich "
               "(tests/test_lean_cli.py checks `sys.modules`).", ""]
