@@ -28,14 +28,16 @@ def write_report(rep: Reproduction, out: Path, budget: Budget) -> Path:
              + ("the default: every engine in about ten minutes; `make reproduce FULL=1` runs the paper's lengths"
                 if budget.name == "quick" else "the paper's run lengths") + "). "
              "Cells marked † ran fewer or shorter experiments than the paper; each table says how many.", "",
-             "| engine | wall time | setup |", "|---|---|---|"]
+             "| engine | wall time | what it ran |", "|---|---|---|"]
     for s, meta in rep.columns.items():
         if s == "paper":
             continue
         status = f"unavailable — {meta['error']}" if meta.get("error") else meta.get("notes", "")
         wall = f"{meta['wall_s']:.0f} s" if "wall_s" in meta else "—"
         lines.append(f"| {'kernel' if s == 'testbed' else s} | {wall} | {status} |")
-    lines += ["", f"Paper: {rep.columns.get('paper', {}).get('notes', '')}.", ""]
+    total = sum(m.get("wall_s", 0.0) for m in rep.columns.values())
+    lines += ["", f"Total: {total:.0f} s ({total / 60:.1f} min) for the engines, figures not included. "
+              f"Paper: {rep.columns.get('paper', {}).get('notes', '')}.", ""]
     tables = list(dict.fromkeys(r.table for r in rep.rows))
     for t in tables:
         stem = _STEMS.get(t, t.lower().replace(" ", "").replace(".", ""))
