@@ -30,6 +30,14 @@ def _finite(v) -> bool:
     return v is not None and not (isinstance(v, float) and (math.isnan(v) or math.isinf(v)))
 
 
+def _missing(cell) -> str:
+    """Short label of a cell without a value: "> 10 s" (not reached within 10 s), "no model", "n/a"."""
+    note = cell.note if cell is not None else ""
+    if note.startswith("not reached in "):
+        return "> " + note[len("not reached in "):]
+    return {"no fluid model": "no model", "not reached": "not reached"}.get(note, "n/a")
+
+
 def table_bars(rep: Reproduction, table: str, out_dir: Path, stem: str) -> list[Path]:
     """One panel per quantity of ``table``: a group of bars per algorithm, one bar per source,
     whiskers = 95 % CI; a hatched bar is a shortened run (†), a missing value is marked "n/a"."""
@@ -51,7 +59,7 @@ def table_bars(rep: Reproduction, table: str, out_dir: Path, stem: str) -> list[
             for x, r in zip(xs, rows):
                 c = r.cells.get(s)
                 if c is None or not _finite(c.value):
-                    ax.text(x, 0.02 * top, "n/a", rotation=90, ha="center", va="bottom", fontsize=7, color=color)
+                    ax.text(x, 0.02 * top, _missing(c), rotation=90, ha="center", va="bottom", fontsize=7, color=color)
                     continue
                 err = c.ci95 if _finite(c.ci95) else None
                 ax.bar(x, c.value, width, color=color, hatch="//" if short else None, edgecolor="white",
