@@ -103,13 +103,14 @@ def test_fully_coupled_is_flappier_and_more_subflows_reduce_it():
 
 
 def test_trace_from_subflows_table():
-    import pyarrow as pa
+    from mpcc.sim.timeseries import Frame
 
     # two flows × two routes, rows in arbitrary order; flow 1's route 0 misses t = 0.2
     rows = [(0.1, 0, 0, 5.0), (0.1, 0, 1, 6.0), (0.2, 0, 1, 7.0), (0.2, 0, 0, 8.0), (0.1, 1, 0, 1.0),
             (0.3, 0, 0, 9.0), (0.3, 0, 1, 10.0), (0.1, 1, 1, 2.0), (0.2, 1, 1, 3.0)]
-    tab = pa.table({"time_s": [r[0] for r in rows], "group": ["mtc"] * len(rows), "flow": [r[1] for r in rows],
-                    "route": [r[2] for r in rows], "cwnd_pkts": [r[3] for r in rows]})
+    tab = Frame({"time_s": np.array([r[0] for r in rows]), "group": np.array(["mtc"] * len(rows), dtype=object),
+                 "flow": np.array([r[1] for r in rows]), "route": np.array([r[2] for r in rows]),
+                 "cwnd_pkts": np.array([r[3] for r in rows])})
     t, w = fl.trace_from_subflows_table(tab, group="mtc", flow=0)
     assert np.allclose(t, [0.1, 0.2, 0.3]) and np.allclose(w, [[5, 6], [8, 7], [9, 10]])
     t, w = fl.trace_from_subflows_table(tab, flow=1)

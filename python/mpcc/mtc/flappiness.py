@@ -206,7 +206,7 @@ def compare(subflows=(2, 3, 4), loss: float = 0.005, rtt: float = 0.1, rounds: i
 
 # --- packet-level traces (mpcc.sim) -------------------------------------------------------------
 def trace_from_subflows_table(table, group: str | None = None, flow: int = 0):
-    """(t[T], cwnd[T, n]) of one flow from a ``subflows`` time-series table of :mod:`mpcc.sim`
+    """(t[T], cwnd[T, n]) of one flow from a ``subflows`` time-series frame of :mod:`mpcc.sim`
     (columns time_s, group, flow, route, cwnd_pkts). Times where not every route has a sample
     are dropped."""
     t = np.asarray(table["time_s"], float)
