@@ -92,6 +92,7 @@ def test_index_report_embeds_every_png(tmp_path):
     text = write_index(tmp_path, "T", "intro", {"fig3": "caption three"}).read_text()
     assert "![fig10](fig10.png)" in text and "![fig3](fig3.png)\n\ncaption three" in text
     assert "[`summary.json`](summary.json)" in text
+    assert text.index("fig3.png") < text.index("fig10.png")  # figure numbers in order
 
 
 def test_report_redraws_from_saved_files(tmp_path):

@@ -1,10 +1,16 @@
 """``REPORT.md`` for reproductions whose runners write figures into one directory
-(``mpcc reproduce tang2010``, ``jiang2011``): every PNG of the directory, in name order, under
+(``mpcc reproduce tang2010``, ``jiang2011``): every PNG of the directory, in name order (fig3 before fig10), under
 a heading, with the Markdown/JSON summaries listed — the file to open first."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
+
+
+def _natural(p: Path) -> list:
+    """fig3 before fig10."""
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", p.stem)]
 
 
 def write_index(out_dir: str | Path, title: str, intro: str, captions: dict[str, str] | None = None) -> Path:
@@ -13,7 +19,7 @@ def write_index(out_dir: str | Path, title: str, intro: str, captions: dict[str,
     out = Path(out_dir)
     captions = captions or {}
     lines = [f"# {title}", "", intro, ""]
-    pngs = sorted(out.glob("*.png"))
+    pngs = sorted(out.glob("*.png"), key=_natural)
     if not pngs:
         lines += ["No figures were written (see the command's output).", ""]
     for p in pngs:
