@@ -122,9 +122,9 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
         t0, t1 = res.extra["measure_s"]
         sub = sr.timeseries["subflows"]
         lk = sr.timeseries["links"]
-        ts, grp = sub.column("time_s").to_numpy(), np.asarray(sub.column("group").to_pylist(), dtype=object)
-        route, cwnd, srtt = sub.column("route").to_numpy(), sub.column("cwnd_pkts").to_numpy(), sub.column("srtt_s").to_numpy()
-        lt, lname, lq = lk.column("time_s").to_numpy(), np.asarray(lk.column("link").to_pylist(), dtype=object), lk.column("queue_pkts").to_numpy()
+        ts, grp = sub["time_s"], sub["group"]
+        route, cwnd, srtt = sub["route"], sub["cwnd_pkts"], sub["srtt_s"]
+        lt, lname, lq = lk["time_s"], lk["link"], lk["queue_pkts"]
         queue_s = {}
         for l in s.links:
             m = lname == l.name

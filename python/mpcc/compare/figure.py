@@ -28,10 +28,11 @@ def subflow_table(c) -> pa.Table | None:
             for sr in r.detail:
                 t = sr.timeseries["subflows"]
                 parts.append(pa.table({"engine": [e] * t.num_rows, "seed": [sr.seed] * t.num_rows,
-                                       "time_s": t.column("time_s"), "group": t.column("group").cast(pa.string()),
-                                       "flow": t.column("flow").cast(pa.int64()), "route": t.column("route").cast(pa.int64()),
-                                       "cwnd_pkts": t.column("cwnd_pkts").cast(pa.float64()),
-                                       "srtt_s": t.column("srtt_s"), "rate_mbps": t.column("rate_mbps")}))
+                                       "time_s": pa.array(t["time_s"], pa.float64()), "group": pa.array(t["group"], pa.string()),
+                                       "flow": pa.array(t["flow"], pa.int64()), "route": pa.array(t["route"], pa.int64()),
+                                       "cwnd_pkts": pa.array(t["cwnd_pkts"], pa.float64()),
+                                       "srtt_s": pa.array(t["srtt_s"], pa.float64()),
+                                       "rate_mbps": pa.array(t["rate_mbps"], pa.float64())}))
         else:
             for i, sm in enumerate(r.detail["summaries"]):
                 s = sm.subflows
@@ -54,8 +55,8 @@ def link_table(c) -> pa.Table | None:
             for sr in r.detail:
                 t = sr.timeseries["links"]
                 parts.append(pa.table({"engine": [e] * t.num_rows, "seed": [sr.seed] * t.num_rows,
-                                       "time_s": t.column("time_s"), "link": t.column("link").cast(pa.string()),
-                                       "queue_pkts": t.column("queue_pkts").cast(pa.float64())}))
+                                       "time_s": pa.array(t["time_s"], pa.float64()), "link": pa.array(t["link"], pa.string()),
+                                       "queue_pkts": pa.array(t["queue_pkts"], pa.float64())}))
         else:
             for i, sm in enumerate(r.detail["summaries"]):
                 s = sm.links_ts
