@@ -22,6 +22,12 @@ pub struct Config {
     pub background: Vec<BackgroundCfg>,
     #[serde(default)]
     pub options: Options,
+    /// Event budget of the run (default: from the scenario, see `sim::budget`).
+    #[serde(default)]
+    pub max_events: Option<u64>,
+    /// Memory budget of the run, MiB (default `sim::budget::DEFAULT_MAX_MEMORY_MB`).
+    #[serde(default)]
+    pub max_memory_mb: Option<f64>,
 }
 
 fn d_packet_bytes() -> u32 {
@@ -51,6 +57,20 @@ pub struct RedCfg {
     pub weight: f64,
     #[serde(default = "d_true")]
     pub gentle: bool,
+}
+
+impl RedCfg {
+    /// The shared queue model's parameters.
+    pub fn to_queue(&self) -> mpcc_queue::RedParams {
+        mpcc_queue::RedParams {
+            min_th: self.min_th,
+            max_th: self.max_th,
+            max_p: self.max_p,
+            weight: self.weight,
+            gentle: self.gentle,
+            ecn: self.ecn,
+        }
+    }
 }
 
 fn d_weight() -> f64 {
@@ -129,7 +149,76 @@ impl Default for Options {
     }
 }
 
-/// Parse a JSON run description.
+/// Parse a JSON run description. Errors name the field (`groups[0].count: ...`), so that the
+/// Python layer can report the scenario field behind them.
 pub fn parse(json: &str) -> Result<Config, String> {
-    serde_json::from_str(json).map_err(|e| e.to_string())
+    let v: Value = serde_json::from_str(json).map_err(|e| format!("bad simulator config: {e}"))?;
+    check_integers(&v)?;
+    serde_json::from_value(v).map_err(|e| format!("bad simulator config: {e}"))
+}
+
+/// The integer fields and their ranges, checked before serde (whose errors name no field).
+fn check_integers(v: &Value) -> Result<(), String> {
+    let int = |x: &Value, field: String, max: u64| -> Result<(), String> {
+        match x.as_u64() {
+            Some(n) if n <= max => Ok(()),
+            _ => Err(format!("{field}: {x} is not a whole number from 0 to {max}")),
+        }
+    };
+    let arr = |x: Option<&Value>| x.and_then(|a| a.as_array()).cloned().unwrap_or_default();
+    let u32m = u32::MAX as u64;
+    if let Some(x) = v.get("packet_bytes") {
+        int(x, "packet_bytes".into(), 65_535)?;
+    }
+    if let Some(x) = v.get("seed") {
+        int(x, "seed".into(), u64::MAX)?;
+    }
+    if let Some(x) = v.get("max_events") {
+        int(x, "max_events".into(), u64::MAX)?;
+    }
+    for (i, l) in arr(v.get("links")).iter().enumerate() {
+        if let Some(x) = l.get("buffer_pkts") {
+            int(x, format!("links[{i}].buffer_pkts"), u32m)?;
+        }
+    }
+    for (i, g) in arr(v.get("groups")).iter().enumerate() {
+        if let Some(x) = g.get("count") {
+            int(x, format!("groups[{i}].count"), u32m)?;
+        }
+        for (j, p) in arr(g.get("paths")).iter().enumerate() {
+            for (k, x) in arr(Some(p)).iter().enumerate() {
+                int(x, format!("groups[{i}].paths[{j}][{k}]"), u32m)?;
+            }
+        }
+    }
+    for (i, b) in arr(v.get("background")).iter().enumerate() {
+        for (k, x) in arr(b.get("path")).iter().enumerate() {
+            int(x, format!("background[{i}].path[{k}]"), u32m)?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse;
+
+    /// Integers out of range name their field instead of serde's "expected u32 at line 1 column N".
+    #[test]
+    fn integer_errors_name_the_field() {
+        let cfg = |count: &str| {
+            format!(
+                r#"{{"duration_s": 1, "measure": [0, 1],
+                "links": [{{"capacity_mbps": 10, "delay_ms": 1, "buffer_pkts": 10}}],
+                "groups": [{{"algorithm": "reno", "count": {count}, "paths": [[0]], "stop_s": 1}}]}}"#
+            )
+        };
+        let e = parse(&cfg("1000000000000")).err().unwrap();
+        assert!(e.starts_with("groups[0].count: 1000000000000"), "{e}");
+        assert!(parse(&cfg("-1")).err().unwrap().starts_with("groups[0].count:"));
+        assert!(parse(&cfg("2.5")).err().unwrap().starts_with("groups[0].count:"));
+        assert!(parse(&cfg("3")).is_ok());
+        let e = parse(&cfg("3").replace("[[0]]", "[[4294967296]]")).err().unwrap();
+        assert!(e.starts_with("groups[0].paths[0][0]:"), "{e}");
+    }
 }

@@ -5,4 +5,4 @@ pub mod rng;
 pub mod sim;
 
 pub use config::Config;
-pub use sim::{run_json, Output, Sim};
+pub use sim::{run_json, Budget, Output, Sim};

@@ -81,7 +81,9 @@ fn all_vectors() {
                 after[r]
             );
             if let Some(upd) = case.get("update") {
-                let u = algo.fast().expect("update only for fast").on_update(&sf, r);
+                let u = algo
+                    .periodic_window(&sf, r)
+                    .expect("update only for periodic algorithms");
                 let want = floats(upd)[r];
                 assert!(close(u, want), "{id} route {r}: update {u} != {want}");
             }
@@ -107,8 +109,12 @@ fn fast_alpha_adaptation_moves_toward_target() {
     // Algorithm 2 of Tang et al. with α₀ = 50, w = 125 s, δ = 0.1.
     let mut m = serde_json::Map::new();
     m.insert("adapt_interval_s".into(), Value::from(120.0));
-    let algo = build("fast", &m).unwrap();
-    let f = algo.fast().unwrap();
+    assert!(build("fast", &m).is_ok());
+    // the registry's defaults, with adapt_interval_s = 120
+    let entry = mpcc_core::cc::REGISTRY.iter().find(|a| a.name == "fast").unwrap();
+    let mut p: Vec<f64> = entry.params.iter().map(|x| x.1).collect();
+    p[3] = 120.0;
+    let f = mpcc_core::cc::Fast::new(&p);
     // α* = q/(l w) α₀ = 0.01/(1e-4·125)·50 = 40 < 50: decrease by at most 10 % → 45.
     assert!(close(f.adapt(50.0, 0.01, 1e-4), 45.0));
     // α* = 0.1/(1e-4·125)·50 = 400 > 50: increase by at most 10 % → 55.

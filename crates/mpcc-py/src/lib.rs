@@ -44,7 +44,8 @@ fn simulate<'py>(
             }
             py.detach(move || sim.finish())
         }
-    };
+    }
+    .map_err(PyValueError::new_err)?;
     let d = PyDict::new(py);
     d.set_item("events", out.events)?;
     d.set_item("data_packets", out.data_packets)?;
@@ -65,9 +66,33 @@ fn serde_json_from_str(s: &str) -> Result<mpcc_core::Config, String> {
     mpcc_core::config::parse(s)
 }
 
+/// The Rust registry: {name: {parameter: default}} and {alias: (name, {parameter: preset})},
+/// so Python can check that its registry has the same defaults.
+#[pyfunction]
+fn registry<'py>(py: Python<'py>) -> PyResult<(Bound<'py, PyDict>, Bound<'py, PyDict>)> {
+    let reg = PyDict::new(py);
+    for a in mpcc_core::cc::REGISTRY {
+        let p = PyDict::new(py);
+        for (k, v) in a.params {
+            p.set_item(*k, *v)?;
+        }
+        reg.set_item(a.name, p)?;
+    }
+    let ali = PyDict::new(py);
+    for (alias, target, preset) in mpcc_core::cc::ALIASES {
+        let p = PyDict::new(py);
+        for (k, v) in preset.iter() {
+            p.set_item(*k, *v)?;
+        }
+        ali.set_item(*alias, (*target, p))?;
+    }
+    Ok((reg, ali))
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
     Ok(())
 }

@@ -2,13 +2,23 @@
 //!   I_r = x_r / (τ_r (Σ_k x_k)²) · (1+α_r)/2 · (4+α_r)/5      (1)
 //!   D_r = w_r/2 · min(α_r, 1.5)                                (2)
 //! Minimum window after a loss: 1 with more than one route (§V).
-use super::{Controller, Subflows};
+use super::{Algorithm, Controller, Subflows};
 
+#[derive(Clone)]
 pub struct Balia;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "balia",
+    params: &[],
+    make: |_| Box::new(Balia),
+};
 
 impl Controller for Balia {
     fn name(&self) -> &'static str {
         "balia"
+    }
+    fn connection(&self, _n_routes: usize) -> Box<dyn Controller> {
+        Box::new(self.clone())
     }
     fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
         let x = sf.cwnd[r] / sf.rtt[r];

@@ -1,12 +1,22 @@
 //! Coupled MPTCP (Kelly–Voice; Peng et al. §II-B):
 //! I_r = (w_r/τ_r²) / (Σ_k w_k/τ_k)², D_r = w_r/2; minimum window 1 with > 1 route (§V).
-use super::{halve, Controller, Subflows};
+use super::{Algorithm, halve, Controller, Subflows};
 
+#[derive(Clone)]
 pub struct Coupled;
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "coupled",
+    params: &[],
+    make: |_| Box::new(Coupled),
+};
 
 impl Controller for Coupled {
     fn name(&self) -> &'static str {
         "coupled"
+    }
+    fn connection(&self, _n_routes: usize) -> Box<dyn Controller> {
+        Box::new(self.clone())
     }
     fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
         let tot = sf.total_rate();

@@ -4,8 +4,11 @@
 //! `adapt_interval_s` (0 = off): α* = q/(l·w)·α₀ with q the mean queueing delay, l the loss
 //! rate over the interval, w = `adapt_w`; α ← min((1+δ)α, α*) if α < α*, max((1−δ)α, α*) if
 //! α > α*.
-use super::{halve, Controller, Subflows};
+use super::{halve, AckEvent, Algorithm, Controller, Periodic, Subflows};
 
+/// FAST's parameters and, per connection, its state: the current α (Algorithm 2 changes it)
+/// and the RTT samples of the current update and adaptation intervals.
+#[derive(Clone)]
 pub struct Fast {
     pub alpha: f64,
     pub gamma: f64,
@@ -13,9 +16,51 @@ pub struct Fast {
     pub adapt_interval_s: f64,
     pub adapt_w: f64,
     pub adapt_delta: f64,
+    state: State,
 }
 
+#[derive(Clone, Default)]
+struct State {
+    /// α of this connection now.
+    alpha: f64,
+    /// Per route: Σ and number of RTT samples since the last update (eq. (1)) …
+    rtt_sum: Vec<f64>,
+    rtt_n: Vec<u32>,
+    /// … and since the last adaptation (Algorithm 2), with the cumulative transmissions and
+    /// congestion signals at the last adaptation.
+    a_rtt_sum: Vec<f64>,
+    a_rtt_n: Vec<u64>,
+    a_sent: Vec<u64>,
+    a_signals: Vec<u64>,
+}
+
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "fast",
+    params: &[
+        ("alpha", 50.0),
+        ("gamma", 0.5),
+        ("update_interval_s", 0.02),
+        // Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
+        ("adapt_interval_s", 0.0),
+        ("adapt_w", 125.0),
+        ("adapt_delta", 0.1),
+    ],
+    make: |p| Box::new(Fast::new(p)),
+};
+
 impl Fast {
+    /// From the parameter values in the order of [`ALGORITHM`]`.params`.
+    pub fn new(p: &[f64]) -> Fast {
+        Fast {
+            alpha: p[0],
+            gamma: p[1],
+            update_interval_s: p[2],
+            adapt_interval_s: p[3],
+            adapt_w: p[4],
+            adapt_delta: p[5],
+            state: State::default(),
+        }
+    }
     /// Eq. (1) with the given α (Algorithm 2 changes α per connection).
     pub fn update(&self, w: f64, rtt: f64, base_rtt: f64, alpha: f64) -> f64 {
         let target = (1.0 - self.gamma) * w + self.gamma * (base_rtt / rtt * w + alpha);
@@ -39,9 +84,49 @@ impl Fast {
             alpha
         }
     }
-    /// The periodic update (1) of route r with the parameter α of the scenario.
-    pub fn on_update(&self, sf: &Subflows, r: usize) -> f64 {
-        self.update(sf.cwnd[r], sf.rtt[r], sf.base_rtt[r], self.alpha)
+
+    /// Eq. (1) on every route in congestion avoidance with the mean RTT of the interval.
+    fn periodic_update(&mut self, p: &mut Periodic) {
+        if !p.active {
+            return;
+        }
+        let st = &mut self.state;
+        for r in 0..p.cwnd.len() {
+            if st.rtt_n[r] > 0 && p.in_ca[r] {
+                let rtt = st.rtt_sum[r] / st.rtt_n[r] as f64;
+                let target =
+                    (1.0 - self.gamma) * p.cwnd[r] + self.gamma * (p.base_rtt[r] / rtt * p.cwnd[r] + st.alpha);
+                p.cwnd[r] = (2.0 * p.cwnd[r]).min(target).max(1.0);
+            }
+            st.rtt_sum[r] = 0.0;
+            st.rtt_n[r] = 0;
+        }
+    }
+
+    /// Algorithm 2 from the connection's mean queueing delay and loss rate over the interval
+    /// (ECN marks count as losses: RED marks instead of dropping, §II-B).
+    fn adaptation(&mut self, p: &mut Periodic) -> Option<[f64; 3]> {
+        let (mut q_sum, mut q_n, mut lost, mut sent) = (0.0, 0u64, 0u64, 0u64);
+        let st = &mut self.state;
+        for r in 0..p.cwnd.len() {
+            if st.a_rtt_n[r] > 0 && p.base_rtt[r].is_finite() {
+                q_sum += st.a_rtt_sum[r] - st.a_rtt_n[r] as f64 * p.base_rtt[r];
+                q_n += st.a_rtt_n[r];
+            }
+            lost += p.signals[r] - st.a_signals[r];
+            sent += p.sent[r] - st.a_sent[r];
+            st.a_rtt_sum[r] = 0.0;
+            st.a_rtt_n[r] = 0;
+            st.a_signals[r] = p.signals[r];
+            st.a_sent[r] = p.sent[r];
+        }
+        if q_n > 0 && sent > 0 {
+            let (q, l) = (q_sum / q_n as f64, lost as f64 / sent as f64);
+            self.state.alpha = self.adapt(self.state.alpha, q, l);
+            Some([self.state.alpha, q, l])
+        } else {
+            None
+        }
     }
 }
 
@@ -55,24 +140,64 @@ impl Controller for Fast {
     fn on_loss(&self, sf: &Subflows, r: usize) -> f64 {
         halve(sf, r)
     }
-    fn fast(&self) -> Option<&Fast> {
-        Some(self)
+    /// Eq. (1) with the scenario's α.
+    fn periodic_window(&self, sf: &Subflows, r: usize) -> Option<f64> {
+        Some(self.update(sf.cwnd[r], sf.rtt[r], sf.base_rtt[r], self.alpha))
+    }
+    fn connection(&self, n: usize) -> Box<dyn Controller> {
+        let mut f = self.clone();
+        f.state = State {
+            alpha: self.alpha,
+            rtt_sum: vec![0.0; n],
+            rtt_n: vec![0; n],
+            a_rtt_sum: vec![0.0; n],
+            a_rtt_n: vec![0; n],
+            a_sent: vec![0; n],
+            a_signals: vec![0; n],
+        };
+        Box::new(f)
+    }
+    /// FAST reacts to queueing delay, not to ECN marks (Tang et al. §II-B); loss still halves.
+    fn reacts_to_ecn(&self) -> bool {
+        false
+    }
+    fn initial_ssthresh(&self, initial_cwnd: f64) -> f64 {
+        initial_cwnd
+    }
+    #[inline]
+    fn on_ack_event(&mut self, r: usize, ev: &AckEvent) {
+        let st = &mut self.state;
+        st.rtt_sum[r] += ev.rtt_s;
+        st.rtt_n[r] += 1;
+        st.a_rtt_sum[r] += ev.rtt_s;
+        st.a_rtt_n[r] += 1;
+    }
+    /// Update 0: eq. (1) every `update_interval_s`; update 1: Algorithm 2 every
+    /// `adapt_interval_s` (when > 0).
+    fn timers(&self) -> Vec<f64> {
+        let mut t = vec![self.update_interval_s];
+        if self.adapt_interval_s > 0.0 {
+            t.push(self.adapt_interval_s);
+        }
+        t
+    }
+    fn on_timer(&mut self, k: usize, p: &mut Periodic) -> Option<[f64; 3]> {
+        match k {
+            0 => {
+                self.periodic_update(p);
+                None
+            }
+            _ => self.adaptation(p),
+        }
     }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::Fast;
+    use super::*;
 
     fn fast() -> Fast {
-        Fast {
-            alpha: 50.0,
-            gamma: 0.5,
-            update_interval_s: 0.02,
-            adapt_interval_s: 120.0,
-            adapt_w: 125.0,
-            adapt_delta: 0.1,
-        }
+        Fast::new(&[50.0, 0.5, 0.02, 120.0, 125.0, 0.1])
     }
 
     /// Algorithm 2 by hand: α* = q/(l·w)·α₀, one step of at most δ = 10 % towards α*.
@@ -100,5 +225,45 @@ mod tests {
         assert!((f.update(100.0, 0.125, 0.1, 50.0) - 115.0).abs() < 1e-12);
         // no queue: w/2 + (w + α)/2 = w + α/2, capped at 2w
         assert!((f.update(10.0, 0.1, 0.1, 50.0) - 20.0).abs() < 1e-12);
+    }
+
+    /// The periodic hooks by hand: two routes, base RTT 0.1 s; route 0 saw RTTs 0.12 and 0.13
+    /// (mean 0.125) and is in congestion avoidance, route 1 is in recovery. Eq. (1) moves only
+    /// route 0 (100 → 115, as in `window_update`) and clears both routes' samples. Algorithm 2
+    /// then sees q = mean(0.02, 0.03) = 0.025, l = 1/100 and steps α = 50 toward
+    /// α* = 0.025/(0.01·125)·50 = 1 by at most 10 % → 45.
+    #[test]
+    fn periodic_hooks() {
+        let mut c = fast().connection(2);
+        assert_eq!(c.timers(), vec![0.02, 120.0]);
+        for rtt in [0.12, 0.13] {
+            c.on_ack_event(0, &AckEvent { rtt_s: rtt, snd_una: 0, cong_avoid: true });
+        }
+        c.on_ack_event(1, &AckEvent { rtt_s: 0.2, snd_una: 0, cong_avoid: false });
+        let mut cwnd = [100.0, 40.0];
+        let (base, in_ca) = ([0.1, 0.1], [true, false]);
+        let (sent, signals) = ([60u64, 40], [1u64, 0]);
+        let mut p = Periodic {
+            active: true,
+            cwnd: &mut cwnd,
+            base_rtt: &base,
+            in_ca: &in_ca,
+            sent: &sent,
+            signals: &signals,
+        };
+        assert_eq!(c.on_timer(0, &mut p), None);
+        assert!((p.cwnd[0] - 115.0).abs() < 1e-12);
+        assert_eq!(p.cwnd[1], 40.0);
+        // the next update sees no samples: nothing moves
+        assert_eq!(c.on_timer(0, &mut p), None);
+        assert!((p.cwnd[0] - 115.0).abs() < 1e-12);
+        let rec = c.on_timer(1, &mut p).expect("a record");
+        // q: route 0 (0.02 + 0.03) and route 1 (0.1) over 3 samples = 0.05; l = 1/100
+        assert!((rec[1] - 0.05).abs() < 1e-12, "{rec:?}");
+        assert!((rec[2] - 0.01).abs() < 1e-15);
+        // α* = 0.05/(0.01·125)·50 = 2 < 50: down 10 %
+        assert!((rec[0] - 45.0).abs() < 1e-12);
+        // nothing sent since: no record
+        assert_eq!(c.on_timer(1, &mut p), None);
     }
 }

@@ -2,8 +2,9 @@
 //! with α_r = ‖x‖_∞/x_r:
 //!   D_r = w_r/2 · (1 + η(α_r − 1))
 //!   I_r = ((1−β) x_r + β‖x‖_n)(1 + η(α_r − 1)) / (τ_r ‖x‖_1²)
-use super::{Controller, Subflows};
+use super::{Algorithm, Controller, Subflows};
 
+#[derive(Clone)]
 pub struct Generalized {
     pub beta: f64,
     pub eta: f64,
@@ -30,9 +31,24 @@ impl Generalized {
     }
 }
 
+pub const ALGORITHM: Algorithm = Algorithm {
+    name: "generalized",
+    params: &[("beta", 0.2), ("eta", 0.5), ("n", f64::INFINITY)],
+    make: |p| {
+        Box::new(Generalized {
+            beta: p[0],
+            eta: p[1],
+            n: p[2],
+        })
+    },
+};
+
 impl Controller for Generalized {
     fn name(&self) -> &'static str {
         "generalized"
+    }
+    fn connection(&self, _n_routes: usize) -> Box<dyn Controller> {
+        Box::new(self.clone())
     }
     fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
         let x = sf.cwnd[r] / sf.rtt[r];

@@ -39,7 +39,8 @@ pub struct Subflows<'a> {
     pub cwnd: &'a [f64],
     /// Smoothed RTT of every route, seconds.
     pub rtt: &'a [f64],
-    /// OLIA's ℓ_r: max(packets acked since the last loss, packets acked between the last two).
+    /// OLIA's ℓ_r: max(packets acked since the last loss, packets acked between the last two),
+    /// when the caller supplies it (spec vectors); empty: the controller's own measurement.
     pub loss_interval: &'a [f64],
     /// FAST's base (minimum) RTT of every route, seconds.
     pub base_rtt: &'a [f64],
@@ -79,7 +80,55 @@ impl<'a> Subflows<'a> {
     }
 }
 
-/// One congestion-control algorithm.
+/// How a window follows I_r on an ACK in congestion avoidance (the engine implements each mode;
+/// an algorithm picks one with [`Controller::window_update`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum WindowUpdate {
+    /// The host's TCP: slow start while w < ssthresh, then I_r per acknowledged packet (Linux
+    /// ≥ 4.0), or per ACK when the scenario's `[sim] per_ack_increase` says so (Linux 3.x).
+    Host,
+    /// Always once per ACK, whatever it acknowledges.
+    PerAck,
+    /// mptcp_olia.c: once per ACK; slow start while w ≤ ssthresh; otherwise ⌊2^scale_bits·I_r⌋
+    /// (rounded toward zero) is added to an integer counter and the window moves by one packet
+    /// when the counter reaches ±(2^scale_bits − 1) (the counter is then reset, dropping the
+    /// remainder); the window stays a whole number of packets (rounded down after a loss).
+    FixedPoint { scale_bits: u32 },
+}
+
+/// What the sender tells a controller about one ACK (after loss detection and any window
+/// reduction, before the window increase).
+#[derive(Debug, Clone, Copy)]
+pub struct AckEvent {
+    /// The RTT sample of this ACK, seconds.
+    pub rtt_s: f64,
+    /// First unacknowledged sequence number (packets) after this ACK.
+    pub snd_una: u32,
+    /// The ACK reaches congestion avoidance / slow start (Linux `cong_avoid`): new data was
+    /// delivered and the subflow is not in recovery.
+    pub cong_avoid: bool,
+}
+
+/// What a periodic update ([`Controller::timers`]) may read and change: the routes of one
+/// connection (index r = 0..n).
+pub struct Periodic<'a> {
+    /// The connection is sending (between its start and stop times).
+    pub active: bool,
+    /// Congestion windows (packets), which the update may set.
+    pub cwnd: &'a mut [f64],
+    /// Base (minimum) RTT of every route so far, seconds (∞ before the first sample).
+    pub base_rtt: &'a [f64],
+    /// Route r is in congestion avoidance with no loss recovery under way.
+    pub in_ca: &'a [bool],
+    /// Cumulative transmissions of every route (packets, retransmissions included).
+    pub sent: &'a [u64],
+    /// Cumulative congestion signals of every route: packets detected lost plus ECN-marked ACKs.
+    pub signals: &'a [u64],
+}
+
+/// One congestion-control algorithm. The engine makes one instance per connection
+/// ([`Controller::connection`]), so per-connection and per-subflow state lives in the
+/// algorithm's own struct, updated through the hooks below (all optional).
 pub trait Controller: Send + Sync {
     fn name(&self) -> &'static str;
     /// Window increase of route `r` for one ACK on route `r` (packets), I_r(w).
@@ -94,11 +143,47 @@ pub trait Controller: Send + Sync {
     fn cwnd_after_loss(&self, sf: &Subflows, r: usize) -> f64 {
         (sf.cwnd[r] - self.on_loss(sf, r)).max(self.min_cwnd(sf.n()))
     }
-    /// FAST TCP: the periodic window update (Tang et al. eq. (1)); None for loss-based ones.
-    fn fast(&self) -> Option<&Fast> {
+    /// A delay-based algorithm's periodic window (FAST: Tang et al. eq. (1)) for route r, with
+    /// `sf.rtt` the mean RTT of the last interval and the scenario's parameters; None for the
+    /// loss-based ones. The pure rule checked against the spec vectors.
+    fn periodic_window(&self, _sf: &Subflows, _r: usize) -> Option<f64> {
+        None
+    }
+
+    // ---- engine hooks
+    /// A fresh instance for one connection with `n_routes` subflows (its own state).
+    fn connection(&self, n_routes: usize) -> Box<dyn Controller>;
+    /// How the window follows I_r (see [`WindowUpdate`]).
+    fn window_update(&self) -> WindowUpdate {
+        WindowUpdate::Host
+    }
+    /// The algorithm halves its window on ECN-marked ACKs (RFC 3168); false for delay-based ones.
+    fn reacts_to_ecn(&self) -> bool {
+        true
+    }
+    /// ssthresh of a new subflow (∞: slow start until the first loss).
+    fn initial_ssthresh(&self, _initial_cwnd: f64) -> f64 {
+        f64::INFINITY
+    }
+    /// Every ACK of route r (see [`AckEvent`]).
+    fn on_ack_event(&mut self, _r: usize, _ev: &AckEvent) {}
+    /// Route r reduced its window for a loss or ECN episode; `repeated_timeout`: a timeout
+    /// while the retransmission timer is already backed off.
+    fn on_window_reduction(&mut self, _r: usize, _repeated_timeout: bool) {}
+    /// Intervals (seconds) of the algorithm's periodic updates: update k first runs
+    /// interval_k after the connection starts, then every interval_k. At most [`MAX_TIMERS`].
+    fn timers(&self) -> Vec<f64> {
+        Vec::new()
+    }
+    /// Periodic update k. May return a record (parameter, q, l) for the output's adaptation
+    /// log (columns `fa_*`: FAST Algorithm 2's α, mean queueing delay and loss rate).
+    fn on_timer(&mut self, _k: usize, _p: &mut Periodic) -> Option<[f64; 3]> {
         None
     }
 }
+
+/// Most periodic updates one algorithm may have.
+pub const MAX_TIMERS: usize = 4;
 
 /// Problem with an algorithm specification (unknown name or parameter).
 #[derive(Debug, Clone, PartialEq)]
@@ -110,38 +195,49 @@ impl std::fmt::Display for SpecError {
     }
 }
 
-/// Parameters of an algorithm table, with the registry defaults of `python/mpcc/algorithms`.
-pub struct Params<'a> {
-    name: &'a str,
-    map: &'a Map<String, Value>,
-    used: std::cell::RefCell<Vec<&'a str>>,
+/// One registry entry: the scenario name, the parameters with their defaults (equal to
+/// `python/mpcc/algorithms/__init__.py` REGISTRY; `tests/sim/test_registry.py` checks), and a
+/// constructor taking the parameter values in that order.
+pub struct Algorithm {
+    pub name: &'static str,
+    pub params: &'static [(&'static str, f64)],
+    pub make: fn(&[f64]) -> Box<dyn Controller>,
 }
 
-impl<'a> Params<'a> {
-    pub fn get(&self, key: &'a str, default: f64) -> Result<f64, SpecError> {
-        self.used.borrow_mut().push(key);
-        match self.map.get(key) {
-            None => Ok(default),
-            Some(Value::Number(n)) => Ok(n.as_f64().unwrap_or(default)),
-            Some(Value::String(s))
-                if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") =>
-            {
-                Ok(f64::INFINITY)
-            }
-            Some(v) => Err(SpecError(format!(
-                "{}: parameter {key} must be a number, got {v}",
-                self.name
-            ))),
+/// Every algorithm: one line each (the defaults live in the algorithm's file).
+pub const REGISTRY: &[Algorithm] = &[
+    reno::ALGORITHM,
+    ewtcp::ALGORITHM,
+    coupled::ALGORITHM,
+    semicoupled::ALGORITHM,
+    lia::ALGORITHM,
+    olia::ALGORITHM,
+    balia::ALGORITHM,
+    generalized::ALGORITHM,
+    mstcp::ALGORITHM,
+    mtcp::ALGORITHM,
+    fast::ALGORITHM,
+];
+
+/// Other names: (alias, algorithm, preset parameters) (Python: `ALIASES`).
+pub const ALIASES: &[(&str, &str, &[(&str, f64)])] = &[
+    ("max", "lia", &[]),
+    ("coupled-decrease", "mtcp", &[("alpha", 0.0), ("beta", 1.0)]),
+    ("coupled-increase", "mtcp", &[("alpha", 1.0), ("beta", 0.0)]),
+    ("fully-coupled", "mtcp", &[("alpha", 1.0), ("beta", 1.0)]),
+];
+
+fn param_value(algo: &str, key: &str, v: &Value) -> Result<f64, SpecError> {
+    match v {
+        Value::Number(n) => n
+            .as_f64()
+            .ok_or_else(|| SpecError(format!("{algo}: parameter {key} is not a number"))),
+        Value::String(s) if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") => {
+            Ok(f64::INFINITY)
         }
-    }
-    fn finish(&self) -> Result<(), SpecError> {
-        let used = self.used.borrow();
-        for k in self.map.keys() {
-            if k != "name" && !used.iter().any(|u| u == k) {
-                return Err(SpecError(format!("{}: unknown parameter {k}", self.name)));
-            }
-        }
-        Ok(())
+        v => Err(SpecError(format!(
+            "{algo}: parameter {key} must be a number, got {v}"
+        ))),
     }
 }
 
@@ -149,58 +245,97 @@ impl<'a> Params<'a> {
 /// defaults as the Python registry `mpcc.algorithms.get`).
 pub fn build(name: &str, params: &Map<String, Value>) -> Result<Box<dyn Controller>, SpecError> {
     let key = name.trim().to_lowercase();
-    let p = Params {
-        name,
-        map: params,
-        used: Default::default(),
-    };
-    let (a_mtcp, b_mtcp) = match key.as_str() {
-        "coupled-decrease" => (Some(0.0), Some(1.0)),
-        "coupled-increase" => (Some(1.0), Some(0.0)),
-        "fully-coupled" => (Some(1.0), Some(1.0)),
-        _ => (None, None),
-    };
-    let algo: Box<dyn Controller> = match key.as_str() {
-        "reno" => Box::new(Reno),
-        "ewtcp" => Box::new(Ewtcp {
-            a: p.get("a", 1.0)?,
-        }),
-        "coupled" => Box::new(Coupled),
-        "semicoupled" => Box::new(Semicoupled),
-        "lia" | "max" => Box::new(Lia),
-        "olia" => Box::new(Olia),
-        "balia" => Box::new(Balia),
-        "generalized" => Box::new(Generalized {
-            beta: p.get("beta", 0.2)?,
-            eta: p.get("eta", 0.5)?,
-            n: p.get("n", f64::INFINITY)?,
-        }),
-        "mstcp" => Box::new(Mstcp {
-            a: p.get("a", 0.03)?,
-            b: p.get("b", 0.5)?,
-        }),
-        "mtcp" | "coupled-decrease" | "coupled-increase" | "fully-coupled" => Box::new(Mtcp {
-            alpha: p.get("alpha", a_mtcp.unwrap_or(0.0))?,
-            beta: p.get("beta", b_mtcp.unwrap_or(0.0))?,
-            a: p.get("a", 1.0)?,
-            b: p.get("b", 0.5)?,
-        }),
-        "fast" => Box::new(Fast {
-            alpha: p.get("alpha", 50.0)?,
-            gamma: p.get("gamma", 0.5)?,
-            update_interval_s: p.get("update_interval_s", 0.02)?,
-            adapt_interval_s: p.get("adapt_interval_s", 0.0)?,
-            adapt_w: p.get("adapt_w", 125.0)?,
-            adapt_delta: p.get("adapt_delta", 0.1)?,
-        }),
-        _ => return Err(SpecError(format!("unknown algorithm {name:?}"))),
-    };
-    p.finish()?;
-    Ok(algo)
+    let (target, preset): (&str, &[(&str, f64)]) = ALIASES
+        .iter()
+        .find(|(alias, _, _)| *alias == key)
+        .map(|&(_, t, p)| (t, p))
+        .unwrap_or((key.as_str(), &[]));
+    let entry = REGISTRY
+        .iter()
+        .find(|a| a.name == target)
+        .ok_or_else(|| SpecError(format!("unknown algorithm {name:?}")))?;
+    let mut values: Vec<f64> = entry.params.iter().map(|&(_, d)| d).collect();
+    for (k, v) in preset {
+        if let Some(i) = entry.params.iter().position(|(p, _)| p == k) {
+            values[i] = *v;
+        }
+    }
+    for (k, v) in params {
+        if k == "name" {
+            continue;
+        }
+        match entry.params.iter().position(|(p, _)| p == k) {
+            Some(i) => values[i] = param_value(name, k, v)?,
+            None => return Err(SpecError(format!("{name}: unknown parameter {k}"))),
+        }
+    }
+    Ok((entry.make)(&values))
 }
 
 /// D_r = w_r/2, the NewReno decrease.
 #[inline]
 pub(crate) fn halve(sf: &Subflows, r: usize) -> f64 {
     sf.cwnd[r] / 2.0
+}
+
+/// One ACK of [`WindowUpdate::FixedPoint`]: add I_r (packets) to the fixed-point counter `cnt`
+/// (units of 2^−scale_bits packet) as mptcp_olia.c does — `div64_u64(|num| << 10, den)` rounds
+/// the magnitude down, the sign is applied after — and return the window step: +1 when
+/// cnt ≥ 2^scale_bits − 1, −1 when cnt ≤ −(2^scale_bits − 1) (cnt is then reset to 0, dropping
+/// the remainder), else 0.
+#[inline]
+pub fn fixed_point_step(cnt: &mut i64, inc: f64, scale_bits: u32) -> i32 {
+    let one = 1i64 << scale_bits;
+    *cnt += (inc * one as f64).trunc() as i64;
+    if *cnt >= one - 1 {
+        *cnt = 0;
+        1
+    } else if *cnt <= 1 - one {
+        *cnt = 0;
+        -1
+    } else {
+        0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Aliases and presets resolve as in Python (`max` = LIA; the MTCP variants' (α, β)), an
+    /// explicit parameter beats a preset, unknown names and parameters are errors.
+    #[test]
+    fn registry_resolves_names() {
+        let mut m = Map::new();
+        assert_eq!(build("max", &m).unwrap().name(), "lia");
+        assert_eq!(build(" Balia ", &m).unwrap().name(), "balia");
+        // fully-coupled: α = β = 1 → I = a/W; with w = (2, 3), I_0 = 1/5
+        let fc = build("fully-coupled", &m).unwrap();
+        let (w, t) = ([2.0, 3.0], [0.1, 0.1]);
+        assert!((fc.on_ack(&Subflows::new(&w, &t), 0) - 0.2).abs() < 1e-15);
+        m.insert("alpha".into(), Value::from(0.0));
+        // α = 0 overrides the preset: I_0 = 1/w_0
+        let cd = build("fully-coupled", &m).unwrap();
+        assert!((cd.on_ack(&Subflows::new(&w, &t), 0) - 0.5).abs() < 1e-15);
+        assert!(build("cubic", &Map::new()).is_err());
+        assert!(build("reno", &m).err().unwrap().0.contains("unknown parameter alpha"));
+        let mut s = Map::new();
+        s.insert("a".into(), Value::from("inf"));
+        assert!(build("ewtcp", &s).is_ok());
+        s.insert("a".into(), Value::from(true));
+        assert!(build("ewtcp", &s).is_err());
+    }
+
+    /// Every registry name is unique and every alias points at an entry with its presets.
+    #[test]
+    fn registry_is_consistent() {
+        for (i, a) in REGISTRY.iter().enumerate() {
+            assert!(REGISTRY[i + 1..].iter().all(|b| b.name != a.name));
+            assert_eq!((a.make)(&a.params.iter().map(|p| p.1).collect::<Vec<_>>()).name(), a.name);
+        }
+        for (alias, target, preset) in ALIASES {
+            let e = REGISTRY.iter().find(|a| a.name == *target).expect(alias);
+            assert!(preset.iter().all(|(k, _)| e.params.iter().any(|(p, _)| p == k)));
+        }
+    }
 }

@@ -1,0 +1,367 @@
+//! The packet-level discrete-event simulator.
+//!
+//! Model. Links are FIFO servers with a fixed serialization time per packet (`packet_bytes`
+//! at the link capacity), a propagation delay and a buffer of `buffer_pkts` packets (including
+//! the one being transmitted), drop-tail or RED (the shared queue model of `mpcc-queue`:
+//! Floyd & Jacobson, optional gentle mode and ECN marking), plus optional random loss. Every
+//! route of every connection is one TCP subflow: sender (slow start, congestion avoidance with
+//! the connection's coupled controller, SACK-based loss detection (RACK: a segment is lost once
+//! a later-sent one is delivered), one window reduction per recovery episode, RTO with Linux's
+//! 200 ms minimum and exponential backoff) and receiver (cumulative ACK + the SACKed segment,
+//! optional delayed ACKs). The reverse (ACK) path mirrors the forward propagation delays and is
+//! never congested.
+//!
+//! Events. Time is integer nanoseconds. Because a link is FIFO with a constant service time,
+//! a packet's departure time is known when it is enqueued (`busy_until + tx`), so a link needs
+//! no per-packet departure event: it keeps a ring of departure times (its queue) and, for
+//! multi-hop paths, a ring ("pipe") of packets propagating to the next hop with one heap entry
+//! for the pipe's head. The receiver of a subflow sees that subflow's packets in the order they
+//! are accepted by the last link, so its ACK is computed at that moment and appended to the
+//! subflow's ACK ring (ACKs of a subflow arrive in order after a constant delay); again one
+//! heap entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale heap entry is skipped.
+//! On single-link paths a data packet therefore costs one heap push and pop (its ACK).
+//!
+//! Modules: this one holds the event loop and the run's set-up; [`link`] the links and
+//! forwarding, [`tcp`] the subflow sender, [`receiver`] the subflow receiver, [`mptcp`] the
+//! connections and their controllers (window increase and decrease, periodic updates),
+//! [`background`] the on/off UDP sources, [`measure`] the time series and the output, and
+//! [`budget`] the event and memory limits of a run.
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use crate::cc::{self, Controller};
+use crate::config::{Config, Options};
+use crate::rng::Rng;
+
+mod background;
+pub mod budget;
+mod link;
+mod measure;
+mod mptcp;
+mod receiver;
+mod tcp;
+
+use background::Background;
+pub use budget::Budget;
+use link::Link;
+pub use measure::{Column, Output};
+use measure::{Series, Snapshot};
+use mptcp::Conn;
+use tcp::Subflow;
+
+pub(crate) const NS_PER_S: f64 = 1e9;
+
+pub(crate) fn ns(s: f64) -> u64 {
+    if s <= 0.0 {
+        0
+    } else {
+        (s * NS_PER_S).round() as u64
+    }
+}
+
+// Event kinds (the order breaks ties between events at the same nanosecond, deterministically).
+const K_MEASURE: u64 = 0;
+const K_START: u64 = 1;
+const K_ACK: u64 = 2;
+const K_PIPE: u64 = 3;
+const K_DELACK: u64 = 4;
+const K_RTO: u64 = 5;
+/// Periodic update k of a connection's controller is kind K_TIMER + k.
+const K_TIMER: u64 = 6;
+const K_BG_TOGGLE: u64 = K_TIMER + cc::MAX_TIMERS as u64;
+const K_BG_SEND: u64 = K_BG_TOGGLE + 1;
+const K_STOP: u64 = K_BG_SEND + 1;
+const K_SAMPLE: u64 = K_STOP + 1;
+
+/// Owner ids with this bit set are background (UDP) sources, otherwise subflows.
+const BG: u32 = 1 << 31;
+
+/// A data packet on the forward path (24 bytes).
+#[derive(Debug, Clone, Copy, Default)]
+struct Pkt {
+    /// Send time (the TCP timestamp echoed by the ACK), ns.
+    ts: u64,
+    owner: u32,
+    seq: u32,
+    hop: u8,
+    ce: bool,
+    ect: bool,
+}
+
+/// An ACK travelling back to the sender.
+#[derive(Debug, Clone, Copy, Default)]
+struct Ack {
+    time: u64,
+    ts: u64,
+    cum: u32,
+    seq: u32,
+    ece: bool,
+}
+
+pub struct Sim {
+    opt: Options,
+    pkt_bits: f64,
+    now: u64,
+    end: u64,
+    heap: BinaryHeap<Reverse<u128>>,
+    rng: Rng,
+    links: Vec<Link>,
+    paths: Vec<Vec<u32>>,
+    // Per subflow, contiguous per connection: the controller's view.
+    cwnd: Vec<f64>,
+    srtt: Vec<f64>,
+    base_rtt: Vec<f64>,
+    sf: Vec<Subflow>,
+    sf_group: Vec<u32>,
+    sf_flow: Vec<u32>,
+    sf_route: Vec<u32>,
+    conns: Vec<Conn>,
+    /// One controller instance per connection (it holds the connection's algorithm state).
+    ccs: Vec<Box<dyn Controller>>,
+    bgs: Vec<Background>,
+    sample_ns: u64,
+    ack_jitter_ns: u64,
+    measure_ns: (u64, u64),
+    snaps: [Snapshot; 2],
+    series: Series,
+    /// Scratch for the controllers' periodic updates (per route of one connection).
+    scratch_in_ca: Vec<bool>,
+    scratch_sent: Vec<u64>,
+    scratch_signals: Vec<u64>,
+    budget: Budget,
+    /// Set when a budget ran out: the run stops and `finish` reports it.
+    exceeded: Option<String>,
+    events: u64,
+    data_packets: u64,
+}
+
+impl Sim {
+    pub fn new(cfg: &Config) -> Result<Sim, String> {
+        let budget = Budget::check(cfg)?;
+        let opt = cfg.options.clone();
+        let end = ns(cfg.duration_s);
+        let pkt_bits = cfg.packet_bytes as f64 * 8.0;
+        let mut rng = Rng::new(cfg.seed);
+        let mut links = Vec::with_capacity(cfg.links.len());
+        for (i, l) in cfg.links.iter().enumerate() {
+            links.push(Link::new(l, pkt_bits).map_err(|e| format!("links[{i}].{e}"))?);
+        }
+        let check_path = |p: &Vec<u32>, field: &str| -> Result<(), String> {
+            if p.is_empty() || p.iter().any(|&l| l as usize >= links.len()) {
+                Err(format!("{field}: path {p:?} refers to a link that does not exist"))
+            } else {
+                Ok(())
+            }
+        };
+        let n_sf = budget.subflows as usize;
+        let mut sim = Sim {
+            opt,
+            pkt_bits,
+            now: 0,
+            end,
+            heap: BinaryHeap::new(),
+            rng: Rng::new(0),
+            links: Vec::new(),
+            paths: Vec::with_capacity(n_sf + cfg.background.len()),
+            cwnd: Vec::with_capacity(n_sf),
+            srtt: Vec::with_capacity(n_sf),
+            base_rtt: Vec::with_capacity(n_sf),
+            sf: Vec::with_capacity(n_sf),
+            sf_group: Vec::with_capacity(n_sf),
+            sf_flow: Vec::with_capacity(n_sf),
+            sf_route: Vec::with_capacity(n_sf),
+            conns: Vec::new(),
+            ccs: Vec::new(),
+            bgs: Vec::new(),
+            sample_ns: ns(cfg.sample_interval_s),
+            ack_jitter_ns: ns(cfg.options.host_jitter_s),
+            measure_ns: (ns(cfg.measure.0).min(end), ns(cfg.measure.1).min(end)),
+            snaps: Default::default(),
+            series: Series::default(),
+            scratch_in_ca: Vec::new(),
+            scratch_sent: Vec::new(),
+            scratch_signals: Vec::new(),
+            budget,
+            exceeded: None,
+            events: 0,
+            data_packets: 0,
+        };
+        if sim.measure_ns.1 <= sim.measure_ns.0 {
+            return Err(format!(
+                "measure: the measurement window [{}, {}] s must have t1 > t0 within duration_s",
+                cfg.measure.0, cfg.measure.1
+            ));
+        }
+        for (gi, g) in cfg.groups.iter().enumerate() {
+            let proto = cc::build(&g.algorithm, &g.params)
+                .map_err(|e| format!("groups[{gi}].algorithm: {e}"))?;
+            let timers = proto.timers();
+            if timers.len() > cc::MAX_TIMERS {
+                return Err(format!(
+                    "groups[{gi}].algorithm: {} asks for {} periodic updates, at most {}",
+                    proto.name(),
+                    timers.len(),
+                    cc::MAX_TIMERS
+                ));
+            }
+            for (k, &t) in timers.iter().enumerate() {
+                // a periodic update shorter than 1 µs would dominate the run (issue #12)
+                if !(t >= 1e-6) || !t.is_finite() {
+                    return Err(format!(
+                        "groups[{gi}].algorithm: periodic update {k} of {} every {t:e} s; use an interval ≥ 1e-6 s",
+                        proto.name()
+                    ));
+                }
+            }
+            let init_ssthresh = proto.initial_ssthresh(sim.opt.initial_cwnd);
+            if g.paths.is_empty() {
+                return Err(format!("groups[{gi}].paths: no paths"));
+            }
+            for (pi, p) in g.paths.iter().enumerate() {
+                check_path(p, &format!("groups[{gi}].paths[{pi}]"))?;
+            }
+            let active_s = (g.stop_s.min(cfg.duration_s) - g.start_s).max(0.0);
+            let jitter = sim.opt.start_jitter_s.min(0.1 * active_s).max(0.0);
+            for flow in 0..g.count {
+                let c = sim.conns.len() as u32;
+                let first = sim.sf.len() as u32;
+                for (r, p) in g.paths.iter().enumerate() {
+                    let path_id = sim.paths.len() as u32;
+                    sim.paths.push(p.clone());
+                    let rev_ns: u64 = p.iter().map(|&l| links[l as usize].delay_ns).sum();
+                    let tx: u64 = p.iter().map(|&l| links[l as usize].tx_ns).sum();
+                    let prop_rtt = (2 * rev_ns + tx) as f64 / NS_PER_S;
+                    sim.sf.push(Subflow::new(c, path_id, rev_ns, init_ssthresh));
+                    sim.cwnd.push(sim.opt.initial_cwnd);
+                    sim.srtt.push(prop_rtt);
+                    sim.base_rtt.push(f64::INFINITY);
+                    sim.sf_group.push(gi as u32);
+                    sim.sf_flow.push(flow);
+                    sim.sf_route.push(r as u32);
+                }
+                let n = g.paths.len();
+                sim.conns.push(Conn::new(gi as u32, first, n as u32, &*proto));
+                sim.ccs.push(proto.connection(n));
+                let start = g.start_s + jitter * rng.uniform();
+                if ns(start) < end {
+                    sim.push(ns(start), K_START, c);
+                    for (k, &t) in timers.iter().enumerate() {
+                        sim.push(ns(start + t), K_TIMER + k as u64, c);
+                    }
+                    if g.stop_s < cfg.duration_s {
+                        sim.push(ns(g.stop_s), K_STOP, c);
+                    }
+                }
+            }
+        }
+        let n_routes = sim.conns.iter().map(|c| c.n as usize).max().unwrap_or(0);
+        sim.scratch_in_ca = vec![false; n_routes];
+        sim.scratch_sent = vec![0; n_routes];
+        sim.scratch_signals = vec![0; n_routes];
+        for (bi, b) in cfg.background.iter().enumerate() {
+            check_path(&b.path, &format!("background[{bi}].path"))?;
+            let path_id = sim.paths.len() as u32;
+            sim.paths.push(b.path.clone());
+            sim.bgs.push(
+                Background::new(b, path_id, pkt_bits, end)
+                    .map_err(|e| format!("background[{bi}].{e}"))?,
+            );
+            sim.push(ns(b.start_s), K_BG_TOGGLE, bi as u32);
+        }
+        sim.links = links;
+        sim.rng = rng;
+        if sim.sample_ns > 0 {
+            sim.push(sim.sample_ns, K_SAMPLE, 0);
+        }
+        sim.push(sim.measure_ns.0, K_MEASURE, 0);
+        sim.push(sim.measure_ns.1, K_MEASURE, 1);
+        Ok(sim)
+    }
+
+    #[inline]
+    fn push(&mut self, t: u64, kind: u64, id: u32) {
+        self.heap.push(Reverse(
+            ((t as u128) << 64) | ((kind << 32) | id as u64) as u128,
+        ));
+    }
+
+    /// Run to `duration_s` and return the measurements, or the budget that ran out.
+    pub fn run(mut self) -> Result<Output, String> {
+        self.run_until(f64::INFINITY);
+        self.finish()
+    }
+
+    /// Simulated duration, seconds.
+    pub fn duration_s(&self) -> f64 {
+        self.end as f64 / NS_PER_S
+    }
+
+    /// Process every event up to simulated time `t_s` (capped at the duration); returns true
+    /// when the run is complete (or stopped by its budget). `run_until` + `finish` is `run` in
+    /// slices (progress reports).
+    pub fn run_until(&mut self, t_s: f64) -> bool {
+        let stop = if t_s.is_finite() {
+            ns(t_s).min(self.end)
+        } else {
+            self.end
+        };
+        while let Some(&Reverse(key)) = self.heap.peek() {
+            let t = (key >> 64) as u64;
+            if t > stop {
+                return stop >= self.end;
+            }
+            if self.events >= self.budget.next_check {
+                if let Err(e) = self.budget.check_now(self.events, self.memory_bytes()) {
+                    self.exceeded = Some(e);
+                    return true;
+                }
+            }
+            self.now = t;
+            self.events += 1;
+            let tag = key as u64;
+            let id = tag as u32;
+            let kind = tag >> 32;
+            if kind == K_ACK {
+                // The subflow's next ACK (if any) replaces this entry at the top of the heap:
+                // one sift-down instead of a pop and a push.
+                let s = id as usize;
+                let ack = self.sf[s].acks.pop_front().expect("ack event without ack");
+                match self.sf[s].acks.front() {
+                    Some(next) => {
+                        let k = ((next.time as u128) << 64) | key as u64 as u128;
+                        *self.heap.peek_mut().unwrap() = Reverse(k);
+                    }
+                    None => {
+                        self.heap.pop();
+                    }
+                }
+                self.process_ack(s, ack);
+                self.try_send(s);
+                continue;
+            }
+            self.heap.pop();
+            match kind {
+                K_PIPE => self.pipe_event(id as usize),
+                K_RTO => self.rto_event(id as usize),
+                K_DELACK => self.delack_event(id as usize),
+                K_START => self.start(id as usize),
+                K_STOP => self.stop(id as usize),
+                K_BG_TOGGLE => self.bg_toggle(id as usize),
+                K_BG_SEND => self.bg_send(id as usize),
+                K_SAMPLE => self.sample(),
+                K_MEASURE => self.snapshot(id as usize),
+                k if (K_TIMER..K_BG_TOGGLE).contains(&k) => {
+                    self.timer_event(id as usize, (k - K_TIMER) as usize)
+                }
+                _ => unreachable!(),
+            }
+        }
+        true
+    }
+}
+
+/// Parse a JSON run description and simulate it.
+pub fn run_json(config: &str) -> Result<Output, String> {
+    let cfg = crate::config::parse(config)?;
+    Sim::new(&cfg)?.run()
+}
