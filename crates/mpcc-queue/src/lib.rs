@@ -16,10 +16,11 @@
 //!      service time of a typical packet. FJ93 decays by (1 − w_q)^m for the m packets that
 //!      "might have been transmitted"; ns-2 calls its estimator with m + 1 — the m virtual
 //!      arrivals plus this packet's own EWMA step with q = 0 — which is what an arrival to a
-//!      non-empty queue gets too. We follow ns-2 (the arrival is not skipped). The idle period
-//!      is accounted once (ns-2 clears `idle_`): later arrivals that still find the queue empty,
-//!      because the first was dropped, take the plain step with q = 0. m is not rounded down
-//!      (ns-2: `int(ptc · idle)`): FJ93's f is a linear function of time.
+//!      non-empty queue gets too. We follow ns-2 (the arrival is not skipped). Each stretch of
+//!      idle time is decayed once: when an arrival to the empty queue is dropped, the queue
+//!      stays empty and the next arrival decays from that arrival's time (ns-2: the link polls
+//!      the queue right after `enque`, finds it empty and sets `idletime_` = now). m is not
+//!      rounded down (ns-2: `int(ptc · idle)`): FJ93's f is a linear function of time.
 //! 2. **RED decision** on avg: below min_th accept (count = −1); from min_th to max_th
 //!    p_b = max_p (avg − min_th)/(max_th − min_th), and with gentle from max_th to 2·max_th
 //!    p_b = max_p + (1 − max_p)(avg − max_th)/max_th; p_a = p_b/(1 − count·p_b) (1 when the
@@ -86,12 +87,12 @@ pub enum Verdict {
 }
 
 /// RED's state: the average queue, packets since the last early drop/mark (−1: avg below
-/// min_th) and the start of the idle period already accounted for.
+/// min_th), and the idle period decayed so far: (when the queue went empty, up to when).
 #[derive(Clone, Debug)]
 pub struct RedState {
     pub avg: f64,
     pub count: i64,
-    accounted_idle: Option<u64>,
+    idle_decayed: Option<(u64, u64)>,
 }
 
 /// The buffer of one link.
@@ -129,7 +130,7 @@ impl Queue {
                     RedState {
                         avg: 0.0,
                         count: -1,
-                        accounted_idle: None,
+                        idle_decayed: None,
                     },
                 )
             }),
@@ -142,10 +143,14 @@ impl Queue {
         let mut above_min = false;
         if let Some((p, st)) = &mut self.red {
             // 1. the average
-            if a.queue == 0 && st.accounted_idle != Some(a.empty_since_ns) {
-                let m = a.now_ns.saturating_sub(a.empty_since_ns) as f64 / a.service_ns;
+            if a.queue == 0 {
+                let from = match st.idle_decayed {
+                    Some((since, until)) if since == a.empty_since_ns => until,
+                    _ => a.empty_since_ns,
+                };
+                let m = a.now_ns.saturating_sub(from) as f64 / a.service_ns;
                 st.avg *= (1.0 - p.weight).powf(m + 1.0);
-                st.accounted_idle = Some(a.empty_since_ns);
+                st.idle_decayed = Some((a.empty_since_ns, a.now_ns));
             } else {
                 st.avg += p.weight * (a.queue as f64 - st.avg);
             }

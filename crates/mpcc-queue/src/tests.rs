@@ -46,8 +46,8 @@ fn average_is_the_ewma_of_arrivals() {
     assert_eq!(q.avg(), 5.5);
 }
 
-/// Idle for 3 service times: avg·(1 − w)^(3+1) (ns-2's m + 1), once per idle period; a second
-/// arrival to the still-empty queue (the first was dropped) takes the plain step with q = 0.
+/// Idle for 3 service times: avg·(1 − w)^(3+1) (ns-2's m + 1); a second arrival to the
+/// still-empty queue (the first was dropped) decays only over the time since the first.
 #[test]
 fn idle_decay_counts_m_plus_one_once() {
     let mut q = Queue::new(100, Some(red(true, false))).unwrap();
@@ -62,9 +62,9 @@ fn idle_decay_counts_m_plus_one_once() {
     q.arrive(a, never); // 32·0.5^4 = 2 < min_th: no draw
     assert_eq!(q.avg(), 2.0);
     q.arrive(Arrival { now_ns: 20_000, ..a }, never);
-    assert_eq!(q.avg(), 1.0, "same idle period: one plain step, not a decay over 10 µs");
+    assert_eq!(q.avg(), 2.0 / 256.0, "7 more service times: 0.5^8, not a decay over all 10");
     q.arrive(Arrival { now_ns: 30_000, empty_since_ns: 25_000, ..a }, never);
-    assert_eq!(q.avg(), 1.0 / 64.0, "a new idle period of 5 service times: 0.5^6");
+    assert_eq!(q.avg(), 2.0 / 256.0 / 64.0, "a new idle period of 5 service times: 0.5^6");
 }
 
 /// Early region: p_b = max_p (avg − min_th)/(max_th − min_th), p_a = p_b/(1 − count·p_b).
