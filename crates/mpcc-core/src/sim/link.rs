@@ -124,6 +124,35 @@ impl Link {
     }
 }
 
+/// What a link did with one packet of a replayed trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Accepted (with CE set when `marked`), leaving the link's server at `depart_ns`.
+    Accept { depart_ns: u64, marked: bool },
+    Drop,
+}
+
+/// Offer a trace of arrivals (time ns, ECN-capable) to one simulator link, with the U[0, 1)
+/// draws from `uniform` — the cross-check with linkem's pipe (`crates/linkem/tests`).
+pub fn replay_link(
+    cfg: &LinkCfg,
+    packet_bytes: u32,
+    trace: &[(u64, bool)],
+    mut uniform: impl FnMut() -> f64,
+) -> Result<Vec<Decision>, String> {
+    let mut link = Link::new(cfg, packet_bytes as f64 * 8.0)?;
+    Ok(trace
+        .iter()
+        .map(|&(t, ect)| {
+            let mut pkt = Pkt { ect, ..Default::default() };
+            match link.offer(&mut pkt, t, &mut uniform) {
+                Some(depart_ns) => Decision::Accept { depart_ns, marked: pkt.ce },
+                None => Decision::Drop,
+            }
+        })
+        .collect())
+}
+
 impl Sim {
     /// Offer a packet to link `l` at `now`: drop or accept and return its departure time.
     fn enqueue(&mut self, l: usize, pkt: &mut Pkt, now: u64) -> Option<u64> {

@@ -43,6 +43,7 @@ mod tcp;
 
 use background::Background;
 pub use budget::Budget;
+pub use link::{replay_link, Decision};
 use link::Link;
 pub use measure::{Column, Output};
 use measure::{Series, Snapshot};
