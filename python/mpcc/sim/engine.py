@@ -18,6 +18,7 @@ the window, its ``load_mbps`` the accepted traffic.
 from __future__ import annotations
 
 import json
+import re
 import math
 import os
 import shutil
@@ -123,9 +124,20 @@ def _algo_params(algo: algorithms.Algorithm) -> dict[str, Any]:
     return {k: ("inf" if isinstance(v, float) and math.isinf(v) else v) for k, v in algo.params.items()}
 
 
+def _default_max_memory_mb() -> float:
+    """Half the machine's physical memory (MiB): the Rust core's default memory budget."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**20 / 2
+    except (ValueError, OSError, AttributeError):
+        return 4096.0
+
+
 def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-                measure: tuple[float, float] | None = None) -> dict[str, Any]:
-    """The JSON run description the Rust core reads (``crates/mpcc-core/src/config.rs``)."""
+                measure: tuple[float, float] | None = None, max_events: int | None = None,
+                max_memory_mb: float | None = None) -> dict[str, Any]:
+    """The JSON run description the Rust core reads (``crates/mpcc-core/src/config.rs``).
+    ``max_events`` / ``max_memory_mb``: the run's budgets (docs/sim.md); default: events from
+    the scenario (Rust: 20 × an upper estimate), memory half the machine's."""
     opts = sim_options(scenario)
     if opts["sample_interval_s"] is not None:
         sample_interval_s = opts["sample_interval_s"]
@@ -148,7 +160,27 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
     return {"duration_s": scenario.duration_s, "packet_bytes": scenario.packet_bytes, "seed": int(seed),
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
-            "options": {k: opts[k] for k in _CORE_OPTIONS}}
+            "options": {k: opts[k] for k in _CORE_OPTIONS},
+            "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
+            **({"max_events": int(max_events)} if max_events is not None else {})}
+
+
+_RUST_FIELD = re.compile(r"^([A-Za-z_][\w\[\]\.]*): (.*)$", re.S)
+
+
+def _engine_error(scenario: Scenario, message: str) -> MpccError:
+    """A Rust core error as the one-line error of the scenario field it names (the core writes
+    ``field: problem; fix``); run budgets (max_events, max_memory_mb) are not scenario fields."""
+    m = _RUST_FIELD.match(message.replace("\n", " "))
+    if not m:
+        return MpccError(f"{scenario.source}: simulator rejected the scenario: {message}")
+    fld, rest = m.groups()
+    problem, _, fix = rest.rpartition("; ")
+    if not problem:
+        problem, fix = rest, "see docs/sim.md (limits of a run)"
+    if fld in ("max_events", "max_memory_mb"):
+        return MpccError(f"{scenario.source}: {fld}: {problem} (fix: {fix})")
+    return ScenarioError(scenario.source, fld, problem, fix)
 
 
 @dataclass
@@ -229,13 +261,15 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, np.ndarray], t0:
 
 
 def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-             measure: tuple[float, float] | None = None, progress: Any = None) -> CoreRun:
+             measure: tuple[float, float] | None = None, progress: Any = None,
+             max_events: int | None = None, max_memory_mb: float | None = None) -> CoreRun:
     """Run the Rust core once on ``scenario`` (arguments as :func:`run`) and return its raw
     columns with the summary, for callers that read more than :class:`SimRun` holds."""
     from .. import _core
     from ..progress import bar
 
-    cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure)
+    cfg = core_config(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure,
+                      max_events=max_events, max_memory_mb=max_memory_mb)
     start = time.perf_counter()
     try:
         if progress is True:
@@ -246,7 +280,7 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
         else:
             raw = _core.simulate(json.dumps(cfg))
     except ValueError as e:  # the scenario passed validation, so this names an engine limit
-        raise MpccError(f"{scenario.source}: simulator rejected the scenario: {e}") from None
+        raise _engine_error(scenario, str(e)) from None
     wall = time.perf_counter() - start
     cols = {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
     t0, t1 = cfg["measure"]
@@ -255,14 +289,17 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
 
 
 def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
-        measure: tuple[float, float] | None = None, progress: Any = None, warn: bool = True) -> SimRun:
+        measure: tuple[float, float] | None = None, progress: Any = None, warn: bool = True,
+        max_events: int | None = None, max_memory_mb: float | None = None) -> SimRun:
     """Simulate ``scenario`` once with ``seed``. ``sample_interval_s`` = 0 disables the time
     series; ``measure`` = (t0, t1) overrides the measurement window. ``progress``: True for a
     progress bar over simulated time (stderr), or a callable ``f(simulated_seconds_done)``.
-    ``warn``: print :func:`phase_lock_warning` on stderr if it applies."""
+    ``warn``: print :func:`phase_lock_warning` on stderr if it applies.
+    ``max_events`` / ``max_memory_mb``: the run's budgets (docs/sim.md, "Limits of a run")."""
     if warn:
         warn_phase_lock(scenario)
-    cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress)
+    cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress,
+                  max_events=max_events, max_memory_mb=max_memory_mb)
     return SimRun(scenario, int(seed), cr.result, from_core([g.name for g in scenario.groups], [l.name for l in scenario.links], cr.columns), cr.stats)
 
 
