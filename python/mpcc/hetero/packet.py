@@ -5,8 +5,8 @@ summary (``RunResult``) plus the Algorithm-2 log of every FAST connection (α af
 and the mean queueing delay q and loss/mark rate l it was computed from) and, when
 ``sample_interval_s`` > 0, per-flow rate samples.
 
-Algorithm 2 (Tang et al. §VII) as the simulator implements it (``crates/mpcc-core/src/cc/fast.rs``
-and ``adapt_event`` in ``sim.rs``), end to end and per connection:
+Algorithm 2 (Tang et al. §VII) as the simulator implements it (``crates/mpcc-core/src/cc/fast.rs``,
+``Fast::adaptation``, a periodic update of the Controller), end to end and per connection:
   q = mean over the interval of (RTT sample − baseRTT), one sample per ACK (its own RTT samples);
   l = (packets detected lost + ACKs echoing an ECN mark) / packets sent (incl. retransmissions),
       all of the connection's own packets in the interval;
