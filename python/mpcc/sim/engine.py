@@ -180,7 +180,7 @@ def _engine_error(scenario: Scenario, message: str) -> MpccError:
         problem, fix = rest, "see docs/sim.md (limits of a run)"
     if fld in ("max_events", "max_memory_mb"):
         return MpccError(f"{scenario.source}: {fld}: {problem} (fix: {fix})")
-    return ScenarioError(scenario.source, fld, problem, fix)
+    return ScenarioError(scenario.source, {"measure": "sim.measure"}.get(fld, fld), problem, fix)
 
 
 @dataclass

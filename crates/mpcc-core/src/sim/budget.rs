@@ -194,6 +194,14 @@ mod tests {
         assert!(err(&many).starts_with("groups[0].count:"));
     }
 
+    /// The up-front estimate of a subflow's memory covers its struct, its initial scoreboard
+    /// rings (64 segments: flags and send times), its path and a controller's per-route state.
+    #[test]
+    fn subflow_estimate_covers_a_subflow() {
+        let bytes = std::mem::size_of::<super::super::tcp::Subflow>() + 64 * 9 + 4 + 64;
+        assert!(bytes as f64 <= super::SUBFLOW_BYTES, "{bytes}");
+    }
+
     #[test]
     fn absurd_initial_window_is_refused() {
         let e = err(&cfg("", "", r#""initial_cwnd": 1e9"#));
