@@ -19,7 +19,7 @@ pub const CHECK_EVERY: u64 = 1 << 20;
 pub const DEFAULT_MAX_MEMORY_MB: f64 = 4096.0;
 
 /// Bytes of state per subflow before it sends (struct, rings, controller, path), a bound.
-const SUBFLOW_BYTES: f64 = 1024.0;
+const SUBFLOW_BYTES: f64 = 1536.0;
 
 #[derive(Debug, Clone)]
 pub struct Budget {
@@ -195,10 +195,12 @@ mod tests {
     }
 
     /// The up-front estimate of a subflow's memory covers its struct, its initial scoreboard
-    /// rings (64 segments: flags and send times), its path and a controller's per-route state.
+    /// rings (64 segments: flags and send times), its path (a Vec and one link), the engine's
+    /// per-subflow columns (cwnd, srtt, base RTT, group, flow, route) and a controller's
+    /// per-route state (FAST: six 8-byte values).
     #[test]
     fn subflow_estimate_covers_a_subflow() {
-        let bytes = std::mem::size_of::<super::super::tcp::Subflow>() + 64 * 9 + 4 + 64;
+        let bytes = std::mem::size_of::<super::super::tcp::Subflow>() + 64 * 9 + (24 + 4) + 36 + 48;
         assert!(bytes as f64 <= super::SUBFLOW_BYTES, "{bytes}");
     }
 
