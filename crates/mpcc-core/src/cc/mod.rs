@@ -6,17 +6,17 @@
 //! (seconds), x_r = w_r/τ_r. `on_ack` returns I_r(w_s), the increase of w_r per ACK on route r;
 //! `on_loss` returns D_r(w_s), the decrease of w_r per loss on route r.
 
-mod balia;
-mod coupled;
-mod ewtcp;
-mod fast;
-mod generalized;
-mod lia;
-mod mstcp;
-mod mtcp;
-mod olia;
-mod reno;
-mod semicoupled;
+/// The algorithms: each name is a file `cc/<name>.rs` with `pub const ALGORITHM` (its name,
+/// parameters with defaults, constructor). Adding an algorithm = its file + its name here.
+macro_rules! algorithms {
+    ($($m:ident),* $(,)?) => {
+        $(pub mod $m;)*
+        /// Every algorithm, in the order of the Python registry.
+        pub const REGISTRY: &[Algorithm] = &[$($m::ALGORITHM),*];
+    };
+}
+
+algorithms!(reno, ewtcp, coupled, semicoupled, lia, olia, balia, generalized, mstcp, mtcp, fast);
 
 pub use balia::Balia;
 pub use coupled::Coupled;
@@ -204,20 +204,6 @@ pub struct Algorithm {
     pub make: fn(&[f64]) -> Box<dyn Controller>,
 }
 
-/// Every algorithm: one line each (the defaults live in the algorithm's file).
-pub const REGISTRY: &[Algorithm] = &[
-    reno::ALGORITHM,
-    ewtcp::ALGORITHM,
-    coupled::ALGORITHM,
-    semicoupled::ALGORITHM,
-    lia::ALGORITHM,
-    olia::ALGORITHM,
-    balia::ALGORITHM,
-    generalized::ALGORITHM,
-    mstcp::ALGORITHM,
-    mtcp::ALGORITHM,
-    fast::ALGORITHM,
-];
 
 /// Other names: (alias, algorithm, preset parameters) (Python: `ALIASES`).
 pub const ALIASES: &[(&str, &str, &[(&str, f64)])] = &[
