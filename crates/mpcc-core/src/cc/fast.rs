@@ -23,15 +23,21 @@ pub struct Fast {
 struct State {
     /// α of this connection now.
     alpha: f64,
-    /// Per route: Σ and number of RTT samples since the last update (eq. (1)) …
-    rtt_sum: Vec<f64>,
-    rtt_n: Vec<u32>,
+    routes: Vec<Route>,
+}
+
+/// One route's samples (one cache line, updated on every ACK).
+#[derive(Clone, Copy, Default)]
+struct Route {
+    /// Σ and number of RTT samples since the last update (eq. (1)) …
+    rtt_sum: f64,
+    rtt_n: u32,
     /// … and since the last adaptation (Algorithm 2), with the cumulative transmissions and
     /// congestion signals at the last adaptation.
-    a_rtt_sum: Vec<f64>,
-    a_rtt_n: Vec<u64>,
-    a_sent: Vec<u64>,
-    a_signals: Vec<u64>,
+    a_rtt_sum: f64,
+    a_rtt_n: u64,
+    a_sent: u64,
+    a_signals: u64,
 }
 
 pub const ALGORITHM: Algorithm = Algorithm {
@@ -90,16 +96,16 @@ impl Fast {
         if !p.active {
             return;
         }
-        let st = &mut self.state;
-        for r in 0..p.cwnd.len() {
-            if st.rtt_n[r] > 0 && p.in_ca[r] {
-                let rtt = st.rtt_sum[r] / st.rtt_n[r] as f64;
+        let alpha = self.state.alpha;
+        for (r, st) in self.state.routes.iter_mut().enumerate() {
+            if st.rtt_n > 0 && p.in_ca[r] {
+                let rtt = st.rtt_sum / st.rtt_n as f64;
                 let target =
-                    (1.0 - self.gamma) * p.cwnd[r] + self.gamma * (p.base_rtt[r] / rtt * p.cwnd[r] + st.alpha);
+                    (1.0 - self.gamma) * p.cwnd[r] + self.gamma * (p.base_rtt[r] / rtt * p.cwnd[r] + alpha);
                 p.cwnd[r] = (2.0 * p.cwnd[r]).min(target).max(1.0);
             }
-            st.rtt_sum[r] = 0.0;
-            st.rtt_n[r] = 0;
+            st.rtt_sum = 0.0;
+            st.rtt_n = 0;
         }
     }
 
@@ -107,18 +113,17 @@ impl Fast {
     /// (ECN marks count as losses: RED marks instead of dropping, §II-B).
     fn adaptation(&mut self, p: &mut Periodic) -> Option<[f64; 3]> {
         let (mut q_sum, mut q_n, mut lost, mut sent) = (0.0, 0u64, 0u64, 0u64);
-        let st = &mut self.state;
-        for r in 0..p.cwnd.len() {
-            if st.a_rtt_n[r] > 0 && p.base_rtt[r].is_finite() {
-                q_sum += st.a_rtt_sum[r] - st.a_rtt_n[r] as f64 * p.base_rtt[r];
-                q_n += st.a_rtt_n[r];
+        for (r, st) in self.state.routes.iter_mut().enumerate() {
+            if st.a_rtt_n > 0 && p.base_rtt[r].is_finite() {
+                q_sum += st.a_rtt_sum - st.a_rtt_n as f64 * p.base_rtt[r];
+                q_n += st.a_rtt_n;
             }
-            lost += p.signals[r] - st.a_signals[r];
-            sent += p.sent[r] - st.a_sent[r];
-            st.a_rtt_sum[r] = 0.0;
-            st.a_rtt_n[r] = 0;
-            st.a_signals[r] = p.signals[r];
-            st.a_sent[r] = p.sent[r];
+            lost += p.signals[r] - st.a_signals;
+            sent += p.sent[r] - st.a_sent;
+            st.a_rtt_sum = 0.0;
+            st.a_rtt_n = 0;
+            st.a_signals = p.signals[r];
+            st.a_sent = p.sent[r];
         }
         if q_n > 0 && sent > 0 {
             let (q, l) = (q_sum / q_n as f64, lost as f64 / sent as f64);
@@ -148,12 +153,7 @@ impl Controller for Fast {
         let mut f = self.clone();
         f.state = State {
             alpha: self.alpha,
-            rtt_sum: vec![0.0; n],
-            rtt_n: vec![0; n],
-            a_rtt_sum: vec![0.0; n],
-            a_rtt_n: vec![0; n],
-            a_sent: vec![0; n],
-            a_signals: vec![0; n],
+            routes: vec![Route::default(); n],
         };
         Box::new(f)
     }
@@ -166,11 +166,11 @@ impl Controller for Fast {
     }
     #[inline]
     fn on_ack_event(&mut self, r: usize, ev: &AckEvent) {
-        let st = &mut self.state;
-        st.rtt_sum[r] += ev.rtt_s;
-        st.rtt_n[r] += 1;
-        st.a_rtt_sum[r] += ev.rtt_s;
-        st.a_rtt_n[r] += 1;
+        let st = &mut self.state.routes[r];
+        st.rtt_sum += ev.rtt_s;
+        st.rtt_n += 1;
+        st.a_rtt_sum += ev.rtt_s;
+        st.a_rtt_n += 1;
     }
     /// Update 0: eq. (1) every `update_interval_s`; update 1: Algorithm 2 every
     /// `adapt_interval_s` (when > 0).
