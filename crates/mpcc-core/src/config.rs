@@ -162,7 +162,9 @@ fn check_integers(v: &Value) -> Result<(), String> {
     let int = |x: &Value, field: String, max: u64| -> Result<(), String> {
         match x.as_u64() {
             Some(n) if n <= max => Ok(()),
-            _ => Err(format!("{field}: {x} is not a whole number from 0 to {max}")),
+            _ => Err(format!(
+                "{field}: {x} is not a whole number from 0 to {max}"
+            )),
         }
     };
     let arr = |x: Option<&Value>| x.and_then(|a| a.as_array()).cloned().unwrap_or_default();
@@ -215,10 +217,18 @@ mod tests {
         };
         let e = parse(&cfg("1000000000000")).err().unwrap();
         assert!(e.starts_with("groups[0].count: 1000000000000"), "{e}");
-        assert!(parse(&cfg("-1")).err().unwrap().starts_with("groups[0].count:"));
-        assert!(parse(&cfg("2.5")).err().unwrap().starts_with("groups[0].count:"));
+        assert!(parse(&cfg("-1"))
+            .err()
+            .unwrap()
+            .starts_with("groups[0].count:"));
+        assert!(parse(&cfg("2.5"))
+            .err()
+            .unwrap()
+            .starts_with("groups[0].count:"));
         assert!(parse(&cfg("3")).is_ok());
-        let e = parse(&cfg("3").replace("[[0]]", "[[4294967296]]")).err().unwrap();
+        let e = parse(&cfg("3").replace("[[0]]", "[[4294967296]]"))
+            .err()
+            .unwrap();
         assert!(e.starts_with("groups[0].paths[0][0]:"), "{e}");
     }
 }

@@ -111,7 +111,10 @@ fn fast_alpha_adaptation_moves_toward_target() {
     m.insert("adapt_interval_s".into(), Value::from(120.0));
     assert!(build("fast", &m).is_ok());
     // the registry's defaults, with adapt_interval_s = 120
-    let entry = mpcc_core::cc::REGISTRY.iter().find(|a| a.name == "fast").unwrap();
+    let entry = mpcc_core::cc::REGISTRY
+        .iter()
+        .find(|a| a.name == "fast")
+        .unwrap();
     let mut p: Vec<f64> = entry.params.iter().map(|x| x.1).collect();
     p[3] = 120.0;
     let f = mpcc_core::cc::Fast::new(&p);

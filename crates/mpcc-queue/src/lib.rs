@@ -56,10 +56,16 @@ impl RedParams {
             return Err(format!("min_th: {} is not a number ≥ 0", self.min_th));
         }
         if !(self.max_th > self.min_th) || !finite(self.max_th) {
-            return Err(format!("max_th: {} must be > min_th = {}", self.max_th, self.min_th));
+            return Err(format!(
+                "max_th: {} must be > min_th = {}",
+                self.max_th, self.min_th
+            ));
         }
         if !(self.max_p > 0.0 && self.max_p <= 1.0) {
-            return Err(format!("max_p: {} is not a probability in (0, 1]", self.max_p));
+            return Err(format!(
+                "max_p: {} is not a probability in (0, 1]",
+                self.max_p
+            ));
         }
         if !(self.weight > 0.0 && self.weight <= 1.0) {
             return Err(format!("weight: {} is not in (0, 1]", self.weight));

@@ -61,24 +61,52 @@ fn idle_decay_counts_m_plus_one_once() {
     };
     q.arrive(a, never); // 32·0.5^4 = 2 < min_th: no draw
     assert_eq!(q.avg(), 2.0);
-    q.arrive(Arrival { now_ns: 20_000, ..a }, never);
-    assert_eq!(q.avg(), 2.0 / 256.0, "7 more service times: 0.5^8, not a decay over all 10");
-    q.arrive(Arrival { now_ns: 30_000, empty_since_ns: 25_000, ..a }, never);
-    assert_eq!(q.avg(), 2.0 / 256.0 / 64.0, "a new idle period of 5 service times: 0.5^6");
+    q.arrive(
+        Arrival {
+            now_ns: 20_000,
+            ..a
+        },
+        never,
+    );
+    assert_eq!(
+        q.avg(),
+        2.0 / 256.0,
+        "7 more service times: 0.5^8, not a decay over all 10"
+    );
+    q.arrive(
+        Arrival {
+            now_ns: 30_000,
+            empty_since_ns: 25_000,
+            ..a
+        },
+        never,
+    );
+    assert_eq!(
+        q.avg(),
+        2.0 / 256.0 / 64.0,
+        "a new idle period of 5 service times: 0.5^6"
+    );
 }
 
 /// Early region: p_b = max_p (avg − min_th)/(max_th − min_th), p_a = p_b/(1 − count·p_b).
 #[test]
 fn early_drop_probability_follows_the_count_rule() {
-    let mut q = Queue::new(1000, Some(RedParams { weight: 1.0, ..red(false, false) })).unwrap();
+    let mut q = Queue::new(
+        1000,
+        Some(RedParams {
+            weight: 1.0,
+            ..red(false, false)
+        }),
+    )
+    .unwrap();
     // avg = q = 10: p_b = 0.1·5/10 = 0.05. count 0 → p_a = 0.05; the draw 0.049 drops.
     assert_eq!(q.arrive(at(10, 0), || 0.049), Verdict::Drop(Drop::Red));
     assert_eq!(q.red.as_ref().unwrap().1.count, 0);
     // count 1: p_a = 0.05/0.95 = 0.05263…; 0.052 drops, 0.053 would not.
     assert_eq!(q.arrive(at(10, 0), || 0.06), Verdict::Accept);
     assert_eq!(q.arrive(at(10, 0), || 0.0555), Verdict::Drop(Drop::Red)); // count 2: 0.05/0.9
-    // count 19 = 1/p_b − 1: 1 − count·p_b ≤ p_b, so after 18 survivors the next arrival drops
-    // whatever the draw
+                                                                          // count 19 = 1/p_b − 1: 1 − count·p_b ≤ p_b, so after 18 survivors the next arrival drops
+                                                                          // whatever the draw
     for _ in 0..18 {
         assert_eq!(q.arrive(at(10, 0), || 0.9999), Verdict::Accept);
     }
@@ -89,20 +117,65 @@ fn early_drop_probability_follows_the_count_rule() {
 /// without gentle) every packet is dropped, ECN-capable or not, without a draw.
 #[test]
 fn gentle_and_forced_regions() {
-    let mk = |gentle| Queue::new(1000, Some(RedParams { weight: 1.0, ..red(gentle, true) })).unwrap();
+    let mk = |gentle| {
+        Queue::new(
+            1000,
+            Some(RedParams {
+                weight: 1.0,
+                ..red(gentle, true)
+            }),
+        )
+        .unwrap()
+    };
     // avg 22: p_b = 0.1 + 0.9·7/15 = 0.52, and p_a = p_b at count 0
     let mut q = mk(true);
-    assert_eq!(q.arrive(Arrival { ect: true, ..at(22, 0) }, || 0.519), Verdict::Mark);
+    assert_eq!(
+        q.arrive(
+            Arrival {
+                ect: true,
+                ..at(22, 0)
+            },
+            || 0.519
+        ),
+        Verdict::Mark
+    );
     let mut q = mk(true);
-    assert_eq!(q.arrive(Arrival { ect: true, ..at(22, 0) }, || 0.521), Verdict::Accept);
+    assert_eq!(
+        q.arrive(
+            Arrival {
+                ect: true,
+                ..at(22, 0)
+            },
+            || 0.521
+        ),
+        Verdict::Accept
+    );
     // the same early decision drops a packet that is not ECN-capable
     let mut q = mk(true);
     assert_eq!(q.arrive(at(22, 0), || 0.519), Verdict::Drop(Drop::Red));
     // forced region (avg ≥ 2·max_th = 30): ECT packets are dropped too, no draw
-    assert_eq!(q.arrive(Arrival { ect: true, ..at(30, 0) }, never), Verdict::Drop(Drop::Red));
+    assert_eq!(
+        q.arrive(
+            Arrival {
+                ect: true,
+                ..at(30, 0)
+            },
+            never
+        ),
+        Verdict::Drop(Drop::Red)
+    );
     // without gentle it starts at max_th
     let mut q = mk(false);
-    assert_eq!(q.arrive(Arrival { ect: true, ..at(15, 0) }, never), Verdict::Drop(Drop::Red));
+    assert_eq!(
+        q.arrive(
+            Arrival {
+                ect: true,
+                ..at(15, 0)
+            },
+            never
+        ),
+        Verdict::Drop(Drop::Red)
+    );
 }
 
 /// The average runs before the hard limit: an arrival to a full buffer moves it, and is a
@@ -112,8 +185,24 @@ fn tail_drop_after_red() {
     let mut q = Queue::new(4, Some(red(true, true))).unwrap();
     assert_eq!(q.arrive(at(4, 0), never), Verdict::Drop(Drop::Tail));
     assert_eq!(q.avg(), 2.0);
-    let mut q = Queue::new(12, Some(RedParams { weight: 1.0, ..red(true, true) })).unwrap();
-    assert_eq!(q.arrive(Arrival { ect: true, ..at(12, 0) }, || 0.0), Verdict::Drop(Drop::Tail));
+    let mut q = Queue::new(
+        12,
+        Some(RedParams {
+            weight: 1.0,
+            ..red(true, true)
+        }),
+    )
+    .unwrap();
+    assert_eq!(
+        q.arrive(
+            Arrival {
+                ect: true,
+                ..at(12, 0)
+            },
+            || 0.0
+        ),
+        Verdict::Drop(Drop::Tail)
+    );
     assert_eq!(q.red.as_ref().unwrap().1.count, 0);
 }
 
@@ -124,7 +213,14 @@ fn tail_drop_after_red() {
 /// rate is 2·p_b (not p_b: the count rule spreads drops evenly and caps the gap at n).
 #[test]
 fn early_drop_rate_matches_the_count_rule() {
-    let mut q = Queue::new(1000, Some(RedParams { weight: 1.0, ..red(false, false) })).unwrap();
+    let mut q = Queue::new(
+        1000,
+        Some(RedParams {
+            weight: 1.0,
+            ..red(false, false)
+        }),
+    )
+    .unwrap();
     let mut s = 0x1234_5678_9abc_def0u64;
     let mut uniform = move || {
         s ^= s << 13;

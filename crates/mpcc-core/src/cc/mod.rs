@@ -16,7 +16,19 @@ macro_rules! algorithms {
     };
 }
 
-algorithms!(reno, ewtcp, coupled, semicoupled, lia, olia, balia, generalized, mstcp, mtcp, fast);
+algorithms!(
+    reno,
+    ewtcp,
+    coupled,
+    semicoupled,
+    lia,
+    olia,
+    balia,
+    generalized,
+    mstcp,
+    mtcp,
+    fast
+);
 
 pub use balia::Balia;
 pub use coupled::Coupled;
@@ -204,7 +216,6 @@ pub struct Algorithm {
     pub make: fn(&[f64]) -> Box<dyn Controller>,
 }
 
-
 /// Other names: (alias, algorithm, preset parameters) (Python: `ALIASES`).
 pub const ALIASES: &[(&str, &str, &[(&str, f64)])] = &[
     ("max", "lia", &[]),
@@ -218,7 +229,9 @@ fn param_value(algo: &str, key: &str, v: &Value) -> Result<f64, SpecError> {
         Value::Number(n) => n
             .as_f64()
             .ok_or_else(|| SpecError(format!("{algo}: parameter {key} is not a number"))),
-        Value::String(s) if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") => {
+        Value::String(s)
+            if matches!(s.trim().to_lowercase().as_str(), "inf" | "infinity" | "∞") =>
+        {
             Ok(f64::INFINITY)
         }
         v => Err(SpecError(format!(
@@ -304,7 +317,11 @@ mod tests {
         let cd = build("fully-coupled", &m).unwrap();
         assert!((cd.on_ack(&Subflows::new(&w, &t), 0) - 0.5).abs() < 1e-15);
         assert!(build("cubic", &Map::new()).is_err());
-        assert!(build("reno", &m).err().unwrap().0.contains("unknown parameter alpha"));
+        assert!(build("reno", &m)
+            .err()
+            .unwrap()
+            .0
+            .contains("unknown parameter alpha"));
         let mut s = Map::new();
         s.insert("a".into(), Value::from("inf"));
         assert!(build("ewtcp", &s).is_ok());
@@ -317,11 +334,16 @@ mod tests {
     fn registry_is_consistent() {
         for (i, a) in REGISTRY.iter().enumerate() {
             assert!(REGISTRY[i + 1..].iter().all(|b| b.name != a.name));
-            assert_eq!((a.make)(&a.params.iter().map(|p| p.1).collect::<Vec<_>>()).name(), a.name);
+            assert_eq!(
+                (a.make)(&a.params.iter().map(|p| p.1).collect::<Vec<_>>()).name(),
+                a.name
+            );
         }
         for (alias, target, preset) in ALIASES {
             let e = REGISTRY.iter().find(|a| a.name == *target).expect(alias);
-            assert!(preset.iter().all(|(k, _)| e.params.iter().any(|(p, _)| p == k)));
+            assert!(preset
+                .iter()
+                .all(|(k, _)| e.params.iter().any(|(p, _)| p == k)));
         }
     }
 }

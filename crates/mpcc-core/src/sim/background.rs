@@ -15,9 +15,17 @@ pub(super) struct Background {
 
 impl Background {
     /// A source from its configuration; the error names the field (after `background[i].`).
-    pub(super) fn new(b: &BackgroundCfg, path: u32, pkt_bits: f64, end: u64) -> Result<Background, String> {
+    pub(super) fn new(
+        b: &BackgroundCfg,
+        path: u32,
+        pkt_bits: f64,
+        end: u64,
+    ) -> Result<Background, String> {
         if !(b.rate_mbps > 0.0) || !b.rate_mbps.is_finite() {
-            return Err(format!("rate_mbps: {} is not a positive number", b.rate_mbps));
+            return Err(format!(
+                "rate_mbps: {} is not a positive number",
+                b.rate_mbps
+            ));
         }
         let interval = pkt_bits / (b.rate_mbps * 1e6);
         // at least one packet per simulated day, at most one per nanosecond (issue #12: a rate

@@ -42,15 +42,21 @@ impl Budget {
     pub fn check(cfg: &Config) -> Result<Budget, String> {
         let d = cfg.duration_s;
         if !(d > 0.0) || !d.is_finite() {
-            return Err(format!("duration_s: {d} is not a positive number of seconds"));
+            return Err(format!(
+                "duration_s: {d} is not a positive number of seconds"
+            ));
         }
         // 2^64 ns ≈ 584 years: the clock must not overflow
         if d > 1e10 {
-            return Err(format!("duration_s: {d} s is longer than the simulator's clock (1e10 s)"));
+            return Err(format!(
+                "duration_s: {d} s is longer than the simulator's clock (1e10 s)"
+            ));
         }
         let max_memory_mb = cfg.max_memory_mb.unwrap_or(DEFAULT_MAX_MEMORY_MB);
         if !(max_memory_mb > 0.0) {
-            return Err(format!("max_memory_mb: {max_memory_mb} is not a positive number"));
+            return Err(format!(
+                "max_memory_mb: {max_memory_mb} is not a positive number"
+            ));
         }
         let max_mem = (max_memory_mb * 1e6).min(usize::MAX as f64 / 2.0);
         let pkt_bits = cfg.packet_bytes as f64 * 8.0;
@@ -87,7 +93,8 @@ impl Budget {
         // time series rows
         if cfg.sample_interval_s > 0.0 {
             let samples = (d / cfg.sample_interval_s).floor();
-            let row = subflows as f64 * SF_ROW_BYTES as f64 + cfg.links.len() as f64 * LINK_ROW_BYTES as f64;
+            let row = subflows as f64 * SF_ROW_BYTES as f64
+                + cfg.links.len() as f64 * LINK_ROW_BYTES as f64;
             let bytes = samples * row;
             if !(bytes + static_bytes as f64 <= max_mem) {
                 return Err(format!(
@@ -100,14 +107,18 @@ impl Budget {
             }
             events += samples;
         } else if cfg.sample_interval_s < 0.0 || cfg.sample_interval_s.is_nan() {
-            return Err(format!("sample_interval_s: {} must be ≥ 0", cfg.sample_interval_s));
+            return Err(format!(
+                "sample_interval_s: {} must be ≥ 0",
+                cfg.sample_interval_s
+            ));
         }
         // events: links busy all the time (≤ 4 events per packet), background sources
         for l in &cfg.links {
             events += 4.0 * d * l.capacity_mbps * 1e6 / pkt_bits;
         }
         for b in &cfg.background {
-            events += 2.0 * d * b.rate_mbps * 1e6 / pkt_bits + 4.0 * d / (b.mean_on_s + b.mean_off_s);
+            events +=
+                2.0 * d * b.rate_mbps * 1e6 / pkt_bits + 4.0 * d / (b.mean_on_s + b.mean_off_s);
         }
         // periodic updates are ≥ 1 µs apart (checked when the groups are built)
         for g in &cfg.groups {
@@ -180,7 +191,11 @@ mod tests {
         let e = err(&cfg(r#", "sample_interval_s": 1e-9"#, "", ""));
         assert!(e.starts_with("sample_interval_s:"), "{e}");
         // a budget too small for a fine series that would otherwise fit
-        let e = err(&cfg(r#", "sample_interval_s": 1e-4, "max_memory_mb": 1"#, "", ""));
+        let e = err(&cfg(
+            r#", "sample_interval_s": 1e-4, "max_memory_mb": 1"#,
+            "",
+            "",
+        ));
         assert!(e.starts_with("sample_interval_s:"), "{e}");
     }
 
@@ -190,7 +205,8 @@ mod tests {
         let huge = cfg("", "", "").replace(r#""count": 2"#, r#""count": 2147483648"#);
         let e = err(&huge);
         assert!(e.starts_with("groups[0].count:"), "{e}");
-        let many = cfg(r#", "max_memory_mb": 100"#, "", "").replace(r#""count": 2"#, r#""count": 1000000"#);
+        let many = cfg(r#", "max_memory_mb": 100"#, "", "")
+            .replace(r#""count": 2"#, r#""count": 1000000"#);
         assert!(err(&many).starts_with("groups[0].count:"));
     }
 
@@ -236,7 +252,8 @@ mod tests {
 
     #[test]
     fn bad_capacity_and_duration_name_the_field() {
-        let e = err(&cfg("", "", "").replace(r#""capacity_mbps": 10"#, r#""capacity_mbps": 1e-300"#));
+        let e =
+            err(&cfg("", "", "").replace(r#""capacity_mbps": 10"#, r#""capacity_mbps": 1e-300"#));
         assert!(e.starts_with("links[0].capacity_mbps:"), "{e}");
         let e = err(&cfg("", "", "").replace(r#""duration_s": 10"#, r#""duration_s": 1e300"#));
         assert!(e.starts_with("duration_s:"), "{e}");

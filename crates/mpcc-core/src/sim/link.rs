@@ -30,7 +30,10 @@ impl Link {
     /// A link from its configuration; the error names the field (after `links[i].`).
     pub(super) fn new(l: &LinkCfg, pkt_bits: f64) -> Result<Link, String> {
         if !(l.capacity_mbps > 0.0) || !l.capacity_mbps.is_finite() {
-            return Err(format!("capacity_mbps: {} is not a positive number", l.capacity_mbps));
+            return Err(format!(
+                "capacity_mbps: {} is not a positive number",
+                l.capacity_mbps
+            ));
         }
         if l.buffer_pkts == 0 {
             return Err("buffer_pkts: must be ≥ 1".into());
@@ -128,7 +131,10 @@ impl Link {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
     /// Accepted (with CE set when `marked`), leaving the link's server at `depart_ns`.
-    Accept { depart_ns: u64, marked: bool },
+    Accept {
+        depart_ns: u64,
+        marked: bool,
+    },
     Drop,
 }
 
@@ -144,9 +150,15 @@ pub fn replay_link(
     Ok(trace
         .iter()
         .map(|&(t, ect)| {
-            let mut pkt = Pkt { ect, ..Default::default() };
+            let mut pkt = Pkt {
+                ect,
+                ..Default::default()
+            };
             match link.offer(&mut pkt, t, &mut uniform) {
-                Some(depart_ns) => Decision::Accept { depart_ns, marked: pkt.ce },
+                Some(depart_ns) => Decision::Accept {
+                    depart_ns,
+                    marked: pkt.ce,
+                },
                 None => Decision::Drop,
             }
         })
@@ -235,7 +247,10 @@ mod tests {
         let mut l = link(3, None);
         let mut p = Pkt::default();
         let d: Vec<Option<u64>> = (0..4).map(|_| l.offer(&mut p, 0, || 0.5)).collect();
-        assert_eq!(d, vec![Some(1_000_000), Some(2_000_000), Some(3_000_000), None]);
+        assert_eq!(
+            d,
+            vec![Some(1_000_000), Some(2_000_000), Some(3_000_000), None]
+        );
         assert_eq!((l.arrivals, l.accepted, l.drops, l.max_queue), (4, 3, 1, 3));
         assert_eq!(l.queue_at(1_999_999), 2);
         assert_eq!(l.queue_at(3_000_000), 0);
@@ -263,12 +278,21 @@ mod tests {
             red: None,
             loss: 0.0,
         };
-        assert!(Link::new(&cfg, 12_000.0).err().unwrap().starts_with("capacity_mbps:"));
+        assert!(Link::new(&cfg, 12_000.0)
+            .err()
+            .unwrap()
+            .starts_with("capacity_mbps:"));
         cfg.capacity_mbps = 10.0;
         cfg.delay_ms = f64::NAN;
-        assert!(Link::new(&cfg, 12_000.0).err().unwrap().starts_with("delay_ms:"));
+        assert!(Link::new(&cfg, 12_000.0)
+            .err()
+            .unwrap()
+            .starts_with("delay_ms:"));
         cfg.delay_ms = 1.0;
         cfg.buffer_pkts = 0;
-        assert!(Link::new(&cfg, 12_000.0).err().unwrap().starts_with("buffer_pkts:"));
+        assert!(Link::new(&cfg, 12_000.0)
+            .err()
+            .unwrap()
+            .starts_with("buffer_pkts:"));
     }
 }

@@ -85,7 +85,10 @@ impl Sim {
         let now = self.now;
         // the rows of this sample must fit the memory budget (checked before they are added)
         let rows = self.sf.len() * SF_ROW_BYTES + self.links.len() * LINK_ROW_BYTES;
-        if let Err(e) = self.budget.check_now(self.events, self.memory_bytes() + 2 * rows) {
+        if let Err(e) = self
+            .budget
+            .check_now(self.events, self.memory_bytes() + 2 * rows)
+        {
             self.exceeded = Some(e);
             self.heap.clear();
             return;
@@ -104,7 +107,8 @@ impl Sim {
             ts.sf_time.push(t);
             ts.sf_id.push(s as u32);
             ts.cwnd.push(self.cwnd[s]);
-            ts.srtt.push(if sf.have_rtt { self.srtt[s] } else { f64::NAN });
+            ts.srtt
+                .push(if sf.have_rtt { self.srtt[s] } else { f64::NAN });
             ts.rate.push(d as f64 * self.pkt_bits / dt / 1e6);
             ts.losses.push(sf.loss_events);
         }
@@ -189,8 +193,14 @@ impl Sim {
             ("sf_loss_events", Column::U64(sfd(5))),
             ("sf_timeouts", Column::U64(sfd(6))),
             ("sf_srtt", Column::F64(self.srtt.clone())),
-            ("sf_ds_sum", Column::F64(self.sf.iter().map(|f| f.ds_sum).collect())),
-            ("sf_ds_n", Column::U64(self.sf.iter().map(|f| f.ds_n).collect())),
+            (
+                "sf_ds_sum",
+                Column::F64(self.sf.iter().map(|f| f.ds_sum).collect()),
+            ),
+            (
+                "sf_ds_n",
+                Column::U64(self.sf.iter().map(|f| f.ds_n).collect()),
+            ),
             ("sf_base_rtt", Column::F64(self.base_rtt.clone())),
             ("link_arrivals", Column::U64(lkd(0))),
             ("link_drops", Column::U64(lkd(1))),
@@ -248,7 +258,10 @@ mod tests {
         let out = run("[4, 7]", 0.0);
         let d: u64 = out.u64("sf_delivered").iter().sum();
         assert!((d as f64 - 3000.0).abs() < 0.03 * 3000.0, "{d}");
-        assert!(out.f64("ts_sf_time").is_empty(), "no sampling at interval 0");
+        assert!(
+            out.f64("ts_sf_time").is_empty(),
+            "no sampling at interval 0"
+        );
     }
 
     /// Sampling every 0.5 s gives one row per link per sample (t = 0.5 … 10) and one row per
@@ -260,7 +273,12 @@ mod tests {
         assert_eq!(out.f64("ts_link_time").len(), 20);
         assert_eq!(out.f64("ts_sf_time").len(), 40);
         let (t, rate) = (out.f64("ts_sf_time"), out.f64("ts_rate"));
-        let late: f64 = t.iter().zip(rate).filter(|(t, _)| **t >= 4.0).map(|(_, r)| r).sum();
+        let late: f64 = t
+            .iter()
+            .zip(rate)
+            .filter(|(t, _)| **t >= 4.0)
+            .map(|(_, r)| r)
+            .sum();
         let samples = t.iter().filter(|t| **t >= 4.0).count() as f64 / 2.0;
         assert!((late / samples - 12.0).abs() < 0.5, "{}", late / samples);
     }

@@ -43,8 +43,8 @@ mod tcp;
 
 use background::Background;
 pub use budget::Budget;
-pub use link::{replay_link, Decision};
 use link::Link;
+pub use link::{replay_link, Decision};
 pub use measure::{Column, Output};
 use measure::{Series, Snapshot};
 use mptcp::Conn;
@@ -149,7 +149,9 @@ impl Sim {
         }
         let check_path = |p: &Vec<u32>, field: &str| -> Result<(), String> {
             if p.is_empty() || p.iter().any(|&l| l as usize >= links.len()) {
-                Err(format!("{field}: path {p:?} refers to a link that does not exist"))
+                Err(format!(
+                    "{field}: path {p:?} refers to a link that does not exist"
+                ))
             } else {
                 Ok(())
             }
@@ -241,7 +243,8 @@ impl Sim {
                     sim.sf_route.push(r as u32);
                 }
                 let n = g.paths.len();
-                sim.conns.push(Conn::new(gi as u32, first, n as u32, &*proto));
+                sim.conns
+                    .push(Conn::new(gi as u32, first, n as u32, &*proto));
                 sim.ccs.push(proto.connection(n));
                 let start = g.start_s + jitter * rng.uniform();
                 if ns(start) < end {
@@ -395,7 +398,13 @@ mod tests {
             .collect();
         assert_eq!(
             order,
-            vec![(3, K_SAMPLE, 0), (5, K_START, 1), (5, K_START, 2), (5, K_RTO, 1), (5, K_TIMER + 1, 0)]
+            vec![
+                (3, K_SAMPLE, 0),
+                (5, K_START, 1),
+                (5, K_START, 2),
+                (5, K_RTO, 1),
+                (5, K_TIMER + 1, 0)
+            ]
         );
         // controller timers sort after the TCP timers and before background traffic
         assert!(K_RTO < K_TIMER && K_TIMER + cc::MAX_TIMERS as u64 <= K_BG_TOGGLE);
@@ -415,7 +424,10 @@ mod tests {
             t += 0.37;
         }
         let sliced = s.finish().unwrap();
-        assert_eq!((one.events, one.data_packets), (sliced.events, sliced.data_packets));
+        assert_eq!(
+            (one.events, one.data_packets),
+            (sliced.events, sliced.data_packets)
+        );
         assert_eq!(one.u64("sf_delivered"), sliced.u64("sf_delivered"));
     }
 }

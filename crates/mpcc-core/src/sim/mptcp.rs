@@ -160,7 +160,9 @@ impl Sim {
         };
         if let Some(rec) = self.ccs[c].on_timer(k, &mut p) {
             let t = self.now as f64 / super::NS_PER_S;
-            self.series.adapt_log.push((t, routes.start as u32, rec[0], rec[1], rec[2]));
+            self.series
+                .adapt_log
+                .push((t, routes.start as u32, rec[0], rec[1], rec[2]));
         }
         if active {
             for s in routes {
@@ -207,10 +209,18 @@ mod tests {
         let sf = out.u32("fa_sf");
         assert!(alpha.len() >= 2 * 8, "{}", alpha.len());
         for first in [0u32, 2] {
-            let a: Vec<f64> = alpha.iter().zip(sf).filter(|(_, s)| **s == first).map(|(a, _)| *a).collect();
+            let a: Vec<f64> = alpha
+                .iter()
+                .zip(sf)
+                .filter(|(_, s)| **s == first)
+                .map(|(a, _)| *a)
+                .collect();
             let mut prev = 50.0;
             for x in a {
-                assert!(x <= prev * 1.1 + 1e-9 && x >= prev * 0.9 - 1e-9, "{prev} → {x}");
+                assert!(
+                    x <= prev * 1.1 + 1e-9 && x >= prev * 0.9 - 1e-9,
+                    "{prev} → {x}"
+                );
                 prev = x;
             }
         }

@@ -104,7 +104,14 @@ mod tests {
     }
 
     fn pkt(seq: u32) -> Pkt {
-        Pkt { ts: 0, owner: 0, seq, hop: 0, ce: false, ect: true }
+        Pkt {
+            ts: 0,
+            owner: 0,
+            seq,
+            hop: 0,
+            ce: false,
+            ect: true,
+        }
     }
 
     /// In-order segments 1 ms apart: one ACK each, or one per two with delayed ACKs (the odd

@@ -443,7 +443,10 @@ mod tests {
         let (drops, retrans) = (out.u64("sf_drops")[0], out.u64("sf_retrans")[0]);
         assert!(drops > 50, "{drops}");
         // a retransmission per drop, give or take those still outstanding at the window edges
-        assert!((retrans as i64 - drops as i64).abs() <= 5, "{retrans} vs {drops}");
+        assert!(
+            (retrans as i64 - drops as i64).abs() <= 5,
+            "{retrans} vs {drops}"
+        );
         assert!(out.u64("sf_delivered")[0] > 1000);
     }
 }
