@@ -4,10 +4,11 @@
 //! `adapt_interval_s` (0 = off): α* = q/(l·w)·α₀ with q the mean queueing delay, l the loss
 //! rate over the interval, w = `adapt_w`; α ← min((1+δ)α, α*) if α < α*, max((1−δ)α, α*) if
 //! α > α*.
-use super::{halve, AckEvent, Algorithm, Controller, Periodic, Subflows};
+use super::{halve, Algorithm, Controller, Periodic, Subflows};
 
 /// FAST's parameters and, per connection, its state: the current α (Algorithm 2 changes it)
-/// and the RTT samples of the current update and adaptation intervals.
+/// and the routes' counters at the last adaptation. The RTT samples of each interval come from
+/// the engine with each periodic update ([`Periodic`]`::rtt_sum`, `rtt_n`).
 #[derive(Clone)]
 pub struct Fast {
     pub alpha: f64,
@@ -26,16 +27,9 @@ struct State {
     routes: Vec<Route>,
 }
 
-/// One route's samples (one cache line, updated on every ACK).
+/// One route's counters at the last adaptation (Algorithm 2's interval starts there).
 #[derive(Clone, Copy, Default)]
 struct Route {
-    /// Σ and number of RTT samples since the last update (eq. (1)) …
-    rtt_sum: f64,
-    rtt_n: u32,
-    /// … and since the last adaptation (Algorithm 2), with the cumulative transmissions and
-    /// congestion signals at the last adaptation.
-    a_rtt_sum: f64,
-    a_rtt_n: u64,
     a_sent: u64,
     a_signals: u64,
 }
@@ -97,15 +91,13 @@ impl Fast {
             return;
         }
         let alpha = self.state.alpha;
-        for (r, st) in self.state.routes.iter_mut().enumerate() {
-            if st.rtt_n > 0 && p.in_ca[r] {
-                let rtt = st.rtt_sum / st.rtt_n as f64;
+        for r in 0..p.cwnd.len() {
+            if p.rtt_n[r] > 0 && p.in_ca[r] {
+                let rtt = p.rtt_sum[r] / p.rtt_n[r] as f64;
                 let target =
                     (1.0 - self.gamma) * p.cwnd[r] + self.gamma * (p.base_rtt[r] / rtt * p.cwnd[r] + alpha);
                 p.cwnd[r] = (2.0 * p.cwnd[r]).min(target).max(1.0);
             }
-            st.rtt_sum = 0.0;
-            st.rtt_n = 0;
         }
     }
 
@@ -114,14 +106,12 @@ impl Fast {
     fn adaptation(&mut self, p: &mut Periodic) -> Option<[f64; 3]> {
         let (mut q_sum, mut q_n, mut lost, mut sent) = (0.0, 0u64, 0u64, 0u64);
         for (r, st) in self.state.routes.iter_mut().enumerate() {
-            if st.a_rtt_n > 0 && p.base_rtt[r].is_finite() {
-                q_sum += st.a_rtt_sum - st.a_rtt_n as f64 * p.base_rtt[r];
-                q_n += st.a_rtt_n;
+            if p.rtt_n[r] > 0 && p.base_rtt[r].is_finite() {
+                q_sum += p.rtt_sum[r] - p.rtt_n[r] as f64 * p.base_rtt[r];
+                q_n += p.rtt_n[r];
             }
             lost += p.signals[r] - st.a_signals;
             sent += p.sent[r] - st.a_sent;
-            st.a_rtt_sum = 0.0;
-            st.a_rtt_n = 0;
             st.a_signals = p.signals[r];
             st.a_sent = p.sent[r];
         }
@@ -163,14 +153,6 @@ impl Controller for Fast {
     }
     fn initial_ssthresh(&self, initial_cwnd: f64) -> f64 {
         initial_cwnd
-    }
-    #[inline]
-    fn on_ack_event(&mut self, r: usize, ev: &AckEvent) {
-        let st = &mut self.state.routes[r];
-        st.rtt_sum += ev.rtt_s;
-        st.rtt_n += 1;
-        st.a_rtt_sum += ev.rtt_s;
-        st.a_rtt_n += 1;
     }
     /// Update 0: eq. (1) every `update_interval_s`; update 1: Algorithm 2 every
     /// `adapt_interval_s` (when > 0).
@@ -227,22 +209,19 @@ mod tests {
         assert!((f.update(10.0, 0.1, 0.1, 50.0) - 20.0).abs() < 1e-12);
     }
 
-    /// The periodic hooks by hand: two routes, base RTT 0.1 s; route 0 saw RTTs 0.12 and 0.13
-    /// (mean 0.125) and is in congestion avoidance, route 1 is in recovery. Eq. (1) moves only
-    /// route 0 (100 → 115, as in `window_update`) and clears both routes' samples. Algorithm 2
-    /// then sees q = mean(0.02, 0.03) = 0.025, l = 1/100 and steps α = 50 toward
-    /// α* = 0.025/(0.01·125)·50 = 1 by at most 10 % → 45.
+    /// The periodic updates by hand: two routes, base RTT 0.1 s; route 0 saw RTTs 0.12 and
+    /// 0.13 (mean 0.125) and is in congestion avoidance, route 1 saw 0.2 and is in recovery.
+    /// Eq. (1) moves only route 0 (100 → 115, as in `window_update`). Algorithm 2 sees
+    /// q = (0.02 + 0.03 + 0.1)/3 = 0.05, l = 1/100 and steps α = 50 toward
+    /// α* = 0.05/(0.01·125)·50 = 2 by at most 10 % → 45.
     #[test]
     fn periodic_hooks() {
         let mut c = fast().connection(2);
         assert_eq!(c.timers(), vec![0.02, 120.0]);
-        for rtt in [0.12, 0.13] {
-            c.on_ack_event(0, &AckEvent { rtt_s: rtt, snd_una: 0, cong_avoid: true });
-        }
-        c.on_ack_event(1, &AckEvent { rtt_s: 0.2, snd_una: 0, cong_avoid: false });
         let mut cwnd = [100.0, 40.0];
         let (base, in_ca) = ([0.1, 0.1], [true, false]);
         let (sent, signals) = ([60u64, 40], [1u64, 0]);
+        let (sum, n) = ([0.25, 0.2], [2u64, 1]);
         let mut p = Periodic {
             active: true,
             cwnd: &mut cwnd,
@@ -250,20 +229,22 @@ mod tests {
             in_ca: &in_ca,
             sent: &sent,
             signals: &signals,
+            rtt_sum: &sum,
+            rtt_n: &n,
         };
         assert_eq!(c.on_timer(0, &mut p), None);
         assert!((p.cwnd[0] - 115.0).abs() < 1e-12);
         assert_eq!(p.cwnd[1], 40.0);
-        // the next update sees no samples: nothing moves
-        assert_eq!(c.on_timer(0, &mut p), None);
-        assert!((p.cwnd[0] - 115.0).abs() < 1e-12);
         let rec = c.on_timer(1, &mut p).expect("a record");
-        // q: route 0 (0.02 + 0.03) and route 1 (0.1) over 3 samples = 0.05; l = 1/100
         assert!((rec[1] - 0.05).abs() < 1e-12, "{rec:?}");
         assert!((rec[2] - 0.01).abs() < 1e-15);
-        // α* = 0.05/(0.01·125)·50 = 2 < 50: down 10 %
         assert!((rec[0] - 45.0).abs() < 1e-12);
-        // nothing sent since: no record
-        assert_eq!(c.on_timer(1, &mut p), None);
+        // no samples and nothing sent since: no window change, no record
+        let (zs, zn) = ([0.0, 0.0], [0u64, 0]);
+        let mut cwnd2 = [115.0, 40.0];
+        let mut q = Periodic { cwnd: &mut cwnd2, rtt_sum: &zs, rtt_n: &zn, ..p };
+        assert_eq!(c.on_timer(0, &mut q), None);
+        assert_eq!(q.cwnd[0], 115.0);
+        assert_eq!(c.on_timer(1, &mut q), None);
     }
 }

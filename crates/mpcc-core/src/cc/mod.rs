@@ -136,6 +136,10 @@ pub struct Periodic<'a> {
     pub sent: &'a [u64],
     /// Cumulative congestion signals of every route: packets detected lost plus ECN-marked ACKs.
     pub signals: &'a [u64],
+    /// Σ (seconds) and number of the RTT samples of every route since this update last ran
+    /// (the engine keeps one pair per periodic update and clears it after the update).
+    pub rtt_sum: &'a [f64],
+    pub rtt_n: &'a [u64],
 }
 
 /// One congestion-control algorithm. The engine makes one instance per connection

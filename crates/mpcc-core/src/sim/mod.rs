@@ -129,6 +129,8 @@ pub struct Sim {
     scratch_in_ca: Vec<bool>,
     scratch_sent: Vec<u64>,
     scratch_signals: Vec<u64>,
+    scratch_rtt_sum: Vec<f64>,
+    scratch_rtt_n: Vec<u64>,
     budget: Budget,
     /// Set when a budget ran out: the run stops and `finish` reports it.
     exceeded: Option<String>,
@@ -184,6 +186,8 @@ impl Sim {
             scratch_in_ca: Vec::new(),
             scratch_sent: Vec::new(),
             scratch_signals: Vec::new(),
+            scratch_rtt_sum: Vec::new(),
+            scratch_rtt_n: Vec::new(),
             budget,
             exceeded: None,
             events: 0,
@@ -262,6 +266,8 @@ impl Sim {
         sim.scratch_in_ca = vec![false; n_routes];
         sim.scratch_sent = vec![0; n_routes];
         sim.scratch_signals = vec![0; n_routes];
+        sim.scratch_rtt_sum = vec![0.0; n_routes];
+        sim.scratch_rtt_n = vec![0; n_routes];
         for (bi, b) in cfg.background.iter().enumerate() {
             check_path(&b.path, &format!("background[{bi}].path"))?;
             let path_id = sim.paths.len() as u32;

@@ -14,13 +14,17 @@ pub(super) struct Conn {
     update: WindowUpdate,
     pub(super) reacts_to_ecn: bool,
     timers_ns: [u64; MAX_TIMERS],
+    /// Number of periodic updates.
+    pub(super) n_timers: u8,
 }
 
 impl Conn {
     pub(super) fn new(group: u32, first: u32, n: u32, cc: &dyn Controller) -> Conn {
         let mut timers_ns = [0; MAX_TIMERS];
+        let mut n_timers = 0;
         for (k, t) in cc.timers().into_iter().enumerate().take(MAX_TIMERS) {
             timers_ns[k] = ns(t);
+            n_timers += 1;
         }
         Conn {
             group,
@@ -30,6 +34,7 @@ impl Conn {
             update: cc.window_update(),
             reacts_to_ecn: cc.reacts_to_ecn(),
             timers_ns,
+            n_timers,
         }
     }
     fn routes(&self) -> std::ops::Range<usize> {
@@ -148,6 +153,9 @@ impl Sim {
             self.scratch_in_ca[i] = self.in_ca(s);
             self.scratch_sent[i] = self.sf[s].sent;
             self.scratch_signals[i] = self.sf[s].signals;
+            let acc = std::mem::take(&mut self.sf[s].timer_rtt[k]);
+            self.scratch_rtt_sum[i] = acc.0;
+            self.scratch_rtt_n[i] = acc.1;
         }
         let active = conn.active;
         let mut p = Periodic {
@@ -157,6 +165,8 @@ impl Sim {
             in_ca: &self.scratch_in_ca[..n],
             sent: &self.scratch_sent[..n],
             signals: &self.scratch_signals[..n],
+            rtt_sum: &self.scratch_rtt_sum[..n],
+            rtt_n: &self.scratch_rtt_n[..n],
         };
         if let Some(rec) = self.ccs[c].on_timer(k, &mut p) {
             let t = self.now as f64 / super::NS_PER_S;

@@ -97,7 +97,7 @@ mod tests {
             r#"{{"duration_s": 2, "measure": [0, 2],
             "links": [{{"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 100}}],
             "groups": [{{"algorithm": "reno", "count": 1, "paths": [[0]], "stop_s": 2}}],
-            "options": {{"delayed_ack": {delayed}}}}}"#
+            "options": {{"delayed_ack": {delayed}, "host_jitter_s": 0}}}}"#
         ))
         .unwrap();
         Sim::new(&cfg).unwrap()

@@ -4,7 +4,7 @@
 use std::collections::VecDeque;
 
 use super::{ns, Ack, Pkt, Sim, K_RTO, NS_PER_S};
-use crate::cc::AckEvent;
+use crate::cc::{AckEvent, MAX_TIMERS};
 
 // Scoreboard flags of a sent segment.
 const SACKED: u8 = 1;
@@ -60,6 +60,8 @@ pub(super) struct Subflow {
     pub(super) cwnd_cnt: i64,
     /// Congestion signals so far: packets detected lost plus ECN-marked ACKs.
     pub(super) signals: u64,
+    /// RTT samples (Σ s, count) since each of the controller's periodic updates last ran.
+    pub(super) timer_rtt: [(f64, u64); MAX_TIMERS],
     // --- receiver (receiver.rs)
     pub(super) rcv_nxt: u32,
     pub(super) ooo: VecDeque<bool>,
@@ -234,6 +236,10 @@ impl Sim {
             (((self.srtt[s] + (4.0 * sf.rttvar).max(rto_min)) * NS_PER_S) as u64).min(MAX_RTO_NS);
         if r < self.base_rtt[s] {
             self.base_rtt[s] = r;
+        }
+        for acc in &mut sf.timer_rtt[..self.conns[c].n_timers as usize] {
+            acc.0 += r;
+            acc.1 += 1;
         }
 
         // The segment that triggered this ACK is SACKed; the cumulative ACK covers the rest.
