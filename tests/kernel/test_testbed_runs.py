@@ -51,15 +51,6 @@ def _run(s, **kw):
 
 
 # --- without root: validation -----------------------------------------------------------------------
-def test_multi_link_paths_are_refused_with_a_clear_error():
-    from mpcc.testbed import topology
-    s = scenario.load(ROOT / "scenarios" / "peng2016" / "fig1.toml")
-    if all(len(p) == 1 for g in s.groups for p in g.paths):
-        pytest.skip("fig1 has no multi-link path")
-    with pytest.raises(ScenarioError, match="one link per path"):
-        topology.check_supported(s)
-
-
 def test_testbed_table_is_validated():
     from mpcc.testbed import engine
     s = scenario.loads('name = "x"\nduration_s = 10\n[[links]]\nname = "l"\ncapacity_mbps = 1\ndelay_ms = 1\n'
@@ -88,14 +79,6 @@ def test_cli_reports_a_bad_testbed_table_in_one_line(tmp_path):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2
     assert p.stderr.count("\n") == 1 and "testbed.sample_ms" in p.stderr and "Traceback" not in p.stderr
-
-
-def test_route_addresses_give_each_use_of_a_link_its_own_address():
-    from mpcc.testbed import topology
-    from mpcc.scenario import Link
-    links = {n: topology.LinkPlan(i, Link(n, 1, 1, 5), f"ns{i}") for i, n in enumerate(["a", "b"])}
-    assert topology.route_addresses((("a",), ("b",)), links) == ["198.18.0.1", "198.18.1.1"]
-    assert topology.route_addresses((("a",), ("a",), ("b",)), links) == ["198.18.0.1", "198.18.0.11", "198.18.1.1"]
 
 
 # --- on the kernel ------------------------------------------------------------------------------------

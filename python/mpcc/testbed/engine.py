@@ -171,23 +171,38 @@ LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"),
            ("tx_errors", "i8")]
 
 
+class RunFailed(EnvironmentProblem):
+    """One run of the traffic failed (a flow could not connect, a sender error) after its retry.
+    Callers that run many cells catch this per cell and keep the others."""
+
+
 def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
-             tick: Callable[[float], None] | None = None) -> RawRun:
-    """Build the topology, run the traffic for s.duration_s, tear everything down."""
+             tick: Callable[[float], None] | None = None,
+             on_built: Callable[[topology.Topology], None] | None = None) -> RawRun:
+    """Build the topology, run the traffic for s.duration_s, tear everything down.
+    ``on_built(topo)`` runs after the network is up, before traffic (tests inject faults there)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     with netns.Run() as r:
         topo = topology.build(s, r, run_dir, seed=st.seed, spin_us=st.spin_us)
+        if on_built:
+            on_built(topo)
         from . import diag
-        mib0, chrono = {"client": diag.mib(topo.client_ns), "server": diag.mib(topo.server_ns)}, {}
+
+        def client_mib() -> dict[str, int]:  # summed over the hosts (one namespace per group)
+            out: dict[str, int] = {}
+            for ns in topo.hosts.values():
+                for k, v in diag.mib(ns).items():
+                    out[k] = out.get(k, 0) + v
+            return out
+
+        mib0, chrono = {"client": client_mib(), "server": diag.mib(topo.server_ns)}, {}
         plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
         for bi, b in enumerate(s.background):
-            lp = topo.links[b.path[0]]
-            plan["background"].append({"name": b.name, "bind_addr": lp.client_addr(0), "server_addr": lp.server_addr,
-                                       "port": topology.BG_PORT, "rate_mbps": b.rate_mbps, "mean_on_s": b.mean_on_s,
-                                       "mean_off_s": b.mean_off_s, "start_s": b.start_s, "stop_s": b.stop_s,
-                                       "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
+            plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
+                                       "mean_on_s": b.mean_on_s, "mean_off_s": b.mean_off_s, "start_s": b.start_s,
+                                       "stop_s": b.stop_s, "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
         py = [sys.executable, "-m", "mpcc.testbed.traffic"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
@@ -207,7 +222,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             if tick:
                 tick(max(0.0, min(s.duration_s, time.monotonic() - t0)))
             if not chrono and time.monotonic() >= end - 1.0:
-                chrono = diag.chrono(topo.client_ns, topo.routes, topology.BASE_PORT) or {"none": {}}
+                chrono = {k: v for ns in topo.hosts.values()
+                          for k, v in diag.chrono(ns, topo.routes, topology.BASE_PORT).items()} or {"none": {}}
             if sp.poll() is not None and time.monotonic() < end:
                 break
             for p in r.procs:
@@ -220,16 +236,37 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         rp.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         code = sp.returncode
-        diag_out = {"chrono": chrono, **{f"mib_{k}": diag.mib_delta(v, diag.mib(getattr(topo, f"{k}_ns")))
-                                         for k, v in mib0.items()}}
+        diag_out = {"chrono": chrono, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
+                    "mib_server": diag.mib_delta(mib0["server"], diag.mib(topo.server_ns))}
     send_log.close()
     recv_log.close()
     errors = (run_dir / "sender.log").read_text().strip()
     if code not in (0, None) and errors:
-        raise EnvironmentProblem(f"testbed traffic failed: {errors.splitlines()[-1]} (log: {run_dir / 'sender.log'})")
+        raise RunFailed(f"testbed traffic failed: {errors.splitlines()[-1]} (log: {run_dir / 'sender.log'})")
     links = {name: _read_csv(path, LINK_DT) for name, path in topo.linkem_stats.items()}
-    return RawRun(t0, _read_csv(run_dir / "sender.csv", SENDER_DT), _read_csv(run_dir / "receiver.csv", RECEIVER_DT),
-                  links, errors, diag_out)
+    sender = _read_csv(run_dir / "sender.csv", SENDER_DT)
+    for gi, g in enumerate(s.groups):
+        seen = set(sender["flow"][sender["group"] == gi].tolist())
+        missing = [k for k in range(g.count) if k not in seen]
+        if missing:
+            raise RunFailed(f"testbed: group {g.name} flow {missing[0]} never connected "
+                            f"({len(missing)} of {g.count} flows; log: {run_dir / 'sender.log'})")
+    return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out)
+
+
+def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
+                   tick: Callable[[float], None] | None = None,
+                   on_built: Callable[[topology.Topology], None] | None = None) -> RawRun:
+    """:func:`run_once`, repeated once (in ``run_dir``/retry) if it fails with :class:`RunFailed`;
+    a second failure is raised, naming both."""
+    try:
+        return run_once(s, ccs, st, run_dir, tick, on_built)
+    except RunFailed as first:
+        print(f"mpcc testbed: {first}; retrying the run once", file=sys.stderr)
+        try:
+            return run_once(s, ccs, st, run_dir / "retry", tick, on_built)
+        except RunFailed as second:
+            raise RunFailed(f"{second} (failed twice; first: {first})") from None
 
 
 def _write_plan(run_dir: Path, plan: dict) -> None:
@@ -392,14 +429,17 @@ def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
 
 
 def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
-                 progress: bool = True) -> tuple[RunResult, list[Summary]]:
-    """As :func:`run_scenario`, also returning each run's :class:`Summary` (time series)."""
+                 progress: bool = True, on_built: Callable[[topology.Topology], None] | None = None
+                 ) -> tuple[RunResult, list[Summary]]:
+    """As :func:`run_scenario`, also returning each run's :class:`Summary` (time series).
+    A run that fails is retried once (:func:`run_with_retry`); ``on_built`` as in :func:`run_once`."""
     netns.check_environment()
     _terminate_cleanly()
     removed = netns.cleanup_stale()
     if removed:
         print(f"mpcc testbed: removed stale state of a crashed run: {', '.join(removed)}", file=sys.stderr)
     s = scaled(s, st.duration_s or s.duration_s)
+    topology.check_supported(s)  # too large for this machine: say so before building anything
     warmup = st.warmup_s if st.warmup_s is not None else min(10.0, 0.2 * s.duration_s)
     ccs = group_ccs(s, st)
     import tempfile
@@ -413,8 +453,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
                 for i in range(st.runs):
                     tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
-                    raw = run_once(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
-                                   work / f"run{i}", tick)
+                    raw = run_with_retry(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
+                                         work / f"run{i}", tick, on_built)
                     summaries.append(summarise(s, raw, warmup))
         res = result(s, [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)], summaries, st, warmup)
         if out_dir:

@@ -1,17 +1,24 @@
-"""The scenario's network built from namespaces and veth pairs.
+"""The scenario's network built from namespaces, veth pairs and one linkem per link.
 
 ::
 
-    client ns (all senders)                relay ns per link (linkem)             server ns
-    c<i>: 198.18.i.1[, .11, .12 …]/24 ──veth── lkc [linkem] lks ──veth── s<i>: 198.18.i.2/24
+    host ns per group g                  router ns r                       server ns s
+    c0: 198.18.g.(j+1)/24 ──veth── g<g> ─┐                        ┌─ srv ──veth── s0: 198.19.0.1/24
+                                          │  t<i> ──veth── lkc [linkem l<i>] lks ──veth── h<i>  (one per link i)
+    background ns b                       │
+    c0: 198.19.3.(k+1)/24 ──veth── bg ───┘
 
-Link ``i`` (in scenario order) gets the subnet 198.18.i.0/24 (RFC 2544 benchmarking range).
-Every path of the scenario is one link; a multipath group's route j leaves from its own client
-address (the k-th use of a link by the group's routes gets 198.18.i.1 for k = 0, 198.18.i.(10+k)
-after), chosen by source-based routing (one ip rule + table per address) — otherwise a second
-subflow would leave by the first interface. MPTCP subflow endpoints (``ip mptcp endpoint add
-ADDR dev c<i> subflow``) make the kernel path manager open one subflow per route; the initial
-subflow is route 0.
+Every link is a bump in the wire: relay namespace ``l<i>`` runs linkem between ``lkc`` (the
+link's input side) and ``lks`` (its output side); both ends are interfaces of the one router
+namespace ``r``, ``t<i>`` (tail) and ``h<i>`` (head). Hosts and the server hang off the router
+by plain veth pairs. A packet of a route crossing links [a, b] goes host → r → a → r → b → r →
+server and its ACKs back the same way: the router forwards by (source or destination address,
+incoming interface) with one policy rule per hop, so any path — any number of links, any
+order, groups with different routes — is a chain of rules, and the links are the only places
+where packets queue. Route j of group g leaves from its own address 198.18.g.(j+1); a
+multipath group's host namespace gets one MPTCP subflow endpoint per further route, so each
+group has its own route set (endpoints are per namespace). Addresses are from the RFC 2544
+benchmarking range 198.18.0.0/15 only, inside namespaces the testbed creates.
 """
 
 from __future__ import annotations
@@ -28,80 +35,142 @@ from .netns import Run, run
 
 BASE_PORT = 5001
 BG_PORT = 6001
+SERVER_ADDR = "198.19.0.1"
+MAX_LINKS = 250
+MAX_GROUPS = 250
+MAX_BACKGROUND = 250
+MAX_FLOWS = 400
+MAX_HOPS = 60  # routers traversed per path stay well under the default TTL of 64
+# CPU cost of one packet crossing one emulated link: linkem's forwarding thread (6 µs/packet at
+# 1.2 Gb/s UDP, 60 % of a core) plus the router hop and the endpoints' share (TCP through one
+# linkem: 1.46 Gb/s at 96 % of a core ≈ 8 µs/packet), bench/linkem/RESULTS.md
+CPU_S_PER_PACKET_HOP = 10e-6
+CPU_BUDGET = 0.8  # fraction of the machine's CPUs the offered packet rate may need
 
 
-@dataclass(frozen=True)
+@dataclass
 class LinkPlan:
     index: int
     link: Link
     relay_ns: str
-
-    @property
-    def subnet(self) -> str:
-        return f"198.18.{self.index}"
-
-    @property
-    def server_addr(self) -> str:
-        return f"{self.subnet}.2"
+    server_addr: str = SERVER_ADDR
+    client_addrs: list[str] = field(default_factory=list)  # addresses whose routes start on this link
 
     def client_addr(self, k: int = 0) -> str:
-        return f"{self.subnet}.1" if k == 0 else f"{self.subnet}.{10 + k}"
+        """The k-th client address whose route starts on this link."""
+        return self.client_addrs[k]
+
+    @property
+    def fwd_gw(self) -> str:  # next hop on t<i> (never assigned: onlink, static neighbour)
+        return f"198.19.1.{self.index + 1}"
+
+    @property
+    def rev_gw(self) -> str:
+        return f"198.19.2.{self.index + 1}"
 
 
 @dataclass
 class Topology:
     scenario: Scenario
-    client_ns: str
+    router_ns: str
     server_ns: str
+    hosts: dict[int, str]  # group index -> host namespace
     links: dict[str, LinkPlan]
-    # per group index: route j -> client address; address -> route
+    background_ns: str | None = None
+    # per group index: client address -> route index
     routes: dict[int, dict[str, int]] = field(default_factory=dict)
     linkem_stats: dict[str, Path] = field(default_factory=dict)
 
+    @property
+    def client_ns(self) -> str:
+        """The first group's host namespace."""
+        return self.hosts[0]
+
     def group_plan(self, gi: int, cc: str) -> dict:
         g = self.scenario.groups[gi]
-        first = self.links[g.paths[0][0]]
         return {"index": gi, "name": g.name, "count": g.count, "multipath": g.multipath, "cc": cc,
-                "port": BASE_PORT + gi, "server_addr": first.server_addr,
-                "bind_addr": None if g.multipath else first.client_addr(0),
+                "port": BASE_PORT + gi, "server_addr": SERVER_ADDR, "netns": self.hosts[gi],
+                "bind_addr": None if g.multipath else group_addr(gi, 0),
                 "start_s": g.start_s, "stop_s": g.stop_s, "routes": self.routes[gi]}
 
-
-def route_addresses(paths: tuple[tuple[str, ...], ...], links: dict[str, LinkPlan]) -> list[str]:
-    """Client address of each route: the k-th route over a link uses that link's k-th address."""
-    seen: dict[str, int] = {}
-    out = []
-    for p in paths:
-        k = seen.get(p[0], 0)
-        seen[p[0]] = k + 1
-        out.append(links[p[0]].client_addr(k))
-    return out
+    def background_plan(self, bi: int) -> dict:
+        return {"bind_addr": background_addr(bi), "server_addr": SERVER_ADDR, "port": BG_PORT,
+                "netns": self.background_ns}
 
 
-def check_supported(s: Scenario) -> None:
-    """The testbed supports every path being one link, and one set of multipath routes."""
-    if len(s.links) > 250:
-        raise ScenarioError(s.source, "links", f"{len(s.links)} links; the testbed supports at most 250",
-                            "use fewer links")
+def group_addr(gi: int, j: int) -> str:
+    """Client address of route j of group gi."""
+    return f"198.18.{gi}.{j + 1}"
+
+
+def background_addr(bi: int) -> str:
+    return f"198.19.3.{bi + 1}"
+
+
+def _cpus() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def link_load_bound_mbps(s: Scenario) -> dict[str, float]:
+    """Upper bound of each link's carried rate: its capacity, or less when every route through
+    it is limited by a slower link (Σ over routes of the route's tightest capacity, plus the
+    background sources' rates)."""
+    cap = {l.name: l.capacity_mbps for l in s.links}
+    offered = {n: 0.0 for n in cap}
+    for g in s.groups:
+        for p in g.paths:
+            tight = min(cap[n] for n in p)
+            for n in p:
+                offered[n] += tight
+    for b in s.background:
+        for n in b.path:
+            offered[n] += b.rate_mbps
+    return {n: min(cap[n], offered[n]) for n in cap}
+
+
+def estimate_cpus(s: Scenario) -> float:
+    """CPUs the offered packet rate needs: Σ over links of (load bound in packets/s) × the cost
+    of one packet crossing one emulated link."""
+    pps = sum(m * 1e6 / (8 * s.packet_bytes) for m in link_load_bound_mbps(s).values())
+    return pps * CPU_S_PER_PACKET_HOP
+
+
+def check_supported(s: Scenario, cpus: int | None = None) -> None:
+    """Refuse, up front and in one line, what the address plan or this machine cannot run."""
+    src = s.source
+    if len(s.links) > MAX_LINKS:
+        raise ScenarioError(src, "links", f"{len(s.links)} links; the testbed's address plan has room for {MAX_LINKS}",
+                            "use fewer links, or `mpcc sim`")
+    if len(s.groups) > MAX_GROUPS:
+        raise ScenarioError(src, "groups", f"{len(s.groups)} groups; the testbed has room for {MAX_GROUPS} hosts",
+                            "merge groups, or use `mpcc sim`")
+    if len(s.background) > MAX_BACKGROUND:
+        raise ScenarioError(src, "background", f"{len(s.background)} sources; the testbed has room for {MAX_BACKGROUND}",
+                            "use fewer background sources")
     for gi, g in enumerate(s.groups):
         for j, p in enumerate(g.paths):
-            if len(p) != 1:
-                raise ScenarioError(s.source, f"groups[{gi}].paths[{j}]",
-                                    f"path {list(p)} crosses {len(p)} links; the testbed supports one link per path",
-                                    "run multi-link scenarios (e.g. Fig. 1) with `mpcc sim` or `mpcc fluid`")
+            if len(p) > MAX_HOPS:
+                raise ScenarioError(src, f"groups[{gi}].paths[{j}]", f"{len(p)} links; the testbed routes at most "
+                                    f"{MAX_HOPS} per path (IP TTL)", "shorten the path")
     for bi, b in enumerate(s.background):
-        if len(b.path) != 1:
-            raise ScenarioError(s.source, f"background[{bi}].path", "the testbed supports one link per path",
-                                "use a single-link path")
-    mp = [g for g in s.groups if g.multipath]
-    for g in mp[1:]:
-        if g.paths != mp[0].paths:
-            raise ScenarioError(s.source, f"groups.{g.name}.paths",
-                                f"multipath groups use different routes ({list(g.paths)} vs {list(mp[0].paths)}); "
-                                "MPTCP endpoints are per namespace, so the testbed needs one route set",
-                                "give all multipath groups the same paths, or use `mpcc sim`")
-    if sum(g.count for g in s.groups) > 400:
-        raise ScenarioError(s.source, "groups", "more than 400 flows in total", "reduce the flow counts for the testbed")
+        if len(set(b.path)) != len(b.path):
+            raise ScenarioError(src, f"background[{bi}].path", f"path visits a link twice: {list(b.path)}",
+                                "list each link of a path once")
+    flows = sum(g.count for g in s.groups)
+    if flows > MAX_FLOWS:
+        raise ScenarioError(src, "groups", f"{flows} flows in total; the testbed runs at most {MAX_FLOWS} "
+                            "(one sender thread each)", "reduce the flow counts, or use `mpcc sim`")
+    n = cpus or _cpus()
+    need = estimate_cpus(s)
+    if need > CPU_BUDGET * n:
+        bound = link_load_bound_mbps(s)
+        raise ScenarioError(src, "links", f"too large for this machine: forwarding up to "
+                            f"{sum(bound.values()):.0f} Mb/s over {len(s.links)} emulated links needs about "
+                            f"{need:.1f} CPUs ({CPU_S_PER_PACKET_HOP * 1e6:.0f} µs per packet per link), "
+                            f"this machine has {n}", "scale capacities down, use fewer links, or run `mpcc sim`")
 
 
 def linkem_binary() -> str:
@@ -138,6 +207,50 @@ def _veth(ns_a: str, dev_a: str, ns_b: str, dev_b: str, mtu: int) -> None:
         run(["ip", "-n", ns, "link", "set", "dev", dev, "up"])
 
 
+def _batch(ns: str, lines: list[str]) -> None:
+    if lines:
+        run(["ip", "-n", ns, "-batch", "-"], input="\n".join(lines) + "\n", timeout=120)
+
+
+def hop_rules(addr: str, path: tuple[str, ...], links: dict[str, LinkPlan], entry_dev: str) -> list[str]:
+    """Router policy rules (``ip -batch`` lines) that carry a route's packets from ``addr``
+    through the links of ``path`` in order, and the packets to ``addr`` back in reverse.
+    Table 1000+i sends out of t<i> (into link i), 2000+i out of h<i> (back through link i)."""
+    idx = [links[n].index for n in path]
+    out = [f"rule add from {addr} iif {entry_dev} table {1000 + idx[0]} priority 100"]
+    out += [f"rule add from {addr} iif h{a} table {1000 + b} priority 100" for a, b in zip(idx, idx[1:])]
+    out.append(f"rule add from {addr} iif h{idx[-1]} table main priority 100")
+    out.append(f"rule add to {addr} iif srv table {2000 + idx[-1]} priority 100")
+    out += [f"rule add to {addr} iif t{b} table {2000 + a} priority 100" for a, b in zip(idx, idx[1:])]
+    out.append(f"rule add to {addr} iif t{idx[0]} table main priority 100")
+    return out
+
+
+def _host_sysctls(ns: str, ecn: bool) -> None:
+    # the default here is bbr: set it explicitly; sockets override it with TCP_CONGESTION
+    _sysctl(ns, net__ipv4__tcp_congestion_control="reno", net__mptcp__enabled=1,
+            net__ipv4__tcp_ecn=1 if ecn else 0, net__ipv4__tcp_no_metrics_save=1,
+            # room for the bandwidth-delay product of slow, long paths (3G: 2 Mb/s × 0.5 s
+            # with a full queue) and for MPTCP's reordering across paths
+            net__ipv4__tcp_wmem="4096 262144 33554432", net__ipv4__tcp_rmem="4096 262144 33554432")
+    run(["ip", "-n", ns, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8"])
+
+
+def _stub(r: Run, ns: str, router: str, rdev: str, addrs: list[str], prefix: str, mtu: int) -> None:
+    """A host namespace ``ns`` (device c0/s0 with ``addrs``) on the router's ``rdev``
+    (address ``prefix``.254); static neighbours both ways."""
+    dev = "s0" if rdev == "srv" else "c0"
+    _veth(ns, dev, router, rdev, mtu)
+    gw = f"{prefix}.254"
+    run(["ip", "-n", router, "addr", "add", f"{gw}/24", "dev", rdev])
+    for a in addrs:
+        run(["ip", "-n", ns, "addr", "add", f"{a}/24", "dev", dev])
+    hmac, rmac = _mac(ns, dev), _mac(router, rdev)
+    run(["ip", "-n", ns, "neigh", "replace", gw, "lladdr", rmac, "dev", dev, "nud", "permanent"])
+    run(["ip", "-n", ns, "route", "replace", "default", "via", gw, "dev", dev, "src", addrs[0]])
+    _batch(router, [f"neigh replace {a} lladdr {hmac} dev {rdev} nud permanent" for a in addrs])
+
+
 def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 30,
           linkem_args: tuple[str, ...] = ()) -> Topology:
     """Create namespaces, veths, addresses, routes, MPTCP endpoints and start one linkem per
@@ -145,57 +258,52 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
     Everything is registered in ``r`` so that ``r.close()`` removes it."""
     check_supported(s)
     linkem = linkem_binary()
-    client, server = r.add_netns("c"), r.add_netns("s")
+    mtu = s.packet_bytes
+    router, server = r.add_netns("r"), r.add_netns("s")
+    hosts = {gi: r.add_netns(f"h{gi}") for gi in range(len(s.groups))}
+    bg = r.add_netns("b") if s.background else None
     links = {l.name: LinkPlan(i, l, r.add_netns(f"l{i}")) for i, l in enumerate(s.links)}
     ecn = any(l.red is not None and l.red.ecn for l in s.links)
-    for ns in [client, server, *(lp.relay_ns for lp in links.values())]:
+    for ns in [router, server, *hosts.values(), *([bg] if bg else []), *(lp.relay_ns for lp in links.values())]:
         run(["ip", "-n", ns, "link", "set", "dev", "lo", "up"])
         _sysctl(ns, net__ipv6__conf__all__disable_ipv6=1, net__ipv6__conf__default__disable_ipv6=1,
                 net__ipv4__conf__all__rp_filter=0, net__ipv4__conf__default__rp_filter=0)
-    for ns in (client, server):
-        # the default here is bbr: set it explicitly; sockets override it with TCP_CONGESTION
-        _sysctl(ns, net__ipv4__tcp_congestion_control="reno", net__mptcp__enabled=1,
-                net__ipv4__tcp_ecn=1 if ecn else 0, net__ipv4__tcp_no_metrics_save=1,
-                # room for the bandwidth-delay product of slow, long paths (3G: 2 Mb/s × 0.5 s
-                # with a full queue) and for MPTCP's reordering across paths
-                net__ipv4__tcp_wmem="4096 262144 33554432", net__ipv4__tcp_rmem="4096 262144 33554432")
-        run(["ip", "-n", ns, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8"])
+    _sysctl(router, net__ipv4__ip_forward=1, net__ipv4__conf__all__send_redirects=0,
+            net__ipv4__conf__default__send_redirects=0)
+    for ns in (server, *hosts.values()):
+        _host_sysctls(ns, ecn)
 
-    topo = Topology(s, client, server, links)
-    # client addresses: every (link, k) any route or single-path group needs
-    addrs: dict[str, set[str]] = {name: {lp.client_addr(0)} for name, lp in links.items()}
+    topo = Topology(s, router, server, hosts, links, bg)
+    _stub(r, server, router, "srv", [SERVER_ADDR], "198.19.0", mtu)
     for gi, g in enumerate(s.groups):
-        ra = route_addresses(g.paths, links)
-        topo.routes[gi] = {a: j for j, a in enumerate(ra)}
-        for p, a in zip(g.paths, ra):
-            addrs[p[0]].add(a)
+        addrs = [group_addr(gi, j) for j in range(len(g.paths))]
+        topo.routes[gi] = {a: j for j, a in enumerate(addrs)}
+        _stub(r, hosts[gi], router, f"g{gi}", addrs, f"198.18.{gi}", mtu)
+        for a, p in zip(addrs, g.paths):
+            links[p[0]].client_addrs.append(a)
+        # route 0 is the initial subflow; one endpoint per further route
+        _batch(hosts[gi], [f"mptcp endpoint add {a} dev c0 subflow" for a in addrs[1:]])
+    if bg:
+        _stub(r, bg, router, "bg", [background_addr(bi) for bi in range(len(s.background))], "198.19.3", mtu)
 
-    mtu = s.packet_bytes
-    for name, lp in links.items():
+    rules: list[str] = []
+    for lp in links.values():
         i = lp.index
-        _veth(client, f"c{i}", lp.relay_ns, "lkc", mtu)
-        _veth(server, f"s{i}", lp.relay_ns, "lks", mtu)
-        for a in sorted(addrs[name]):
-            run(["ip", "-n", client, "addr", "add", f"{a}/24", "dev", f"c{i}"])
-        run(["ip", "-n", server, "addr", "add", f"{lp.server_addr}/24", "dev", f"s{i}"])
-    for name, lp in links.items():
-        i = lp.index
-        cmac, smac = _mac(client, f"c{i}"), _mac(server, f"s{i}")
-        # static neighbours: no ARP through the emulated queue
-        run(["ip", "-n", client, "neigh", "replace", lp.server_addr, "lladdr", smac, "dev", f"c{i}", "nud", "permanent"])
-        for a in sorted(addrs[name]):
-            run(["ip", "-n", server, "neigh", "replace", a, "lladdr", cmac, "dev", f"s{i}", "nud", "permanent"])
-            # source-based routing: a subflow from address a leaves by link i
-            table = str(100 + i)
-            run(["ip", "-n", client, "rule", "add", "from", a, "table", table, "priority", str(1000 + i)])
-        run(["ip", "-n", client, "route", "replace", "default", "via", lp.server_addr, "dev", f"c{i}", "table", str(100 + i)])
-    mp = [g for g in s.groups if g.multipath]
-    if mp:
-        ra = route_addresses(mp[0].paths, links)
-        for j, (p, a) in enumerate(zip(mp[0].paths, ra)):
-            if j == 0:
-                continue  # route 0 is the initial subflow
-            run(["ip", "-n", client, "mptcp", "endpoint", "add", a, "dev", f"c{links[p[0]].index}", "subflow"])
+        _veth(router, f"t{i}", lp.relay_ns, "lkc", mtu)
+        _veth(lp.relay_ns, "lks", router, f"h{i}", mtu)
+        tmac, hmac = _mac(router, f"t{i}"), _mac(router, f"h{i}")
+        # the link is a bump in the wire between t<i> and h<i>: frames into t<i> are addressed
+        # to h<i> and the reverse; the next hops are onlink addresses with static neighbours
+        rules += [f"neigh replace {lp.fwd_gw} lladdr {hmac} dev t{i} nud permanent",
+                  f"neigh replace {lp.rev_gw} lladdr {tmac} dev h{i} nud permanent",
+                  f"route replace default via {lp.fwd_gw} dev t{i} onlink table {1000 + i}",
+                  f"route replace default via {lp.rev_gw} dev h{i} onlink table {2000 + i}"]
+    for gi, g in enumerate(s.groups):
+        for j, p in enumerate(g.paths):
+            rules += hop_rules(group_addr(gi, j), p, links, f"g{gi}")
+    for bi, b in enumerate(s.background):
+        rules += hop_rules(background_addr(bi), b.path, links, "bg")
+    _batch(router, rules)
 
     out_dir.mkdir(parents=True, exist_ok=True)
     for name, lp in links.items():

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import ctypes
 import json
+import os
 import random
 import signal
 import socket
@@ -34,9 +35,23 @@ TCP_INFO = 11
 MAX_SUBFLOWS = 8
 TCPI_SIZE = 232  # struct tcp_info up to tcpi_bytes_retrans (Linux ≥ 5.5); kernel copies min()
 SUBFLOW_ADDRS_SIZE = 256  # struct mptcp_subflow_addrs: two __kernel_sockaddr_storage
+CLONE_NEWNET = 0x40000000
 HEADER = struct.Struct("!II")  # (group index, flow index) at the start of every connection
 
 _libc = ctypes.CDLL(None, use_errno=True)
+
+
+def enter_netns(name: str | None) -> None:
+    """Move the calling thread into network namespace ``name`` (setns is per thread: sockets it
+    creates afterwards live there; other threads keep theirs)."""
+    if not name:
+        return
+    fd = os.open(f"/run/netns/{name}", os.O_RDONLY)
+    try:
+        if _libc.setns(fd, CLONE_NEWNET) != 0:
+            raise OSError(ctypes.get_errno(), f"setns {name}")
+    finally:
+        os.close(fd)
 
 
 def _pdeathsig():
@@ -108,16 +123,19 @@ def send(plan: dict) -> None:
         if not _sleep_until(t0 + g["start_s"], stop):
             return
         try:
+            enter_netns(g.get("netns"))
             proto = IPPROTO_MPTCP if g["multipath"] else socket.IPPROTO_TCP
             s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
             s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, g["cc"].encode())
             if g.get("bind_addr"):
                 s.bind((g["bind_addr"], 0))
-            s.settimeout(5.0)
+            # a blocking connect: the kernel's own SYN retransmissions (tcp_syn_retries, 1 s
+            # doubling) recover a SYN lost in a full queue; only the run's end cuts it short
+            s.settimeout(max(1.0, t0 + g["stop_s"] - time.monotonic()))
             s.connect((g["server_addr"], g["port"]))
             s.sendall(HEADER.pack(g["index"], k))
         except OSError as e:
-            errors.append(f"group {g['name']} flow {k}: {e}")
+            errors.append(f"group {g['name']} flow {k}: connect: {e}")
             return
         with lock:
             socks[(g["index"], k)] = s
@@ -175,6 +193,7 @@ def send(plan: dict) -> None:
 def background(b: dict, t0: float, stop: threading.Event) -> None:
     """On-off UDP source (Jiang et al. Fig. 12): exponential on/off periods, constant rate on."""
     rng = random.Random(b.get("seed", 1))
+    enter_netns(b.get("netns"))
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((b["bind_addr"], 0))
     payload = bytes(max(1, b["packet_bytes"] - 28))

@@ -1,0 +1,247 @@
+"""Any topology the scenario format allows, on the kernel testbed: multi-link paths, multipath
+groups with different routes, background on multi-link paths; the size check up front; SYN loss
+and a failed run's retry. Needs root, MPTCP and linkem for the kernel tests (≤ 20 s each)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem, ScenarioError
+
+ROOT = Path(__file__).resolve().parents[2]
+FIG1 = ROOT / "scenarios" / "peng2016" / "fig1.toml"
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+PAYLOAD = 1448 / 1500  # payload share of an IP packet (TCP timestamps on)
+
+
+def _ready():
+    from mpcc.testbed import netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+
+
+def _run(s, on_built=None, **kw):
+    from mpcc.testbed import engine
+    _ready()
+    return engine.run_detailed(s, engine.settings_from(s, **kw), None, progress=False, on_built=on_built)[0]
+
+
+TWO_LINK = """
+name = "two-link-path"
+duration_s = 14.0
+[[links]]
+name = "a"
+capacity_mbps = 20.0
+delay_ms = 5.0
+buffer_pkts = 60
+[[links]]
+name = "b"
+capacity_mbps = 8.0
+delay_ms = 10.0
+buffer_pkts = 40
+[[links]]
+name = "c"
+capacity_mbps = 6.0
+delay_ms = 5.0
+buffer_pkts = 40
+[[groups]]
+name = "ab"
+count = 1
+algorithm = "reno"
+paths = [["a", "b"]]
+[[groups]]
+name = "a"
+count = 1
+algorithm = "reno"
+paths = [["a"]]
+[[groups]]
+name = "mp"
+count = 1
+algorithm = "reno"
+paths = [["c"], ["b", "c"]]
+"""
+
+
+# --- without root --------------------------------------------------------------------------------------
+def test_hop_rules_chain_a_two_link_route_through_the_router():
+    from mpcc.scenario import Link
+    from mpcc.testbed import topology
+    links = {n: topology.LinkPlan(i, Link(n, 1, 1, 5), f"ns{i}") for i, n in enumerate(["a", "b", "c"])}
+    rules = topology.hop_rules("198.18.0.1", ("c", "a"), links, "g0")
+    # forward: host → into c (table 1002) → out of c's head into a (1000) → out of a's head to the server;
+    # reverse: from the server back into a (2000), out of a's tail back into c (2002), out of c's tail home
+    assert [r.split(" table ")[0].replace("rule add ", "") + " -> " + r.split(" table ")[1].split()[0] for r in rules] == [
+        "from 198.18.0.1 iif g0 -> 1002", "from 198.18.0.1 iif h2 -> 1000", "from 198.18.0.1 iif h0 -> main",
+        "to 198.18.0.1 iif srv -> 2000", "to 198.18.0.1 iif t0 -> 2002", "to 198.18.0.1 iif t2 -> main"]
+
+
+def test_every_route_gets_its_own_address_and_groups_their_own_host():
+    from mpcc.testbed import topology
+    assert topology.group_addr(0, 0) == "198.18.0.1" and topology.group_addr(3, 1) == "198.18.3.2"
+    for a in (topology.group_addr(249, 7), topology.background_addr(249), topology.SERVER_ADDR):
+        o = [int(x) for x in a.split(".")]
+        assert o[0] == 198 and o[1] in (18, 19), a  # RFC 2544 198.18.0.0/15 only
+
+
+def test_fig1_and_multi_link_scenarios_are_accepted():
+    from mpcc.testbed import topology
+    topology.check_supported(scenario.load(FIG1), cpus=2)
+    topology.check_supported(scenario.loads(TWO_LINK), cpus=2)
+
+
+def test_load_bound_counts_a_route_at_its_tightest_link():
+    from mpcc.testbed import topology
+    b = topology.link_load_bound_mbps(scenario.load(FIG1))
+    # every route crosses the 100 Mb/s bottleneck: the 1000 Mb/s access links carry at most 100
+    assert b == {"access1": 100.0, "access2": 100.0, "access-sp": 100.0, "bottleneck": 100.0}
+    b2 = topology.link_load_bound_mbps(scenario.loads(TWO_LINK))
+    assert b2 == {"a": 20.0, "b": 8.0, "c": 6.0}
+
+
+def test_too_large_a_topology_is_refused_up_front_with_an_estimate():
+    from mpcc.testbed import topology
+    links = "".join(f'[[links]]\nname = "l{i}"\ncapacity_mbps = 1000.0\ndelay_ms = 1.0\nbuffer_pkts = 100\n'
+                    for i in range(6))
+    groups = "".join(f'[[groups]]\nname = "g{i}"\ncount = 1\nalgorithm = "reno"\npaths = [["l{i}"]]\n' for i in range(6))
+    s = scenario.loads(f'name = "big"\nduration_s = 10\n{links}{groups}', "big.toml")
+    # 6 independent 1 Gb/s links: 6 × 83 333 packets/s × 10 µs = 5.0 CPUs
+    with pytest.raises(ScenarioError, match=r"needs about 5\.0 CPUs.*this machine has 2") as e:
+        topology.check_supported(s, cpus=2)
+    assert "\n" not in str(e.value) and str(e.value).startswith("big.toml: links:")
+    topology.check_supported(s, cpus=8)
+
+
+def test_cli_refuses_a_too_large_topology_with_exit_2(tmp_path):
+    links = "".join(f'[[links]]\nname = "l{i}"\ncapacity_mbps = 10000.0\ndelay_ms = 1.0\nbuffer_pkts = 100\n'
+                    for i in range(40))
+    groups = "".join(f'[[groups]]\nname = "g{i}"\ncount = 1\nalgorithm = "reno"\npaths = [["l{i}"]]\n' for i in range(40))
+    f = tmp_path / "huge.toml"
+    f.write_text(f'name = "huge"\nduration_s = 10\n{links}{groups}')
+    if os.geteuid() != 0:
+        pytest.skip("the size check runs after the root check")
+    _ready()
+    import sys
+    p = subprocess.run([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(f), "--no-progress"],
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, p.stderr
+    assert p.stderr.count("\n") == 1 and "CPUs" in p.stderr and "Traceback" not in p.stderr
+
+
+# --- on the kernel ---------------------------------------------------------------------------------------
+@needs_root
+def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck():
+    """Peng et al. Fig. 1: both multipath routes and the Reno flow cross one 100 Mb/s bottleneck
+    behind 1 Gb/s access links. Every route is used, nothing exceeds a capacity, the bottleneck
+    is (nearly) full, and the access links carry exactly what their routes send."""
+    res = _run(scenario.load(FIG1), duration_s=14.0, warmup_s=4.0, algorithm="reno")
+    mp, sp = res.groups["mp"], res.groups["sp"]
+    assert min(mp.path_rate_mbps) > 1.0 and sp.rate_mbps > 1.0, res.to_json()
+    bn = res.links["bottleneck"].load_mbps
+    assert bn <= 100.0 * 1.01 and bn >= 0.85 * 100.0, res.to_json()
+    assert mp.rate_mbps + sp.rate_mbps <= 100.0 * PAYLOAD * 1.01
+    # each access link carries its route's packets only (IP bytes vs payload: within 8 %)
+    for link, rate in (("access1", mp.path_rate_mbps[0]), ("access2", mp.path_rate_mbps[1]), ("access-sp", sp.rate_mbps)):
+        assert res.links[link].load_mbps == pytest.approx(rate / PAYLOAD, rel=0.08), (link, res.to_json())
+
+
+@needs_root
+def test_two_link_path_is_limited_by_its_tighter_link_and_groups_use_different_routes():
+    """Route a→b (20 then 8 Mb/s) gets at most b's 8 Mb/s; the single-link group on a takes
+    what is left of a; the multipath group crosses c and b→c (routes unlike any other group's)."""
+    res = _run(scenario.loads(TWO_LINK), warmup_s=4.0)
+    ab, a, mp = res.groups["ab"], res.groups["a"], res.groups["mp"]
+    for name, cap in (("a", 20.0), ("b", 8.0), ("c", 6.0)):
+        assert res.links[name].load_mbps <= cap * 1.01, (name, res.to_json())
+    assert ab.rate_mbps <= 8.0 * PAYLOAD * 1.01 and ab.rate_mbps > 1.0, res.to_json()
+    assert a.rate_mbps >= 0.8 * (20.0 - 8.0) * PAYLOAD, res.to_json()
+    assert min(mp.path_rate_mbps) > 0.3, res.to_json()
+    # link a carries the a→b route and the a group; c carries both mp routes
+    assert res.links["a"].load_mbps == pytest.approx((ab.rate_mbps + a.rate_mbps) / PAYLOAD, rel=0.08)
+    assert res.links["c"].load_mbps == pytest.approx(mp.rate_mbps / PAYLOAD, rel=0.08)
+    assert res.links["b"].load_mbps == pytest.approx((ab.rate_mbps + mp.path_rate_mbps[1]) / PAYLOAD, rel=0.08)
+
+
+SINGLE = """
+name = "syn"
+duration_s = 8.0
+[[links]]
+name = "l"
+capacity_mbps = 10.0
+delay_ms = 5.0
+buffer_pkts = 50
+[[groups]]
+name = "sp"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+"""
+
+
+def _router_rx(topo, dev: str) -> int:
+    p = subprocess.run(["ip", "-n", topo.router_ns, "-j", "-s", "link", "show", "dev", dev],
+                       capture_output=True, text=True, check=True)
+    return json.loads(p.stdout)[0]["stats64"]["rx"]["packets"]
+
+
+def _blackhole_first_packets(topo, until_dropped: int, dropped: list[int]) -> None:
+    """Drop (ip rule blackhole at the router) group 0's first ``until_dropped`` packets; then
+    remove the rule. ``dropped`` receives the count seen."""
+    rule = ["ip", "-n", topo.router_ns, "rule", "add", "from", "198.18.0.1", "iif", "g0", "priority", "50", "blackhole"]
+    subprocess.run(rule, check=True)
+    base = _router_rx(topo, "g0")
+
+    def watch():
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            n = _router_rx(topo, "g0") - base
+            if n >= until_dropped:
+                dropped.append(n)
+                subprocess.run(["ip", "-n", topo.router_ns, "rule", "del", "priority", "50"], check=False)
+                return
+            time.sleep(0.005)
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+@needs_root
+def test_a_flow_whose_syn_is_lost_still_connects_and_the_run_completes():
+    dropped: list[int] = []
+    res = _run(scenario.loads(SINGLE), on_built=lambda t: _blackhole_first_packets(t, 1, dropped), warmup_s=2.0)
+    assert dropped == [1], dropped  # the first SYN was lost at the router
+    # the kernel retransmitted the SYN after its 1 s initial RTO: the flow still fills the link
+    assert res.groups["sp"].rate_mbps >= 0.7 * 10.0 * PAYLOAD, res.to_json()
+
+
+@needs_root
+def test_a_run_that_fails_is_retried_once_and_a_second_failure_is_reported(tmp_path):
+    from mpcc.testbed import engine
+    s = scenario.loads(SINGLE.replace("duration_s = 8.0", "duration_s = 4.0"))
+    attempts: list[int] = []
+
+    def cut_first_attempt(topo):  # the first attempt's flow can never connect
+        attempts.append(1)
+        if len(attempts) == 1:
+            subprocess.run(["ip", "-n", topo.router_ns, "rule", "add", "from", "198.18.0.1", "iif", "g0",
+                            "priority", "50", "blackhole"], check=True)
+
+    res = _run(s, on_built=cut_first_attempt, warmup_s=1.0)
+    assert len(attempts) == 2 and res.groups["sp"].rate_mbps > 0.5 * 10.0 * PAYLOAD, res.to_json()
+
+    def cut_always(topo):
+        subprocess.run(["ip", "-n", topo.router_ns, "rule", "add", "from", "198.18.0.1", "iif", "g0",
+                        "priority", "50", "blackhole"], check=True)
+
+    with pytest.raises(engine.RunFailed, match="connect.*failed twice") as e:
+        _run(s, on_built=cut_always, warmup_s=1.0)
+    assert "\n" not in str(e.value)
