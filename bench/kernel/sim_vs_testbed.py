@@ -1,0 +1,103 @@
+#!/usr/bin/env python3
+"""bench/kernel/sim_vs_testbed.py: the packet simulator against the kernel testbed, per group, on
+random RED scenarios that are in no paper (root).
+
+Scenarios (``generate(seed)``): 2–3 RED links (10–30 Mb/s, 5–40 ms one way, 100-packet buffers,
+RED min 10 / max 40 / max_p 0.1), one multipath group (1–4 flows, an algorithm drawn from the
+BPF set) with two routes — each route one or two links — and 1–4 single-path Reno flows on
+every link. Each is run once on the testbed and with 2 seeds in the simulator, same duration
+and warm-up; the testbed's payload rate is converted to packets (× packet_bytes / 1448) so both
+count the same bytes. Relative difference = (testbed − sim) / sim per group.
+
+    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/sim_vs_testbed.py [--n 4] [--secs 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parents[1] / "python"))
+
+ALGORITHMS = ("ewtcp", "semicoupled", "lia", "olia", "balia", "coupled")
+PAYLOAD = 1448  # TCP payload of a 1500-byte packet with timestamps
+
+
+def generate(seed: int, secs: float = 40.0) -> str:
+    rng = random.Random(seed)
+    n = rng.choice((2, 3))
+    links = [(f"l{i}", rng.choice((10.0, 15.0, 20.0, 25.0, 30.0)), float(rng.randrange(5, 41, 5))) for i in range(n)]
+    text = [f'name = "rand-red-{seed}"', f"duration_s = {secs}"]
+    for name, cap, d in links:
+        text += ["[[links]]", f'name = "{name}"', f"capacity_mbps = {cap}", f"delay_ms = {d}", "buffer_pkts = 100",
+                 'aqm = "red"', "red = {min_th = 10, max_th = 40, max_p = 0.1}"]
+    names = [l[0] for l in links]
+    a, b = rng.sample(names, 2)
+    r1 = [a] if n == 2 or rng.random() < 0.5 else [a, rng.choice([x for x in names if x not in (a, b)])]
+    r2 = [b]
+    paths = ", ".join("[" + ", ".join(f'"{x}"' for x in r) + "]" for r in (r1, r2))
+    text += ["[[groups]]", 'name = "mp"', f"count = {rng.randint(1, 4)}", f'algorithm = "{rng.choice(ALGORITHMS)}"',
+             f"paths = [{paths}]"]
+    for name in names:
+        text += ["[[groups]]", f'name = "sp-{name}"', f"count = {rng.randint(1, 4)}", 'algorithm = "reno"',
+                 f'paths = [["{name}"]]']
+    return "\n".join(text) + "\n"
+
+
+def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
+    import numpy as np
+    from mpcc import scenario
+    from mpcc.sim import engine as sim
+    from mpcc.testbed import engine as tb
+    s = scenario.loads(text, "generated.toml")
+    t_sim = time.monotonic()
+    sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warmup_s, s.duration_s)).result for k in range(sim_seeds)]
+    t_sim = time.monotonic() - t_sim
+    res = tb.run_scenario(s, tb.settings_from(s, warmup_s=warmup_s), None, progress=False)
+    out = {"scenario": text, "groups": {}, "links": {}, "sim_wall_s": t_sim}
+    for g in s.groups:
+        sv = float(np.mean([r.groups[g.name].rate_mbps for r in sims]))
+        tv = res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
+        sp = np.mean([r.groups[g.name].path_rate_mbps for r in sims], axis=0).tolist()
+        tp = [x * s.packet_bytes / PAYLOAD for x in res.groups[g.name].path_rate_mbps]
+        out["groups"][g.name] = {"algorithm": g.algorithm.name, "count": g.count, "paths": [list(p) for p in g.paths],
+                                 "sim_mbps": sv, "testbed_mbps": tv, "rel": (tv - sv) / sv,
+                                 "sim_paths": sp, "testbed_paths": tp}
+    for l in s.links:
+        out["links"][l.name] = {"sim_load": float(np.mean([r.links[l.name].load_mbps for r in sims])),
+                                "testbed_load": res.links[l.name].load_mbps,
+                                "sim_price": float(np.mean([r.links[l.name].price for r in sims])),
+                                "testbed_price": res.links[l.name].price, "capacity": l.capacity_mbps}
+    return out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=4)
+    ap.add_argument("--first-seed", type=int, default=1)
+    ap.add_argument("--secs", type=float, default=40.0)
+    ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--json", type=Path)
+    a = ap.parse_args()
+    rows = []
+    for seed in range(a.first_seed, a.first_seed + a.n):
+        r = compare(generate(seed, a.secs), a.warmup)
+        r["seed"] = seed
+        rows.append(r)
+        for name, g in r["groups"].items():
+            print(f"seed {seed} {name:6s} {g['algorithm']:11s} n={g['count']} paths={g['paths']}: sim {g['sim_mbps']:.2f} "
+                  f"testbed {g['testbed_mbps']:.2f} Mb/s ({100 * g['rel']:+.1f} %)", flush=True)
+        for name, l in r["links"].items():
+            print(f"seed {seed} link {name} C={l['capacity']:g}: load sim {l['sim_load']:.2f} testbed {l['testbed_load']:.2f}; "
+                  f"price sim {l['sim_price']:.4f} testbed {l['testbed_price']:.4f}", flush=True)
+    if a.json:
+        a.json.write_text(json.dumps(rows, indent=1))
+
+
+if __name__ == "__main__":
+    main()
