@@ -1,27 +1,30 @@
 #!/usr/bin/env python3
 """bench/kernel/xmit_trace.py: which kernel code path sends each data segment of an MPTCP
-subflow vs a plain TCP flow at a shared bottleneck (root, bpftrace).
+connection's subflows vs a plain TCP flow at a shared bottleneck (root, perf).
 
-A bpftrace kprobe on ``__tcp_transmit_skb`` records, for every data segment (> 200 bytes) of the
-testbed's group 0 (port 5001, the MPTCP connection) and group 1 (port 5002, the TCP flow), the
-kernel stack; each stack is classified by the first known caller on it:
+``perf record -e net:net_dev_queue -g -a`` during a testbed run records the kernel stack of every
+frame the hosts queue on their devices; the testbed names each group's host device ``host<g>``,
+so group 0 (the MPTCP connection, kernel reno on two subflows) and group 1 (the TCP Reno flow)
+are told apart. Each data frame's stack (len > 200) is classified by the innermost known caller:
 
-* ``tcp_ack``           — the flow's own ACK clock: an ACK arrived, tcp_ack → tcp_data_snd_check
-* ``mptcp push (ack)``  — an ACK of *a* subflow made the MPTCP socket push (its data-level ACK
-  freed room): __mptcp_check_push / delegated action / mptcp_napi_poll — the segment leaves on
-  whichever subflow the scheduler picks, not necessarily the one that got the ACK
-* ``mptcp release_cb``  — pushed when the MPTCP socket lock was released (deferred work)
-* ``mptcp worker``, ``tcp TSQ``, ``timer (RTO)``, ``app write`` (tcp_sendmsg / mptcp_sendmsg)
+* ``tcp_ack``           — the socket's own ACK clock: an ACK arrived, tcp_ack/tcp_rcv_established
+  → tcp_data_snd_check / __tcp_push_pending_frames
+* ``mptcp push (ack)``  — the MPTCP socket pushed data onto a subflow when a data-level ACK freed
+  room (__mptcp_check_push, __mptcp_subflow_push_pending, delegated actions, mptcp_napi_poll):
+  the segment goes out on whichever subflow the scheduler picks
+* ``mptcp release_cb``, ``mptcp worker``, ``tcp TSQ``, ``timer (RTO)``, ``app write``
+  (tcp_sendmsg / mptcp_sendmsg: the application's send() call)
+
+No kprobes are needed (this kernel has none); the tracepoint needs tracefs, which the script
+mounts at /sys/kernel/tracing when it is missing.
 
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/xmit_trace.py [--aqm droptail|red] [--secs 20]
-
-Writes a table (share of each subflow's / the TCP flow's segments per path) to stdout and the raw
-bpftrace map to --raw.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import signal
 import subprocess
@@ -32,19 +35,6 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-SCRIPT = r"""
-kprobe:__tcp_transmit_skb
-{
-  $sk = (struct sock *)arg0;
-  $skb = (struct sk_buff *)arg1;
-  $dport = $sk->__sk_common.skc_dport;
-  if ($skb->len > 200) {
-    if ($dport == 0x8913) { @mp[$sk->__sk_common.skc_rcv_saddr, kstack(16)] = count(); }
-    if ($dport == 0x8a13) { @tcp[kstack(16)] = count(); }
-  }
-}
-"""
-
 # first match wins, scanning the stack from the innermost frame outwards
 CLASSES = [
     ("tcp TSQ", ("tcp_tsq_handler", "tcp_tasklet_func")),
@@ -54,7 +44,7 @@ CLASSES = [
     ("mptcp release_cb", ("mptcp_release_cb",)),
     ("mptcp worker", ("mptcp_worker",)),
     ("app write", ("mptcp_sendmsg", "tcp_sendmsg")),
-    ("tcp_ack", ("tcp_ack", "tcp_data_snd_check", "tcp_rcv_established")),
+    ("tcp_ack", ("tcp_ack", "tcp_data_snd_check", "tcp_rcv_established", "tcp_v4_do_rcv")),
 ]
 
 SHARED = """
@@ -79,8 +69,7 @@ paths = [["l"]]
 """
 
 
-def classify(stack: str) -> str:
-    frames = [re.sub(r"\+\d+$", "", f.strip()) for f in stack.strip().splitlines() if f.strip()]
+def classify(frames: list[str]) -> str:
     for f in frames:
         for name, keys in CLASSES:
             if f in keys:
@@ -88,20 +77,44 @@ def classify(stack: str) -> str:
     return "other"
 
 
-def parse(raw: str) -> dict[str, dict[str, int]]:
-    """{flow: {class: segments}} from bpftrace's map dump."""
+def receiver_ack_class(frames: list[str]) -> str:
+    """Who sent an ACK at the receiver: the application's read (recvmsg → cleanup_rbuf) or the
+    arrival of data (softirq), split by whether MPTCP code is on the stack."""
+    mptcp = any(f.startswith(("mptcp", "__mptcp", "subflow")) for f in frames)
+    if "mptcp_recvmsg" in frames:
+        return "mptcp: app read"
+    if "tcp_recvmsg" in frames:
+        return "tcp: app read"
+    if "mptcp_worker" in frames or "mptcp_release_cb" in frames:
+        return "mptcp: worker/release_cb"
+    return "mptcp: on data arrival" if mptcp else "on data arrival (no mptcp frame)"
+
+
+def parse(text: str, devs: dict[str, str]) -> dict[str, dict[str, int]]:
+    """{flow: {class: frames}} from ``perf script`` output; ``devs`` maps device -> flow label."""
     out: dict[str, dict[str, int]] = {}
-    for m in re.finditer(r"@(mp|tcp)\[(.*?)\]: (\d+)", raw, re.S):
-        kind, key, n = m.group(1), m.group(2), int(m.group(3))
-        if kind == "mp":
-            addr, _, stack = key.partition(",")
-            a = int(addr.strip())
-            flow = "subflow " + ".".join(str((a >> s) & 255) for s in (0, 8, 16, 24))
-        else:
-            flow, stack = "tcp", key
-        d = out.setdefault(flow, {})
-        c = classify(stack)
-        d[c] = d.get(c, 0) + n
+    for block in text.split("\n\n"):
+        lines = block.strip().splitlines()
+        if not lines:
+            continue
+        r = re.search(r"netif_receive_skb: dev=(\S+) skbaddr=\S+ len=(\d+)", lines[0])
+        if r and r.group(1) in devs and int(r.group(2)) <= 100:  # an ACK into the sender's host
+            d = out.setdefault(devs[r.group(1)], {})
+            d["acks in"] = d.get("acks in", 0) + 1
+            continue
+        m = re.search(r"net_dev_queue: dev=(\S+) skbaddr=\S+ len=(\d+)", lines[0])
+        if m and m.group(1) == "s0" and int(m.group(2)) <= 100:  # an ACK leaving the receiver
+            frames = [re.sub(r"\+0x[0-9a-f]+$", "", ln.split()[1]) for ln in lines[1:] if len(ln.split()) >= 2]
+            c = receiver_ack_class(frames)
+            d = out.setdefault("receiver ACKs", {})
+            d[c] = d.get(c, 0) + 1
+            continue
+        if not m or m.group(1) not in devs or int(m.group(2)) <= 200:
+            continue
+        frames = [re.sub(r"\+0x[0-9a-f]+$", "", ln.split()[1]) for ln in lines[1:] if len(ln.split()) >= 2]
+        d = out.setdefault(devs[m.group(1)], {})
+        c = classify(frames)
+        d[c] = d.get(c, 0) + 1
     return out
 
 
@@ -109,32 +122,38 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--aqm", choices=["droptail", "red"], default="droptail")
     ap.add_argument("--secs", type=float, default=20.0)
-    ap.add_argument("--raw", type=Path, default=Path("/tmp/xmit_trace.raw"))
+    ap.add_argument("--data", type=Path, default=Path("/tmp/xmit_trace.perf"))
     a = ap.parse_args()
     from mpcc import scenario
-    from mpcc.testbed import engine
+    from mpcc.testbed import engine, topology
+    if not Path("/sys/kernel/tracing/events").is_dir():
+        subprocess.run(["mount", "-t", "tracefs", "tracefs", "/sys/kernel/tracing"], check=False)
     aqm = 'aqm = "red"\nred = {min_th = 10, max_th = 30, max_p = 0.1}' if a.aqm == "red" else ""
     s = scenario.loads(SHARED.format(secs=a.secs, aqm=aqm))
-    bt = subprocess.Popen(["bpftrace", "-e", SCRIPT], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    time.sleep(3.0)  # attach
+    perf = subprocess.Popen(["perf", "record", "-q", "-e", "net:net_dev_queue", "-e", "net:netif_receive_skb", "-g", "-a", "-o", str(a.data)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    time.sleep(1.0)
     try:
         res = engine.run_scenario(s, engine.settings_from(s, warmup_s=4.0), None, progress=False)
     finally:
-        bt.send_signal(signal.SIGINT)
-        raw, err = bt.communicate(timeout=60)
-    a.raw.write_text(raw)
+        perf.send_signal(signal.SIGINT)
+        perf.wait(timeout=60)
+    text = subprocess.run(["perf", "script", "-i", str(a.data)], capture_output=True, text=True).stdout
+    os.unlink(a.data)
     mp, sp = res.groups["mp"], res.groups["sp"]
     print(f"{a.aqm}: mp {mp.rate_mbps:.2f} Mb/s (paths {', '.join(f'{x:.2f}' for x in mp.path_rate_mbps)}), "
           f"tcp {sp.rate_mbps:.2f} Mb/s, ratio {mp.rate_mbps / sp.rate_mbps:.2f}")
-    table = parse(raw)
+    table = parse(text, {topology.host_dev(0): "mptcp (2 subflows)", topology.host_dev(1): "tcp"})
     classes = [c for c, _ in CLASSES] + ["other"]
-    print("| flow | segments | " + " | ".join(classes) + " |")
+    print("| flow | data frames | " + " | ".join(classes) + " |")
     print("|---" * (len(classes) + 2) + "|")
+    rx = table.pop("receiver ACKs", {})
+    print("receiver ACKs by sender of the ACK: " + ", ".join(f"{k} {v}" for k, v in sorted(rx.items())))
     for flow, d in sorted(table.items()):
+        acks = d.pop("acks in", 0)
         tot = sum(d.values())
         print(f"| {flow} | {tot} | " + " | ".join(f"{100 * d.get(c, 0) / tot:.1f} %" for c in classes) + " |")
-    if not table:
-        print("no segments traced; bpftrace said:", err.strip()[-500:], file=sys.stderr)
+        print(f"  {flow}: {acks} ACKs in, {tot / max(acks, 1):.2f} data frames sent per ACK")
 
 
 if __name__ == "__main__":

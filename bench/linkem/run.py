@@ -199,7 +199,7 @@ def linkem_path(delay_ms, tmp, linkem_args=()):
         raise
     time.sleep(0.3)
     lp = t.links["l"]
-    return Path_(r, t.client_ns, t.server_ns, lp.server_addr, lp.client_addr(0), [p.pid for p in r.procs], "c0", "s0")
+    return Path_(r, t.client_ns, t.server_ns, lp.server_addr, lp.client_addr(0), [p.pid for p in r.procs], topology.host_dev(0), "s0")
 
 
 def bridge_path(delay_ms, tmp, linkem_args=()):

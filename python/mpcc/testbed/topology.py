@@ -3,10 +3,10 @@
 ::
 
     host ns per group g                  router ns r                       server ns s
-    c0: 198.18.g.(j+1)/24 ──veth── g<g> ─┐                        ┌─ srv ──veth── s0: 198.19.0.1/24
+    host<g>: 198.18.g.(j+1)/24 ─veth─ g<g> ─┐                     ┌─ srv ──veth── s0: 198.19.0.1/24
                                           │  t<i> ──veth── lkc [linkem l<i>] lks ──veth── h<i>  (one per link i)
     background ns b                       │
-    c0: 198.19.3.(k+1)/24 ──veth── bg ───┘
+    bghost: 198.19.3.(k+1)/24 ─veth─ bg ───┘
 
 Every link is a bump in the wire: relay namespace ``l<i>`` runs linkem between ``lkc`` (the
 link's input side) and ``lks`` (its output side); both ends are interfaces of the one router
@@ -236,10 +236,14 @@ def _host_sysctls(ns: str, ecn: bool) -> None:
     run(["ip", "-n", ns, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8"])
 
 
-def _stub(r: Run, ns: str, router: str, rdev: str, addrs: list[str], prefix: str, mtu: int) -> None:
-    """A host namespace ``ns`` (device c0/s0 with ``addrs``) on the router's ``rdev``
+def host_dev(gi: int) -> str:
+    """The device of group gi's host namespace (unique names, so packet traces can tell hosts apart)."""
+    return f"host{gi}"
+
+
+def _stub(r: Run, ns: str, router: str, rdev: str, dev: str, addrs: list[str], prefix: str, mtu: int) -> None:
+    """A host namespace ``ns`` (device ``dev`` with ``addrs``) on the router's ``rdev``
     (address ``prefix``.254); static neighbours both ways."""
-    dev = "s0" if rdev == "srv" else "c0"
     _veth(ns, dev, router, rdev, mtu)
     gw = f"{prefix}.254"
     run(["ip", "-n", router, "addr", "add", f"{gw}/24", "dev", rdev])
@@ -274,17 +278,17 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
         _host_sysctls(ns, ecn)
 
     topo = Topology(s, router, server, hosts, links, bg)
-    _stub(r, server, router, "srv", [SERVER_ADDR], "198.19.0", mtu)
+    _stub(r, server, router, "srv", "s0", [SERVER_ADDR], "198.19.0", mtu)
     for gi, g in enumerate(s.groups):
         addrs = [group_addr(gi, j) for j in range(len(g.paths))]
         topo.routes[gi] = {a: j for j, a in enumerate(addrs)}
-        _stub(r, hosts[gi], router, f"g{gi}", addrs, f"198.18.{gi}", mtu)
+        _stub(r, hosts[gi], router, f"g{gi}", host_dev(gi), addrs, f"198.18.{gi}", mtu)
         for a, p in zip(addrs, g.paths):
             links[p[0]].client_addrs.append(a)
         # route 0 is the initial subflow; one endpoint per further route
-        _batch(hosts[gi], [f"mptcp endpoint add {a} dev c0 subflow" for a in addrs[1:]])
+        _batch(hosts[gi], [f"mptcp endpoint add {a} dev {host_dev(gi)} subflow" for a in addrs[1:]])
     if bg:
-        _stub(r, bg, router, "bg", [background_addr(bi) for bi in range(len(s.background))], "198.19.3", mtu)
+        _stub(r, bg, router, "bg", "bghost", [background_addr(bi) for bi in range(len(s.background))], "198.19.3", mtu)
 
     rules: list[str] = []
     for lp in links.values():
