@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -49,6 +51,22 @@ def generate(seed: int, secs: float = 40.0) -> str:
     return "\n".join(text) + "\n"
 
 
+COUNTERS = ("TCPTimeouts", "TCPLossProbes", "TCPFastRetrans", "TCPSpuriousRTOs", "RetransSegs", "OutSegs")
+
+
+def host_counters(ns: str) -> dict[str, int]:
+    """TCP counters of a host namespace (/proc/net/netstat TcpExt and /proc/net/snmp Tcp)."""
+    out: dict[str, int] = {}
+    for f in ("/proc/net/netstat", "/proc/net/snmp"):
+        p = subprocess.run(["ip", "netns", "exec", ns, "cat", f], capture_output=True, text=True)
+        lines = p.stdout.splitlines()
+        for head, vals in zip(lines[::2], lines[1::2]):
+            for k, v in zip(head.split()[1:], vals.split()[1:]):
+                if k in COUNTERS or (head.startswith("MPTcpExt") and int(v) > 0):
+                    out[k] = int(v)
+    return out
+
+
 def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
     import numpy as np
     from mpcc import scenario
@@ -58,7 +76,17 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
     t_sim = time.monotonic()
     sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warmup_s, s.duration_s)).result for k in range(sim_seeds)]
     t_sim = time.monotonic() - t_sim
-    res = tb.run_scenario(s, tb.settings_from(s, warmup_s=warmup_s), None, progress=False)
+    counters: dict[int, dict[str, int]] = {}
+
+    def watch(topo):  # the hosts' TCP counters just before the run ends (one host per group)
+        def read():
+            time.sleep(2.0 + s.duration_s - 0.5)
+            for gi, ns in topo.hosts.items():
+                counters[gi] = host_counters(ns)
+            counters[-1] = host_counters(topo.server_ns)
+        threading.Thread(target=read, daemon=True).start()
+
+    res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup_s), None, progress=False, on_built=watch)[0]
     out = {"scenario": text, "groups": {}, "links": {}, "sim_wall_s": t_sim}
     for g in s.groups:
         sv = float(np.mean([r.groups[g.name].rate_mbps for r in sims]))
@@ -67,7 +95,9 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
         tp = [x * s.packet_bytes / PAYLOAD for x in res.groups[g.name].path_rate_mbps]
         out["groups"][g.name] = {"algorithm": g.algorithm.name, "count": g.count, "paths": [list(p) for p in g.paths],
                                  "sim_mbps": sv, "testbed_mbps": tv, "rel": (tv - sv) / sv,
-                                 "sim_paths": sp, "testbed_paths": tp}
+                                 "sim_paths": sp, "testbed_paths": tp,
+                                 "testbed_counters": counters.get(s.groups.index(g), {})}
+    out["server_counters"] = counters.get(-1, {})
     for l in s.links:
         out["links"][l.name] = {"sim_load": float(np.mean([r.links[l.name].load_mbps for r in sims])),
                                 "testbed_load": res.links[l.name].load_mbps,
@@ -90,8 +120,11 @@ def main() -> None:
         r["seed"] = seed
         rows.append(r)
         for name, g in r["groups"].items():
+            c = g["testbed_counters"]
             print(f"seed {seed} {name:6s} {g['algorithm']:11s} n={g['count']} paths={g['paths']}: sim {g['sim_mbps']:.2f} "
-                  f"testbed {g['testbed_mbps']:.2f} Mb/s ({100 * g['rel']:+.1f} %)", flush=True)
+                  f"testbed {g['testbed_mbps']:.2f} Mb/s ({100 * g['rel']:+.1f} %); testbed RTOs {c.get('TCPTimeouts')} "
+                  f"fast retransmits {c.get('TCPFastRetrans')} TLPs {c.get('TCPLossProbes')} "
+                  f"retrans/out {c.get('RetransSegs')}/{c.get('OutSegs')}", flush=True)
         for name, l in r["links"].items():
             print(f"seed {seed} link {name} C={l['capacity']:g}: load sim {l['sim_load']:.2f} testbed {l['testbed_load']:.2f}; "
                   f"price sim {l['sim_price']:.4f} testbed {l['testbed_price']:.4f}", flush=True)

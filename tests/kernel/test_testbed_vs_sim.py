@@ -1,0 +1,109 @@
+"""Simulator vs kernel testbed on a RED network from no paper: per group within 15 % (issue #11's
+criterion; CI-sized, 16 s runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 20 s per case.
+
+Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
+bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
+coupled algorithms' multipath groups get less on the kernel (Balia −26 %, Coupled −32 %), the miss
+named there and in docs/testbed.md.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem
+
+needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+PAYLOAD = 1448  # TCP payload of a 1500-byte packet (timestamps on): the testbed counts payload
+
+RED = 'aqm = "red"\nred = {min_th = 10, max_th = 40, max_p = 0.1}'
+NET = f"""
+name = "red-three-links"
+duration_s = 16.0
+[[links]]
+name = "a"
+capacity_mbps = 20.0
+delay_ms = 10.0
+buffer_pkts = 100
+{RED}
+[[links]]
+name = "b"
+capacity_mbps = 15.0
+delay_ms = 20.0
+buffer_pkts = 100
+{RED}
+[[links]]
+name = "c"
+capacity_mbps = 30.0
+delay_ms = 5.0
+buffer_pkts = 100
+{RED}
+[[groups]]
+name = "mp"
+count = 1
+algorithm = "{{algo}}"
+paths = [["a"], ["b", "c"]]
+[[groups]]
+name = "sp-a"
+count = 2
+algorithm = "reno"
+paths = [["a"]]
+[[groups]]
+name = "sp-b"
+count = 2
+algorithm = "reno"
+paths = [["b"]]
+[[groups]]
+name = "sp-c"
+count = 1
+algorithm = "reno"
+paths = [["c"]]
+"""
+
+
+def _both(algo: str):
+    from mpcc.sim import engine as sim
+    from mpcc.testbed import bpf, engine, netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+        bpf.check_environment()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+    if algo not in bpf.algorithms():
+        pytest.skip(f"no BPF {algo}")
+    s = scenario.loads(NET.format(algo=algo), "red-three-links.toml")
+    warm = 5.0
+    sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warm, s.duration_s)).result for k in range(3)]
+    tb = engine.run_scenario(s, engine.settings_from(s, warmup_s=warm), None, progress=False)
+    out = {}
+    for g in s.groups:
+        sv = sum(r.groups[g.name].rate_mbps for r in sims) / len(sims)
+        out[g.name] = (sv, tb.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD)
+    return out
+
+
+@needs_root
+def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_percent():
+    rates = _both("ewtcp")
+    for name, (sim_v, tb_v) in rates.items():
+        assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)
+
+
+@needs_root
+def test_balia_groups_agree_with_the_simulator_within_15_percent():
+    """The single-path groups must agree within 15 %. Balia's multipath group gets less on the
+    kernel than in the simulator (RESULTS.md §5: −26 % at 40 s), the documented miss: reported as
+    an expected failure while it lasts, a pass once fixed."""
+    rates = _both("balia")
+    for name, (sim_v, tb_v) in rates.items():
+        if name != "mp":
+            assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)
+    sim_v, tb_v = rates["mp"]
+    assert tb_v > 0.5 * sim_v, rates  # far beyond the documented deficit: something else broke
+    if abs(tb_v - sim_v) > 0.15 * sim_v:
+        pytest.xfail(f"known kernel deficit of coupled multipath (docs/testbed.md): sim {sim_v:.2f}, "
+                     f"testbed {tb_v:.2f} Mb/s")
