@@ -96,7 +96,10 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
         out["groups"][g.name] = {"algorithm": g.algorithm.name, "count": g.count, "paths": [list(p) for p in g.paths],
                                  "sim_mbps": sv, "testbed_mbps": tv, "rel": (tv - sv) / sv,
                                  "sim_paths": sp, "testbed_paths": tp,
-                                 "testbed_counters": counters.get(s.groups.index(g), {})}
+                                 "testbed_counters": counters.get(s.groups.index(g), {}),
+                                 "sim_timeouts": float(np.mean([r.groups[g.name].extra["timeouts"] for r in sims])),
+                                 "sim_retransmits": float(np.mean([r.groups[g.name].extra["retransmits"] for r in sims])),
+                                 "sim_sent": float(np.mean([r.groups[g.name].extra["sent_pkts"] for r in sims]))}
     out["server_counters"] = counters.get(-1, {})
     for l in s.links:
         out["links"][l.name] = {"sim_load": float(np.mean([r.links[l.name].load_mbps for r in sims])),
@@ -124,10 +127,15 @@ def main() -> None:
             print(f"seed {seed} {name:6s} {g['algorithm']:11s} n={g['count']} paths={g['paths']}: sim {g['sim_mbps']:.2f} "
                   f"testbed {g['testbed_mbps']:.2f} Mb/s ({100 * g['rel']:+.1f} %); testbed RTOs {c.get('TCPTimeouts')} "
                   f"fast retransmits {c.get('TCPFastRetrans')} TLPs {c.get('TCPLossProbes')} "
-                  f"retrans/out {c.get('RetransSegs')}/{c.get('OutSegs')}", flush=True)
+                  f"retrans/out {c.get('RetransSegs')}/{c.get('OutSegs')} (whole run); sim in the window: "
+                  f"RTOs {g['sim_timeouts']:.0f} retrans/sent {g['sim_retransmits']:.0f}/{g['sim_sent']:.0f}", flush=True)
+            mp = {k: v for k, v in c.items() if k not in COUNTERS}
+            if mp:
+                print(f"seed {seed} {name:6s} MPTCP counters: {mp}", flush=True)
         for name, l in r["links"].items():
             print(f"seed {seed} link {name} C={l['capacity']:g}: load sim {l['sim_load']:.2f} testbed {l['testbed_load']:.2f}; "
                   f"price sim {l['sim_price']:.4f} testbed {l['testbed_price']:.4f}", flush=True)
+        print(f"seed {seed} server MPTCP counters: {r['server_counters']}", flush=True)
     if a.json:
         a.json.write_text(json.dumps(rows, indent=1))
 
