@@ -99,7 +99,8 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
                                  "testbed_counters": counters.get(s.groups.index(g), {}),
                                  "sim_timeouts": float(np.mean([r.groups[g.name].extra["timeouts"] for r in sims])),
                                  "sim_retransmits": float(np.mean([r.groups[g.name].extra["retransmits"] for r in sims])),
-                                 "sim_sent": float(np.mean([r.groups[g.name].extra["sent_pkts"] for r in sims]))}
+                                 "sim_sent": float(np.mean([r.groups[g.name].extra["sent_pkts"] for r in sims])),
+                                 "testbed_route_limits": res.groups[g.name].extra.get("route_limits")}
     out["server_counters"] = counters.get(-1, {})
     for l in s.links:
         out["links"][l.name] = {"sim_load": float(np.mean([r.links[l.name].load_mbps for r in sims])),
@@ -129,6 +130,10 @@ def main() -> None:
                   f"fast retransmits {c.get('TCPFastRetrans')} TLPs {c.get('TCPLossProbes')} "
                   f"retrans/out {c.get('RetransSegs')}/{c.get('OutSegs')} (whole run); sim in the window: "
                   f"RTOs {g['sim_timeouts']:.0f} retrans/sent {g['sim_retransmits']:.0f}/{g['sim_sent']:.0f}", flush=True)
+            lim = g["testbed_route_limits"] or []
+            print(f"seed {seed} {name:6s} testbed per route (cwnd-limited samples, rwnd-, sndbuf-limited time): "
+                  + "; ".join(f"{x['cwnd_limited']:.2f}, {x['rwnd_limited']:.2f}, {x['sndbuf_limited']:.2f}" for x in lim),
+                  flush=True)
             mp = {k: v for k, v in c.items() if k not in COUNTERS}
             if mp:
                 print(f"seed {seed} {name:6s} MPTCP counters: {mp}", flush=True)

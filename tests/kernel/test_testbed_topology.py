@@ -249,3 +249,30 @@ def test_a_run_that_fails_twice_is_reported_in_one_line():
     with pytest.raises(engine.RunFailed, match="connect.*failed twice") as e:
         _run(s, on_built=_blackhole, warmup_s=1.0)
     assert "\n" not in str(e.value)
+
+
+def test_tcp_info_fields_are_read_at_the_uapi_offsets():
+    import struct
+    from mpcc.testbed.traffic import TCPI_SIZE, parse_tcp_info
+    b = bytearray(TCPI_SIZE)
+    struct.pack_into("=I", b, 24, 7)                      # tcpi_unacked
+    struct.pack_into("=IIII", b, 68, 20000, 1, 12, 30)    # rtt, rttvar, snd_ssthresh, snd_cwnd
+    struct.pack_into("=Q", b, 120, 123456)                # bytes_acked
+    struct.pack_into("=QQQ", b, 168, 1000, 250, 50)       # busy, rwnd_limited, sndbuf_limited
+    i = parse_tcp_info(bytes(b))
+    assert (i["unacked"], i["srtt_us"], i["ssthresh"], i["cwnd"], i["bytes_acked"]) == (7, 20000, 12, 30, 123456)
+    assert (i["busy_us"], i["rwnd_limited_us"], i["sndbuf_limited_us"]) == (1000, 250, 50)
+
+
+def test_route_limits_are_shares_of_the_window():
+    import numpy as np
+    from mpcc.testbed.engine import SENDER_DT, route_limits
+    rows = np.zeros(5, dtype=SENDER_DT)
+    rows["t"] = [0.0, 1.0, 2.0, 3.0, 4.0]
+    rows["cwnd"] = 10
+    rows["unacked"] = [10, 4, 10, 12, 3]                  # full window in flight at t = 0, 2, 3
+    rows["busy_us"] = [0, 100, 200, 300, 400]
+    rows["rwnd_limited_us"] = [0, 0, 30, 30, 30]
+    rows["sndbuf_limited_us"] = [0, 10, 10, 10, 10]
+    lim = route_limits(rows, 1.0, 3.0)                    # samples at t = 1, 2, 3
+    assert lim == {"cwnd_limited": 2 / 3, "rwnd_limited": 30 / 200, "sndbuf_limited": 0.0}

@@ -164,7 +164,8 @@ def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
 
 
 SENDER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("local", "U16"), ("route", "i4"), ("cwnd", "i8"),
-             ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8")]
+             ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8"), ("unacked", "i8"),
+             ("busy_us", "i8"), ("rwnd_limited_us", "i8"), ("sndbuf_limited_us", "i8")]
 RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]
 LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
            ("drops_tail", "i8"), ("drops_red", "i8"), ("drops_loss", "i8"), ("marks", "i8"), ("bytes_out", "i8"),
@@ -292,6 +293,21 @@ class Summary:
     subflows: dict[str, list] = field(default_factory=dict)  # time series columns
     links_ts: dict[str, list] = field(default_factory=dict)
     diag: dict = field(default_factory=dict)  # RawRun.diag
+    # group -> route -> {cwnd_limited, rwnd_limited, sndbuf_limited}: shares in the window, mean over flows
+    limits: dict[int, list[dict[str, float]]] = field(default_factory=dict)
+
+
+def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
+    """What limited one subflow in [a, b]: the share of samples with a full window in flight
+    (unacked ≥ cwnd), and tcp_info's receive-window- and send-buffer-limited time ÷ busy time."""
+    w = (rows["t"] >= a) & (rows["t"] <= b)
+    if not w.any():
+        return {"cwnd_limited": math.nan, "rwnd_limited": math.nan, "sndbuf_limited": math.nan}
+    r = rows[w]
+    busy = float(r["busy_us"][-1] - r["busy_us"][0])
+    share = (lambda k: float(r[k][-1] - r[k][0]) / busy if busy > 0 else 0.0)  # noqa: E731
+    return {"cwnd_limited": float(np.mean(r["unacked"] >= r["cwnd"])),
+            "rwnd_limited": share("rwnd_limited_us"), "sndbuf_limited": share("sndbuf_limited_us")}
 
 
 def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
@@ -299,6 +315,7 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
     flow_rate: dict[int, list[float]] = {}
     goodput: dict[int, list[float]] = {}
     path_rate: dict[int, list[list[float]]] = {}
+    limits: dict[int, list[dict[str, float]]] = {}
     rc, sd = raw.receiver, raw.sender
     for gi, g in enumerate(s.groups):
         a, b = t0 + g.start_s + warmup_s, t0 + g.stop_s
@@ -319,6 +336,12 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             paths.append(pr)
         goodput[gi], path_rate[gi] = rates, paths
         flow_rate[gi] = [float(sum(p)) for p in paths]
+        limits[gi] = []
+        for j in range(len(g.paths)):
+            per_flow = [route_limits(sd[(sd["group"] == gi) & (sd["flow"] == k) & (sd["route"] == j)], a, b)
+                        for k in range(g.count)]
+            limits[gi].append({key: float(np.nanmean([x[key] for x in per_flow])) if per_flow else math.nan
+                               for key in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")})
     # windows of the links: the union of the groups' windows
     a = t0 + min(g.start_s for g in s.groups) + warmup_s
     b = t0 + max(g.stop_s for g in s.groups)
@@ -371,7 +394,7 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
             sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
             sub["retrans"] += list(rows["total_retrans"])
-    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag)
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits)
 
 
 def _ci95(xs: list[float]) -> float | None:
@@ -394,6 +417,9 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
             path_rate_mbps=[float(x) for x in paths.mean(axis=0)],
             extra={"ci95_mbps": ci, "goodput_mbps": float(np.mean([x for sm in summaries for x in sm.goodput[gi]])), "ci95_over": "runs" if len(summaries) > 1 else "flows",
                    "rate_per_run_mbps": per_run, "min_flow_mbps": float(np.min(flows)),
+                   "route_limits": [{k: float(np.nanmean([sm.limits[gi][j][k] for sm in summaries if sm.limits]))
+                                     for k in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")}
+                                    for j in range(len(g.paths))] if all(sm.limits for sm in summaries) else None,
                    "max_flow_mbps": float(np.max(flows))})
     links = {}
     for l in s.links:

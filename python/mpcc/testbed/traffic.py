@@ -9,7 +9,8 @@ set with setsockopt(TCP_CONGESTION) on the MPTCP socket, which upstream MPTCP ap
 subflow. Single-path groups are plain TCP bound to their path's address.
 
 Samples (CSV, CLOCK_MONOTONIC seconds, the clock linkem also uses):
-  sender   t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans
+  sender   t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,
+           rwnd_limited_us,sndbuf_limited_us
   receiver t,group,flow,bytes
 """
 
@@ -60,11 +61,15 @@ def _pdeathsig():
 
 def parse_tcp_info(b: bytes) -> dict:
     """Fields of struct tcp_info (include/uapi/linux/tcp.h) used by the testbed."""
+    unacked, = struct.unpack_from("=I", b, 24)
     rtt, _rttvar, ssthresh, cwnd = struct.unpack_from("=IIII", b, 68)
     total_retrans, = struct.unpack_from("=I", b, 100)
     bytes_acked, = struct.unpack_from("=Q", b, 120)
+    # chrono stats (µs): time with data in flight, and limited by the receive window / send buffer
+    busy, rwnd_limited, sndbuf_limited = struct.unpack_from("=QQQ", b, 168) if len(b) >= 192 else (0, 0, 0)
     return {"state": b[0], "ca_state": b[1], "srtt_us": rtt, "ssthresh": ssthresh, "cwnd": cwnd,
-            "total_retrans": total_retrans, "bytes_acked": bytes_acked}
+            "total_retrans": total_retrans, "bytes_acked": bytes_acked, "unacked": unacked,
+            "busy_us": busy, "rwnd_limited_us": rwnd_limited, "sndbuf_limited_us": sndbuf_limited}
 
 
 def _getsockopt(fd: int, level: int, opt: int, buf: ctypes.Array) -> int:
@@ -164,7 +169,8 @@ def send(plan: dict) -> None:
     end = t0 + plan["duration_s"]
     dt = plan["sample_s"]
     with open(plan["sender_csv"], "w") as out:
-        out.write("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans\n")
+        out.write("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
+                  "rwnd_limited_us,sndbuf_limited_us\n")
         nxt = max(time.monotonic(), t0)
         while time.monotonic() < end + 0.05:
             _sleep_until(nxt, threading.Event())
@@ -180,7 +186,8 @@ def send(plan: dict) -> None:
                 for local, i in subs:
                     route = routes[gi].get(local, -1)
                     out.write(f"{now:.6f},{gi},{k},{local},{route},{i['cwnd']},{i['srtt_us']},"
-                              f"{i['bytes_acked']},{i['ssthresh']},{i['total_retrans']}\n")
+                              f"{i['bytes_acked']},{i['ssthresh']},{i['total_retrans']},{i['unacked']},"
+                              f"{i['busy_us']},{i['rwnd_limited_us']},{i['sndbuf_limited_us']}\n")
             out.flush()
     stop.set()
     for th in threads:
