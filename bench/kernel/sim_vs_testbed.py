@@ -67,7 +67,7 @@ def host_counters(ns: str) -> dict[str, int]:
     return out
 
 
-def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
+def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[str, ...] = ()) -> dict:
     import numpy as np
     from mpcc import scenario
     from mpcc.sim import engine as sim
@@ -79,6 +79,9 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2) -> dict:
     counters: dict[int, dict[str, int]] = {}
 
     def watch(topo):  # the hosts' TCP counters just before the run ends (one host per group)
+        for ns in topo.hosts.values():
+            for kv in host_sysctls:
+                subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
         def read():
             time.sleep(2.0 + s.duration_s - 0.5)
             for gi, ns in topo.hosts.items():
@@ -117,10 +120,11 @@ def main() -> None:
     ap.add_argument("--secs", type=float, default=40.0)
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--host-sysctl", action="append", default=[], help="KEY=VALUE set in every sender host namespace")
     a = ap.parse_args()
     rows = []
     for seed in range(a.first_seed, a.first_seed + a.n):
-        r = compare(generate(seed, a.secs), a.warmup)
+        r = compare(generate(seed, a.secs), a.warmup, host_sysctls=tuple(a.host_sysctl))
         r["seed"] = seed
         rows.append(r)
         for name, g in r["groups"].items():
