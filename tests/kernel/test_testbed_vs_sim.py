@@ -75,7 +75,7 @@ def _both(algo: str):
         pytest.skip(str(e))
     if algo not in bpf.algorithms():
         pytest.skip(f"no BPF {algo}")
-    s = scenario.loads(NET.format(algo=algo), "red-three-links.toml")
+    s = scenario.loads(NET.replace("{algo}", algo), "red-three-links.toml")
     warm = 5.0
     sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warm, s.duration_s)).result for k in range(3)]
     tb = engine.run_scenario(s, engine.settings_from(s, warmup_s=warm), None, progress=False)
