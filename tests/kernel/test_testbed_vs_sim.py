@@ -1,5 +1,5 @@
 """Simulator vs kernel testbed on a RED network from no paper: per group within 15 % (issue #11's
-criterion; CI-sized, 16 s runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 20 s per case.
+criterion; CI-sized, 13 s runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 20 s per case.
 
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
@@ -22,7 +22,7 @@ PAYLOAD = 1448  # TCP payload of a 1500-byte packet (timestamps on): the testbed
 RED = 'aqm = "red"\nred = {min_th = 10, max_th = 40, max_p = 0.1}'
 NET = f"""
 name = "red-three-links"
-duration_s = 16.0
+duration_s = 13.0
 [[links]]
 name = "a"
 capacity_mbps = 20.0
@@ -76,7 +76,7 @@ def _both(algo: str):
     if algo not in bpf.algorithms():
         pytest.skip(f"no BPF {algo}")
     s = scenario.loads(NET.replace("{algo}", algo), "red-three-links.toml")
-    warm = 5.0
+    warm = 4.0
     sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warm, s.duration_s)).result for k in range(3)]
     tb = engine.run_scenario(s, engine.settings_from(s, warmup_s=warm), None, progress=False)
     out = {}
