@@ -459,13 +459,13 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                  ) -> tuple[RunResult, list[Summary]]:
     """As :func:`run_scenario`, also returning each run's :class:`Summary` (time series).
     A run that fails is retried once (:func:`run_with_retry`); ``on_built`` as in :func:`run_once`."""
+    s = scaled(s, st.duration_s or s.duration_s)
+    topology.check_supported(s)  # too large for this machine: say so before touching anything
     netns.check_environment()
     _terminate_cleanly()
     removed = netns.cleanup_stale()
     if removed:
         print(f"mpcc testbed: removed stale state of a crashed run: {', '.join(removed)}", file=sys.stderr)
-    s = scaled(s, st.duration_s or s.duration_s)
-    topology.check_supported(s)  # too large for this machine: say so before building anything
     warmup = st.warmup_s if st.warmup_s is not None else min(10.0, 0.2 * s.duration_s)
     ccs = group_ccs(s, st)
     import tempfile
