@@ -67,7 +67,7 @@ def test_shortened_cells_carry_a_dagger_and_the_table_says_why(tmp_path):
     from mpcc.reproduce.peng2016.budget import QUICK
 
     rep, _ = rp.reproduce(["fluid"], ("ewtcp",), budget=QUICK, out=None, progress=False)
-    rp._engine_column(rep, "sim", {"table3": {"ewtcp": {"mp": (2.9, 0.01), "sp": (1.0, 0.01)}},
+    rp.engine_column(rep, "sim", {"table3": {"ewtcp": {"mp": (2.9, 0.01), "sp": (1.0, 0.01)}},
                                    "table4": {}, "table5": {}, "fig3": {}}, QUICK)
     md = rep.markdown()
     assert "| ewtcp | 2.75 ± 0.005 | 3 | 2.9 ± 0.01 † |" in md

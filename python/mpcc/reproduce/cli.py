@@ -66,7 +66,7 @@ def peng2016(engines, full, runs, kernel_runs, seed, algorithms, out, as_json, n
         if out:
             console.print(f"wrote {out}/REPORT.md (open it first: tables, figures), results.md, results.json")
     if errors:
-        raise MpccError("; ".join(errors) + " — the other columns were computed and kept")
+        raise MpccError("; ".join(errors) + " — every other cell was computed and kept")
 
 
 @command.command("jiang2011")

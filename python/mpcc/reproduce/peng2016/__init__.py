@@ -35,7 +35,7 @@ def sim_column(rep: Reproduction, algos, budget: Budget, seed: int, out: Path | 
 
     summary = simp.reproduce(algorithms=tuple(algos), runs=budget.sim_runs, fig3_runs=budget.fig3_sim_runs,
                              seed=seed, out=(out / "sim") if out else None, progress=progress)
-    _engine_column(rep, "sim", summary, budget)
+    engine_column(rep, "sim", summary, budget)
 
 
 def testbed_column(rep: Reproduction, algos, budget: Budget, seed: int, out: Path | None, progress: bool) -> None:
@@ -43,27 +43,47 @@ def testbed_column(rep: Reproduction, algos, budget: Budget, seed: int, out: Pat
 
     summary = tbp.reproduce(algorithms=tuple(algos), budget=budget, seed=seed,
                             out=(out / "testbed") if out else None, progress=progress)
-    _engine_column(rep, "testbed", summary, budget)
+    engine_column(rep, "testbed", summary, budget)
 
 
-def _engine_column(rep: Reproduction, source: str, summary: dict, budget: Budget) -> None:
+def _failed(rep: Reproduction, source: str, cells: tuple, a: str, vals: dict, failures: list[str]) -> bool:
+    """Put a failed cell (its run failed after one retry) into every row it feeds; True if so."""
+    if "failed" not in vals:
+        return False
+    for table, quantity in cells:
+        rep.put(source, table, quantity, a, Cell(None, note="run failed (retried once)"))
+    failures.append(f"{cells[0][0]} {a}: {vals['failed']}")
+    return True
+
+
+def engine_column(rep: Reproduction, source: str, summary: dict, budget: Budget) -> None:
+    failures: list[str] = []
     for a, vals in summary["table3"].items():
+        if _failed(rep, source, ((T3, Q_T3_MP), (T3, Q_T3_SP)), a, vals, failures):
+            continue
         rep.put(source, T3, Q_T3_MP, a, Cell(*vals["mp"]))
         rep.put(source, T3, Q_T3_SP, a, Cell(*vals["sp"]))
     for a, vals in summary["table4"].items():
+        if _failed(rep, source, ((T4, Q_T4),), a, vals, failures):
+            continue
         rep.put(source, T4, Q_T4, a, Cell(*vals["mp"]))
     for a, vals in summary["table5"].items():
+        if _failed(rep, source, ((T5, Q_T5_CONV), (T5, Q_T5_SP)), a, vals, failures):
+            continue
         conv = vals["convergence_s"]
         tail = budget.table5.tail_s if source == "testbed" else 120.0
         rep.put(source, T5, Q_T5_CONV, a, Cell(*conv) if conv[0] is not None
                 else Cell(None, note=f"not reached in {tail:g} s"))
         rep.put(source, T5, Q_T5_SP, a, Cell(*vals["sp_mbps"]))
     for a, vals in summary.get("fig3", {}).items():
+        if _failed(rep, source, ((F3, Q_F3),), a, vals, failures):
+            continue
         rep.put(source, F3, Q_F3, a, Cell(*vals["oscillation"]))
     setup = {t: v[source] for t, v in setups(budget).items()}
     rep.columns[source] = {"runs": summary.get("runs"), "notes": summary.get("notes", ""), "budget": budget.name,
                            "setup": {t: v["text"] for t, v in setup.items()},
-                           "shortened": [t for t, v in setup.items() if v["shortened"]]}
+                           "shortened": [t for t, v in setup.items() if v["shortened"]],
+                           "failed_cells": failures}
     rep.traces[source] = summary.get("traces", {})
 
 
@@ -88,6 +108,8 @@ def reproduce(engines, algos=PENG_COLUMNS, budget: Budget = QUICK, seed=1, out: 
             rep.columns[engine] = {"error": str(e)}
             errors.append(f"{engine}: {e}")
         rep.columns.setdefault(engine, {})["wall_s"] = round(time.monotonic() - start, 1)
+        for cell in rep.columns[engine].get("failed_cells", ()):
+            errors.append(f"{engine}: {cell}")
         if out:
             rep.save(out)
     if out and figures:

@@ -35,6 +35,24 @@ from .paper import PENG_COLUMNS as ALGORITHMS
 SCENARIOS = SCENARIO_DIR / "peng2016"
 
 
+def _cells(algorithms: Iterable[str], measure) -> dict:
+    """``{algorithm: measure(algorithm)}``; a cell whose run failed twice (:class:`engine.RunFailed`:
+    a flow that never connected, a sender error — already retried once by the engine) becomes
+    ``{"failed": reason}`` and every other cell is kept."""
+    res = {}
+    for a in algorithms:
+        try:
+            res[a] = measure(a)
+        except engine.RunFailed as e:
+            res[a] = {"failed": str(e)}
+    return res
+
+
+def failed(cell) -> str | None:
+    """The reason a cell of :func:`table3` … :func:`fig3` failed, else None."""
+    return cell.get("failed") if isinstance(cell, dict) else None
+
+
 def _algos(algorithms: Iterable[str] | None) -> list[str]:
     return list(algorithms) if algorithms else list(ALGORITHMS)
 
@@ -55,12 +73,14 @@ def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: f
     """TCP friendliness, equal RTTs: 30 multipath + 30 Reno flows, c1 = c2 = 60 Mb/s, 5 ms.
     Default: 3 runs × 40 s (10 s warm-up) per algorithm (paper: 20 × 100 s)."""
     s0 = scen.load(SCENARIOS / "table3.toml")
-    res = {}
-    for a in _algos(algorithms):
+
+    def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
                                      _sub(out, f"table3-{a}"), progress)
-        res[a] = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
-                  for gi, g in enumerate(("mp", "sp"))}
+        return {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
+                for gi, g in enumerate(("mp", "sp"))}
+
+    res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": duration_s, "warmup_s": warmup_s}
     return res
 
@@ -71,14 +91,16 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
     (5 s warm-up) per algorithm (paper: 20 × 100 s). Also returns per-path rates and how many
     runs used the 3G path (≥ 0.5 Mb/s) — the paper saw OLIA sometimes leave it unused."""
     s0 = scen.load(SCENARIOS / "table4.toml")
-    res = {}
-    for a in _algos(algorithms):
+
+    def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
                                      _sub(out, f"table4-{a}"), progress)
         g = r.groups["mp"]
-        res[a] = {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
-                  "path_rate_mbps": g.path_rate_mbps,
-                  "runs_using_3g": sum(1 for sm in sms if np.mean([p[1] for p in sm.path_rate[0]]) >= 0.5)}
+        return {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
+                "path_rate_mbps": g.path_rate_mbps,
+                "runs_using_3g": sum(1 for sm in sms if np.mean([p[1] for p in sm.path_rate[0]]) >= 0.5)}
+
+    res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": duration_s, "warmup_s": warmup_s}
     return res
 
@@ -97,15 +119,17 @@ def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | No
     s0 = replace(s0, duration_s=end, groups=tuple(
         replace(g, start_s=sp_s[0], stop_s=sp_s[1]) if g.name == "sp" else replace(g, stop_s=min(g.stop_s, end))
         for g in s0.groups))
-    res = {}
-    for a in _algos(algorithms):
+
+    def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=a),
                                      _sub(out, f"table5-{a}"), progress)
         conv = [convergence_time(sm, before=reference_s, after=sp_s[1]) for sm in sms]
-        res[a] = {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
-                  "convergence_per_run_s": conv,
-                  "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count,
-                  "trace": route_trace(sms[0], route=1, step_s=0.1)}
+        return {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
+                "convergence_per_run_s": conv,
+                "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count,
+                "trace": route_trace(sms[0], route=1, step_s=0.1)}
+
+    res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": end, "sp_s": list(sp_s), "reference_s": list(reference_s),
                     "note": "convergence: longest over runs, as the paper"}
     return res
@@ -205,18 +229,20 @@ def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | Non
                 out=out, progress=progress)
     t5 = table5(algorithms, runs=b.table5.runs, tail_s=b.table5.tail_s, sp_s=b.table5.sp_s,
                 reference_s=b.table5.reference_s, out=out, progress=progress)
-    f3 = {a: fig3(a, duration_s=b.fig3.duration_s, warmup_s=b.fig3.warmup_s, out=out, progress=progress, seed=seed)
-          for a in [*algorithms, "reno"]}
+    f3 = _cells([*algorithms, "reno"], lambda a: fig3(a, duration_s=b.fig3.duration_s, warmup_s=b.fig3.warmup_s,
+                                                      out=out, progress=progress, seed=seed))
     conv = lambda v: (None if math.isnan(v) else v, None)  # noqa: E731
     label = lambda a: "reno (single path)" if a == "reno" else a  # noqa: E731
+    ok = lambda cells: [a for a in cells if a != "setup" and not failed(cells[a])]  # noqa: E731
+    keep = lambda cells, fn: {a: ({"failed": failed(c)} if failed(c) else fn(c))  # noqa: E731
+                              for a, c in cells.items() if a != "setup"}
     return {
-        "table3": {a: {"mp": t3[a]["mp"], "sp": t3[a]["sp"]} for a in algorithms},
-        "table4": {a: {"mp": t4[a]["mp"]} for a in algorithms},
-        "table5": {a: {"convergence_s": conv(t5[a]["convergence_s"]), "sp_mbps": (t5[a]["sp_total_mbps"], None)}
-                   for a in algorithms},
-        "fig3": {label(a): {"oscillation": (f3[a]["ds"], None)} for a in f3},
-        "traces": {"fig3": {label(a): f3[a]["trace"] for a in f3},
-                   "table5": {a: t5[a]["trace"] for a in algorithms}},
+        "table3": keep(t3, lambda c: {"mp": c["mp"], "sp": c["sp"]}),
+        "table4": keep(t4, lambda c: {"mp": c["mp"]}),
+        "table5": keep(t5, lambda c: {"convergence_s": conv(c["convergence_s"]), "sp_mbps": (c["sp_total_mbps"], None)}),
+        "fig3": {label(a): v for a, v in keep(f3, lambda c: {"oscillation": (c["ds"], None)}).items()},
+        "traces": {"fig3": {label(a): f3[a]["trace"] for a in ok(f3)},
+                   "table5": {a: t5[a]["trace"] for a in ok(t5)}},
         "runs": b.table3.runs,
         "notes": (f"Linux {__import__('os').uname().release} MPTCP + BPF struct_ops, linkem ({b.name} budget); "
                   f"Tables III/IV: {b.table3.runs}/{b.table4.runs} runs × {b.table3.duration_s:g}/"
