@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup system test reproduce bench clean linkem
+.PHONY: setup system test reproduce bench clean linkem kernels
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -34,6 +34,11 @@ reproduce: setup
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+# every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root);
+# writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel packages: build/kernels/
+kernels: setup
+	$(BIN)/python bench/kernel/kernels.py
 
 clean:
 	rm -rf $(VENV) target $(OUT)
