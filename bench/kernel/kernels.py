@@ -316,8 +316,8 @@ def main(argv=None) -> int:
     ap.add_argument("algorithms", nargs="*")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
-    from kernels_check import ALGORITHMS
-    algorithms = a.algorithms or ALGORITHMS
+    from kernels_check import all_algorithms
+    algorithms = a.algorithms or all_algorithms()
     chosen = [k.strip() for k in a.kernels.split(",") if k.strip()]
     bad = [k for k in chosen if k not in SERIES and k != "running"]
     if bad:

@@ -35,11 +35,16 @@ ROOT = HERE.parents[1]
 #: the console script of the environment running this (what a user types), else the module
 _SCRIPT = Path(sys.executable).with_name("mpcc")
 MPCC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from mpcc.cli import main; main()"]
-#: every BPF program the project ships: the six fixed algorithms and generalized parameter sets
-#: (the default and the other two norms of spec/vectors/algorithms.json)
-ALGORITHMS = ["balia", "lia", "olia", "ewtcp", "semicoupled", "coupled",
-              "generalized(beta=0.2, eta=0.5, n=inf)", "generalized(beta=0.5, eta=1, n=2)",
-              "generalized(beta=0, eta=0, n=1)"]
+#: parameter sets checked besides each algorithm's defaults: the other two norms of the
+#: generalized family (spec/vectors/algorithms.json) and EWTCP's a = 1/n² for two paths
+EXTRA_SETS = ["generalized(beta=0.5, eta=1, n=2)", "generalized(beta=0, eta=0, n=1)", "ewtcp(a=0.25)"]
+
+
+def all_algorithms() -> list[str]:
+    """Every BPF program the project ships (one per bpf/*.bpf.c, default parameters) and EXTRA_SETS."""
+    sys.path.insert(0, str(ROOT / "python"))
+    from mpcc.testbed import bpf
+    return [*bpf.algorithms(), *EXTRA_SETS]
 PORT = 5201
 
 
@@ -49,7 +54,7 @@ def _cli_args(algo: str) -> list[str]:
     sp = bpf.spec(algo)
     args = [sp.algorithm]
     for k, v in sp.params:
-        args += [f"--{k}", str(v)]
+        args += ["-p", f"{k}={v}"]
     return args
 
 
@@ -174,7 +179,7 @@ def environment() -> dict:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("algorithms", nargs="*", default=ALGORITHMS)
+    ap.add_argument("algorithms", nargs="*")
     ap.add_argument("--out", type=Path, required=True)
     ap.add_argument("--via", choices=["cli", "api"], default="cli")
     ap.add_argument("--secs", type=float, default=2.0)
@@ -190,10 +195,10 @@ def main(argv=None) -> int:
         Path("/proc/sys/kernel/bpf_stats_enabled").write_text("1\n")
     if result["environment"]["environment_problem"]:
         result["rows"] = [{"algorithm": x, "status": "refused", "reason": result["environment"]["environment_problem"]}
-                          for x in a.algorithms]
+                          for x in a.algorithms or all_algorithms()]
     else:
         with netlab.TwoPaths() as lab:
-            for algo in a.algorithms:
+            for algo in a.algorithms or all_algorithms():
                 row = check(algo, a.via, a.secs, a.bpf_stats, lab)
                 print(json.dumps(row), flush=True)
                 result["rows"].append(row)
