@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup system test reproduce bench clean linkem kernels
+.PHONY: setup system test reproduce bench clean linkem kernels bpf-prebuilt
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,12 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml Cargo.toml $(shell find crates 
 system:
 	bash scripts/setup-system.sh
 
-setup: system $(VENV)/.installed linkem
+setup: system $(VENV)/.installed linkem bpf-prebuilt
+
+# the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
+# algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang
+bpf-prebuilt: $(VENV)/.installed
+	$(BIN)/python -m mpcc.testbed.bpf_prebuilt
 
 # the testbed's link emulator (crates/linkem), used by `mpcc testbed`
 linkem:

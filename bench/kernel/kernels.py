@@ -18,7 +18,7 @@ How a guest runs, with nothing downloaded outside Debian's archive:
 
 The results go to ``bench/kernel/kernels.json`` and the table between the markers in docs/kernel.md.
 The running-kernel check (a transfer on the host's CPUs) runs under ``flock /tmp/mpcc-bench.lock``;
-the guests measure nothing (pass/fail), so they run at ``nice -n 19`` without waiting for it.
+the guests measure nothing (pass/fail), so they run at ``nice -n 10`` without waiting for it.
 """
 
 from __future__ import annotations
@@ -229,7 +229,7 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str) -> d
     t0 = time.monotonic()
     # a guest measures nothing (pass/fail only): it does not wait for the bench lock, it runs at the
     # lowest priority so that others' timed runs keep their CPUs
-    proc = subprocess.Popen(["nice", "-n", "19", *qemu_cmd(tree, rel, initrd, out, accel)], stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(["nice", "-n", "10", *qemu_cmd(tree, rel, initrd, out, accel)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         qout, _ = proc.communicate(timeout=GUEST_TIMEOUT_S)

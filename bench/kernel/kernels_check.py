@@ -121,7 +121,11 @@ def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -
     from mpcc.errors import MpccError
     from mpcc.testbed import bpf
     kname = bpf.kernel_name(algo)
-    row = {"algorithm": bpf.spec(algo).describe(), "kernel_name": kname}
+    from mpcc.testbed import bpf_prebuilt
+    sp = bpf.spec(algo)
+    row = {"algorithm": sp.describe(), "kernel_name": kname,
+           # the package's CO-RE object (built on the host) or one compiled here against this kernel
+           "object": "prebuilt" if bpf_prebuilt.find(sp, bpf.BPF_DIR) else "compiled"}
     t0 = time.monotonic()
     reg = None
     if via == "cli":
