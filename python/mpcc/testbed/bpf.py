@@ -308,10 +308,32 @@ def _allow(kname: str) -> None:
         pass
 
 
+def refusal_reason(log: str, kname: str, obj: Path) -> str:
+    """One line for a registration libbpf or the verifier refused — never the verifier log itself:
+    a kfunc or a struct field this kernel lacks (an older kernel), or the verifier's own verdict
+    (its last error line), with the command that shows the whole log."""
+    m = re.search(r"extern \(func ksym\) '(\w+)': not found", log)
+    if m:
+        return f"{kname}: this kernel has no kfunc {m.group(1)}() the program calls (needs a newer kernel)"
+    m = (re.search(r"failed to resolve CO-RE relocation[^\n]*?struct (\w+(?:\.\w+)*)", log)
+         or re.search(r"spec is \[\d+\] struct (\w+(?:\.\w+)*)(?=[^\n]*\n(?:[^\n]*\n)*?[^\n]*no matching targets)", log))
+    if m:
+        return (f"{kname}: this kernel's BTF has no {m.group(1)} that the program reads "
+                f"(an older kernel layout; details: bpftool -d struct_ops register {obj})")
+    if "CO-RE relocat" in log:
+        return f"{kname}: a CO-RE relocation failed on this kernel (details: bpftool -d struct_ops register {obj})"
+    body = log.split("-- END PROG LOAD LOG --")[0].split("-- BEGIN PROG LOAD LOG --")[-1]
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith(("libbpf:", "Error:"))
+             and not re.match(r"(\d+: |;|processed \d+ insn|verification time|stack depth|from \d+ to)", ln.strip())]
+    verdict = lines[-1][:160] if lines else "rejected"
+    return f"{kname}: the kernel's verifier refused it: {verdict} (full log: bpftool -d struct_ops register {obj})"
+
+
 def _register(sp: BpfSpec) -> int:
     obj = build(sp)[0]
-    _run([_tool("bpftool"), "struct_ops", "register", str(obj)],
-         f"registering {sp.kernel_name} (BPF verifier)", BpfBuildError)
+    p = subprocess.run([_tool("bpftool"), "struct_ops", "register", str(obj)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BpfBuildError(refusal_reason(p.stderr + p.stdout, sp.kernel_name, obj))
     ids = registered()
     kname = sp.kernel_name
     if kname not in ids:
