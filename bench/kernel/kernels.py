@@ -306,7 +306,9 @@ def main(argv=None) -> int:
     ap.add_argument("--kernels", default="6.1,6.12,running", help="comma list of: " + ", ".join(SERIES) + ", running")
     ap.add_argument("--package", action="append", default=[], metavar="SERIES=NAME",
                     help="use this package for a series instead of the newest (e.g. 6.1=linux-image-6.1.0-50-amd64)")
-    ap.add_argument("--secs", type=float, default=2.0, help="transfer length per algorithm")
+    ap.add_argument("--secs", type=float, default=5.0,
+                    help="transfer length per algorithm (ss samples the subflows at 60%%; under TCG a "
+                         "process start takes ~1 s, so not much shorter)")
     ap.add_argument("--accel", choices=["kvm", "tcg"], default=None,
                     help="qemu accelerator (default: kvm unless /dev/kvm cannot boot a stock kernel)")
     ap.add_argument("--no-lock", action="store_true",

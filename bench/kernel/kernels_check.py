@@ -35,16 +35,12 @@ ROOT = HERE.parents[1]
 #: the console script of the environment running this (what a user types), else the module
 _SCRIPT = Path(sys.executable).with_name("mpcc")
 MPCC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from mpcc.cli import main; main()"]
-#: parameter sets checked besides each algorithm's defaults: the other two norms of the
-#: generalized family (spec/vectors/algorithms.json) and EWTCP's a = 1/n² for two paths
-EXTRA_SETS = ["generalized(beta=0.5, eta=1, n=2)", "generalized(beta=0, eta=0, n=1)", "ewtcp(a=0.25)"]
-
-
 def all_algorithms() -> list[str]:
-    """Every BPF program the project ships (one per bpf/*.bpf.c, default parameters) and EXTRA_SETS."""
+    """Every BPF program the project ships: one per bpf/*.bpf.c with its default parameters, and
+    the common parameter sets the package also ships prebuilt (bpf_prebuilt.COMMON_SETS)."""
     sys.path.insert(0, str(ROOT / "python"))
-    from mpcc.testbed import bpf
-    return [*bpf.algorithms(), *EXTRA_SETS]
+    from mpcc.testbed import bpf, bpf_prebuilt
+    return [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS]
 PORT = 5201
 
 
