@@ -3,12 +3,13 @@
 # bpftool alone, make it the default congestion control of a network namespace with sysctl, and
 # let an unmodified application (python3 -m http.server / curl under `mptcpize run`) use it over
 # two paths. Prints the subflows' congestion control from `ss -ti`; removes everything it made.
-#   bench/kernel/bpftool_only.sh [OBJ]     (default: the package's prebuilt balia.bpf.o)
+#   bench/kernel/bpftool_only.sh [ALGO]    (default balia: the package's prebuilt ALGO.bpf.o, mpcc_ALGO)
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 HERE=$(cd "$(dirname "$0")" && pwd)
-OBJ=${1:-$HERE/../../python/mpcc/testbed/bpf_prebuilt/balia.bpf.o}
-NAME=mpcc_balia
+ALGO=${1:-balia}
+OBJ=$HERE/../../python/mpcc/testbed/bpf_prebuilt/$ALGO.bpf.o
+NAME=mpcc_$ALGO
 A=mpcc-bo$$-cli B=mpcc-bo$$-srv DIR=$(mktemp -d)
 if bpftool struct_ops list | grep -qw "$NAME"; then
   echo "bpftool_only: $NAME is already registered (by another process): not touching it" >&2; exit 2
@@ -24,6 +25,9 @@ trap cleanup EXIT
 # 1. register (what `mpcc kernel load balia` does, minus the bookkeeping)
 bpftool struct_ops register "$OBJ"
 bpftool struct_ops list | grep -w "$NAME"
+# a namespace other than the initial one may only default to an *allowed* congestion control
+# (EPERM otherwise — and Linux 6.18 then leaks a reference to the struct_ops, see docs/kernel.md)
+sysctl -w net.ipv4.tcp_allowed_congestion_control="$(sysctl -n net.ipv4.tcp_allowed_congestion_control) $NAME"
 
 # 2. two namespaces joined by two veth pairs; the server announces its second address
 ip netns add "$A"; ip netns add "$B"
