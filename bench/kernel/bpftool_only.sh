@@ -10,6 +10,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ALGO=${1:-balia}
 OBJ=$HERE/../../python/mpcc/testbed/bpf_prebuilt/$ALGO.bpf.o
 NAME=mpcc_$ALGO
+for t in bpftool mptcpize curl; do
+  command -v $t >/dev/null || { echo "bpftool_only: $t not found (fix: apt-get install bpftool mptcpize curl)" >&2; exit 2; }
+done
 A=mpcc-bo$$-cli B=mpcc-bo$$-srv DIR=$(mktemp -d)
 if bpftool struct_ops list | grep -qw "$NAME"; then
   echo "bpftool_only: $NAME is already registered (by another process): not touching it" >&2; exit 2
