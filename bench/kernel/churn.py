@@ -52,7 +52,10 @@ def sink(port: int, n: int, secs: float) -> None:
     def serve(i, c):
         buf = bytearray(1 << 16)
         while True:
-            k = c.recv_into(buf)
+            try:
+                k = c.recv_into(buf)
+            except OSError:          # a connection silent past the timeout: stalled, counted as such
+                break
             if not k:
                 break
             counts[i] += k
@@ -125,14 +128,21 @@ class ThreePaths(netlab.Lab):
             self.endpoint(True, i)
 
     def endpoint(self, add: bool, i: int) -> bool:
-        """Add (signal) or remove the server's endpoint of path i. False if the kernel refused —
-        re-adding can fail while the removal is still being processed (the id is busy)."""
-        s = self.ns["srv"]
+        """Add (signal) or remove the server's endpoint of path i. False if the kernel refused it
+        (the refusal's text is kept in self.refusals). The kernel picks the id on each add."""
+        s, addr = self.ns["srv"], f"198.18.{i}.2"
         if add:
-            cmd = ["mptcp", "endpoint", "add", f"198.18.{i}.2", "dev", f"p{i}s", "id", str(i), "signal"]
+            cmd = ["mptcp", "endpoint", "add", addr, "dev", f"p{i}s", "signal"]
         else:
-            cmd = ["mptcp", "endpoint", "del", "id", str(i)]
-        return subprocess.run(["ip", "-n", s, *cmd], capture_output=True).returncode == 0
+            shown = subprocess.run(["ip", "-n", s, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+            m = re.search(rf"^{re.escape(addr)} id (\d+)", shown, re.M)
+            if not m:
+                return False
+            cmd = ["mptcp", "endpoint", "del", "id", m.group(1)]
+        p = subprocess.run(["ip", "-n", s, *cmd], capture_output=True, text=True)
+        if p.returncode != 0:
+            self.refusals = getattr(self, "refusals", []) + [p.stderr.strip()]
+        return p.returncode == 0
 
     def link(self, up: bool, i: int):
         self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
@@ -209,6 +219,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
                 if p.poll() is None:
                     p.kill()
     res["events"] = events
+    res["endpoint_refusals"] = sorted(set(getattr(lab, "refusals", [])))[:5]
     win = windows(samples, conns, secs)
     res["windows"] = len(win) * conns
     res["stalled_windows"] = [{"conn": i, "window": w} for w, row in enumerate(win) for i, b in enumerate(row) if b <= 0]
