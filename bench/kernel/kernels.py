@@ -291,13 +291,26 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def write_doc(results: list[dict], date: str) -> None:
+def merge(results: list[dict]) -> list[dict]:
+    """This run's columns replace the same series in bench/kernel/kernels.json; the others stay
+    (each column keeps its own date), in the order 6.1, 6.12, running."""
+    try:
+        old = {r["series"]: r for r in json.loads(RESULTS.read_text())["results"]}
+    except (OSError, ValueError, KeyError):
+        old = {}
+    old.update({r["series"]: r for r in results})
+    order = [*SERIES, "running"]
+    return sorted(old.values(), key=lambda r: order.index(r["series"]) if r["series"] in order else 99)
+
+
+def write_doc(results: list[dict]) -> None:
     begin, end = "<!-- kernels:begin -->", "<!-- kernels:end -->"
     text = DOC.read_text()
     if begin not in text:
         raise SystemExit(f"{DOC}: no '{begin}' marker (fix: add the kernel table section back)")
-    pkgs = ", ".join(f"{r['environment']['kernel']} = {r['package']}" for r in results)
-    body = f"{begin}\nRecorded {date} by `make kernels` ({pkgs}).\n\n{table(results)}\n{end}"
+    pkgs = "; ".join(f"{r['environment']['kernel']}: {r['package']}, {r.get('date', '?')}"
+                     + (f", qemu {r['accel']}" if r.get("accel") else "") for r in results)
+    body = f"{begin}\nRecorded by `make kernels` ({pkgs}).\n\n{table(results)}\n{end}"
     DOC.write_text(re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S))
 
 
@@ -362,10 +375,12 @@ def main(argv=None) -> int:
               + (f"; {res['error']}" if res.get("error") else "") + (f"; not passing: {', '.join(bad_rows)}" if bad_rows else ""),
               flush=True)
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    for r in results:
+        r["date"] = date
     if not a.no_doc:
-        RESULTS.write_text(json.dumps({"date": date, "host": os.uname().nodename and os.uname().release,
-                                       "results": results}, indent=1) + "\n")
-        write_doc(results, date)
+        merged = merge(results)
+        RESULTS.write_text(json.dumps({"host_kernel": os.uname().release, "results": merged}, indent=1) + "\n")
+        write_doc(merged)
     print(table(results))
     return 0 if all(r["status"] == "pass" for res in results for r in res["rows"]) and \
         all(not res.get("error") for res in results) else 1

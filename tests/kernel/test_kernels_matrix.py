@@ -95,3 +95,13 @@ def test_unknown_kernel_is_one_line_exit_2(capsys):
     assert kernels.main(["--plan", "--kernels", "5.10"]) == 2
     err = capsys.readouterr().err.strip()
     assert err.count("\n") == 0 and "5.10" in err and "fix:" in err
+
+
+def test_a_partial_run_replaces_only_its_own_columns(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernels, "RESULTS", tmp_path / "kernels.json")
+    col = lambda series, status: {"series": series, "environment": {"kernel": series}, "package": series,  # noqa: E731
+                                  "rows": [{"algorithm": "balia", "status": status}]}
+    kernels.RESULTS.write_text(kernels.json.dumps({"results": [col("running", "pass"), col("6.1", "fail")]}))
+    merged = kernels.merge([col("6.12", "pass"), col("6.1", "pass")])
+    assert [r["series"] for r in merged] == ["6.1", "6.12", "running"]
+    assert [r["rows"][0]["status"] for r in merged] == ["pass", "pass", "pass"]
