@@ -24,7 +24,7 @@ setup: system $(VENV)/.installed linkem bpf-prebuilt
 # the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
 # algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang
 bpf-prebuilt: $(VENV)/.installed
-	$(BIN)/python -m mpcc.testbed.bpf_prebuilt
+	$(BIN)/python scripts/build_bpf_prebuilt.py
 
 # the testbed's link emulator (crates/linkem), used by `mpcc testbed`
 linkem:

@@ -1,6 +1,6 @@
 """Prebuilt CO-RE objects shipped in the package, so that a target needs no compiler.
 
-``make bpf-prebuilt`` (part of ``make setup``; or ``python -m mpcc.testbed.bpf_prebuilt``) compiles
+``make bpf-prebuilt`` (part of ``make setup``; ``scripts/build_bpf_prebuilt.py``) compiles
 every ``bpf/<algorithm>.bpf.c`` with its default parameters, plus :data:`COMMON_SETS`, into
 ``python/mpcc/testbed/bpf_prebuilt/`` with an ``index.json`` (kernel name, parameters, and the
 SHA-256 of the sources and -D flags each object was built from). The objects are CO-RE: every
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import sys
 import time
 from pathlib import Path
 
@@ -68,43 +67,16 @@ def shipped(directory: Path = PREBUILT_DIR) -> list[str]:
     return sorted(e.get("describe", stem) for stem, e in _index(directory).get("objects", {}).items())
 
 
-def build_all(directory: Path = PREBUILT_DIR) -> list[Path]:
-    """Compile every algorithm's defaults and COMMON_SETS into ``directory`` and write the index
-    (needs clang, bpftool and the build machine's BTF, as ``mpcc kernel build`` does)."""
-    from . import bpf
-    specs = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in COMMON_SETS]
-    directory.mkdir(parents=True, exist_ok=True)
-    objects, paths = {}, []
-    for sp in specs:
-        obj = directory / f"{sp.stem}.bpf.o"
-        bpf.compile_object(sp, obj)
-        objects[sp.stem] = {"file": obj.name, "algorithm": sp.algorithm, "kernel_name": sp.kernel_name,
-                            "params": dict(sp.params), "describe": sp.describe(),
-                            "source_sha256": source_digest(sp, bpf.BPF_DIR)}
-        paths.append(obj)
+def write(directory: Path, built: list[tuple], clang: str, bpf_dir: Path) -> None:
+    """Write the index for objects just compiled into ``directory`` — ``built``: (BpfSpec, path)
+    pairs — and remove objects of sets no longer built. Called by scripts/build_bpf_prebuilt.py
+    (``make bpf-prebuilt``), which does the compiling through the loader."""
+    objects = {sp.stem: {"file": obj.name, "algorithm": sp.algorithm, "kernel_name": sp.kernel_name,
+                         "params": dict(sp.params), "describe": sp.describe(),
+                         "source_sha256": source_digest(sp, bpf_dir)} for sp, obj in built}
+    keep = {obj.name for _, obj in built}
     for old in directory.glob("*.bpf.o"):
-        if old not in paths:
+        if old.name not in keep:
             old.unlink()
-    index = {"built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "clang": bpf.clang_version(),
-             "objects": objects}
+    index = {"built": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "clang": clang, "objects": objects}
     (directory / INDEX).write_text(json.dumps(index, indent=1) + "\n")
-    return paths
-
-
-def main() -> int:
-    from ..errors import MpccError
-    if not Path("/sys/kernel/btf/vmlinux").exists():
-        print("bpf-prebuilt: skipped: this machine's kernel has no BTF to generate vmlinux.h from "
-              "(the package then compiles on the target)", file=sys.stderr)
-        return 0
-    try:
-        paths = build_all()
-    except MpccError as e:
-        print(f"bpf-prebuilt: error: {e}", file=sys.stderr)
-        return 2
-    print(f"bpf-prebuilt: {len(paths)} objects in {PREBUILT_DIR} ({', '.join(p.stem.removesuffix('.bpf') for p in paths)})")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())
