@@ -158,6 +158,12 @@ def maps() -> dict[int, str]:
     return {m["id"]: m.get("name", "") for m in json.loads(out or "[]")}
 
 
+def orphans() -> int:
+    """Orphaned TCP sockets (closed by their process, still in the kernel), /proc/net/sockstat."""
+    m = re.search(r"orphan (\d+)", Path("/proc/net/sockstat").read_text())
+    return int(m.group(1)) if m else -1
+
+
 def windows(samples: list[dict], n: int, secs: float) -> list[list[int]]:
     """Bytes per connection in each whole WINDOW_S window of the run (from the per-second samples)."""
     out = []
@@ -238,6 +244,9 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
         res["freed_after_s"] = round(time.monotonic() - t1, 1)
         res["leaked_maps"] = sorted({m_loaded[i] for i in set(m_loaded) & set(maps())})
         res["struct_ops_left"] = kname in bpf.struct_ops_maps()
+        # what still holds it: subflows orphaned by the namespace's deletion keep their congestion
+        # control until they time out (FIN retransmissions over a path that was down) — slow, not a leak
+        res["orphan_sockets"] = orphans()
     res["netns_left"] = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
                          .stdout.split() if n.startswith(lab.tag)]
     res["dmesg_warnings"] = [ln for ln in dmesg_lines()[d0:] if WARN_RE.search(ln)][:20]
