@@ -286,7 +286,8 @@ def table(results: list[dict]) -> str:
             elif row["status"] == "pass":
                 cells.append("pass")
             else:
-                cells.append(f"{row['status']}: {row.get('reason', '')}".replace("|", "/"))
+                reason = row.get("reason", "").removeprefix("mpcc: error: ")
+                cells.append(f"{row['status']}: {reason}".replace("|", "/"))
         lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

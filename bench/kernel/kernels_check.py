@@ -194,6 +194,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
     sys.path.insert(0, str(ROOT / "python"))
+    dmesg0 = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
     result = {"environment": environment(), "via": a.via, "secs": a.secs,
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": []}
     if a.bpf_stats:
@@ -209,9 +210,9 @@ def main(argv=None) -> int:
                 row = check(algo, a.via, a.secs, a.bpf_stats, lab)
                 print(json.dumps(row), flush=True)
                 result["rows"].append(row)
-    # kernel warnings during the run (WARN_ON, BUG, oops, lockdep, RCU stalls); a guest's whole log
+    # kernel warnings during the run (WARN_ON, BUG, oops, lockdep, RCU stalls): lines added since start
     p = subprocess.run(["dmesg"], capture_output=True, text=True)
-    result["dmesg_warnings"] = [ln for ln in p.stdout.splitlines()
+    result["dmesg_warnings"] = [ln for ln in p.stdout.splitlines()[dmesg0:]
                                 if re.search(r"WARNING:|BUG:|Oops|general protection|rcu_sched detected|"
                                              r"possible circular locking|refcount_t:", ln)][:20]
     a.out.parent.mkdir(parents=True, exist_ok=True)
