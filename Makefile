@@ -6,7 +6,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup system test reproduce bench clean linkem
+.PHONY: setup system test reproduce bench clean linkem kernels bpf-prebuilt
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -19,7 +19,12 @@ $(VENV)/.installed: $(BIN)/python pyproject.toml Cargo.toml $(shell find crates 
 system:
 	bash scripts/setup-system.sh
 
-setup: system $(VENV)/.installed linkem
+setup: system $(VENV)/.installed linkem bpf-prebuilt
+
+# the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
+# algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang
+bpf-prebuilt: $(VENV)/.installed
+	$(BIN)/python scripts/build_bpf_prebuilt.py
 
 # the testbed's link emulator (crates/linkem), used by `mpcc testbed`
 linkem:
@@ -34,6 +39,11 @@ reproduce: setup
 
 bench: setup
 	$(BIN)/python bench/run.py
+
+# every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root);
+# writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel packages: build/kernels/
+kernels: setup
+	$(BIN)/python bench/kernel/kernels.py
 
 clean:
 	rm -rf $(VENV) target $(OUT)

@@ -106,7 +106,7 @@ class Lab:
                 srv.kill()
         cli = json.loads(out)
         return {"received": received, "sent": {int(k): v for k, v in cli["sent"].items()},
-                "ss": parse_ss(cli["ss"]), "acks": acks1 - acks0, "retrans": rtx1 - rtx0,
+                "ss": parse_ss(cli["ss"]), "ss_text": cli["ss"], "acks": acks1 - acks0, "retrans": rtx1 - rtx0,
                 "cpu_s": cpu1 - cpu0, "wall_s": t1 - t0}
 
 
@@ -177,14 +177,22 @@ def cpu_busy_s() -> float:
 
 
 def parse_ss(text: str) -> list[dict]:
+    """Rows of `ss -tinH`: a socket line, then indented info lines (one or several, depending on
+    the kernel and ss versions). ``ca`` is the info token naming a registered congestion control."""
+    known = set(Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split())
     rows, lines = [], text.splitlines()
     for i, ln in enumerate(lines):
         if not ln.strip() or ln[0].isspace():
             continue
-        info = lines[i + 1].split() if i + 1 < len(lines) else []
+        info = []
+        for nxt in lines[i + 1:]:
+            if not nxt.strip() or not nxt[0].isspace():
+                break
+            info += nxt.split()
         kv = {f.split(":", 1)[0]: f.split(":", 1)[1] for f in info if ":" in f}
         parts = ln.split()
-        rows.append({"local": parts[2], "peer": parts[3], "ca": info[0] if info else "",
+        ca = next((f for f in info if f in known), info[0] if info else "")
+        rows.append({"local": parts[2], "peer": parts[3], "ca": ca,
                      "cwnd": int(kv.get("cwnd", 0)), "ssthresh": int(kv.get("ssthresh", 0) or 0),
                      "bytes_acked": int(kv.get("bytes_acked", 0))})
     return rows

@@ -212,7 +212,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		state = BPF_CORE_READ(ssk, __sk_common.skc_state);
 		if (!((1 << state) & MPCC_TCPF_CAN_SEND))
 			continue;
-		if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) && !BPF_CORE_READ(ctx, fully_established))
+		if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) &&
+		    !BPF_CORE_READ_BITFIELD_PROBED(ctx, fully_established))
 			continue;
 		stp = (struct tcp_sock *)ssk;
 		srtt = BPF_CORE_READ(stp, srtt_us);

@@ -47,6 +47,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EnvironmentProblem, MpccError
+from . import bpf_prebuilt as _prebuilt
 from . import bpf_sources as _sources
 from .bpf_sources import ALIASES, BPF_DIR, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
 
@@ -97,10 +98,10 @@ def check_environment(need_root: bool = True) -> None:
         raise EnvironmentProblem("the BPF JIT is off and struct_ops needs it: sysctl -w net.core.bpf_jit_enable=1")
     if not Path("/proc/sys/net/mptcp/enabled").exists() or not _btf_has(b"mptcp_subflow_context"):
         raise EnvironmentProblem("the kernel has no MPTCP (CONFIG_MPTCP=y needed for the multipath congestion controls)")
-    for tool in ("clang", "bpftool"):
-        if _tool(tool) is None:
-            raise EnvironmentProblem(f"{tool} not found: the BPF congestion controls are built and "
-                                     f"registered with it (fix: {_APT_FIX})")
+    # clang is needed only for a parameter set the package does not ship (compile_object says so)
+    if _tool("bpftool") is None:
+        raise EnvironmentProblem(f"bpftool not found: the BPF congestion controls are registered with it "
+                                 f"(fix: {_APT_FIX})")
 
 
 def environment_problem() -> str | None:
@@ -171,28 +172,58 @@ def object_path(algo) -> Path:
     return OUTPUT_DIR / f"{spec(algo).stem}.bpf.o"
 
 
+def clang_version() -> str:
+    clang = _tool("clang")
+    if clang is None:
+        return ""
+    return subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.split("\n", 1)[0]
+
+
+def compile_object(sp: BpfSpec, obj: Path) -> Path:
+    """clang one parameter set of an algorithm file into ``obj`` (CO-RE, against vmlinux.h of the
+    running kernel's BTF). Needs clang: a target without it uses the package's prebuilt objects."""
+    if _tool("clang") is None:
+        raise EnvironmentProblem(
+            f"clang not found and {sp.describe()} has no prebuilt object in the package (shipped: the defaults "
+            f"of every algorithm and {', '.join(_prebuilt.COMMON_SETS)}) (fix: {_APT_FIX}, or load a shipped set)")
+    if not sp.source.exists():
+        raise MpccError(f"{sp.source}: BPF source not found, cannot build {sp.describe()} "
+                        "(fix: run from a checkout of mpcc, or load a parameter set the package ships)")
+    header = _vmlinux_h()
+    tmp = obj.with_suffix(".tmp.o")
+    _run([_tool("clang"), "-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}",
+          "-Wall", "-Werror", *sp.defines, "-I", str(header.parent), "-I", str(BPF_DIR / "include"),
+          "-c", str(sp.source), "-o", str(tmp)], f"compiling {sp.source.name}", BpfBuildError)
+    tmp.replace(obj)
+    return obj
+
+
 def build(algo=None, force: bool = False) -> list[Path]:
-    """Compile bpf/<algo>.bpf.c (all algorithms with their default parameters if None) to
-    bpf/.output/<stem>.bpf.o when the sources or the kernel's BTF changed.
-    Returns the object paths."""
+    """The object of each parameter set (all algorithms with their default parameters if None):
+    the package's prebuilt CO-RE object when it has this set and the sources are unchanged
+    (:mod:`.bpf_prebuilt`), else bpf/.output/<stem>.bpf.o compiled with clang when the sources
+    or the kernel's BTF changed (``force``: always compile). Returns the object paths."""
     check_environment(need_root=False)
     specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]
     out = []
     with _locked(OUTPUT_DIR / ".lock"):
-        header = _vmlinux_h()
-        deps = [header, *sorted((BPF_DIR / "include").glob("*.h"))]
         for sp in specs:
             if not sp.stem:
                 raise MpccError(f"{sp.kernel_name}: parameters unknown (no build record), cannot build it "
                                 "(fix: mpcc kernel load NAME -p PARAM=VALUE ...)")
-            src, obj = sp.source, object_path(sp)
-            newest = max(p.stat().st_mtime for p in [src, *deps])
-            if force or not obj.exists() or obj.stat().st_mtime < newest:
-                tmp = obj.with_suffix(".tmp.o")
-                _run([_tool("clang"), "-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}",
-                      "-Wall", "-Werror", *sp.defines, "-I", str(OUTPUT_DIR), "-I", str(BPF_DIR / "include"),
-                      "-c", str(src), "-o", str(tmp)], f"compiling {src.name}", BpfBuildError)
-                tmp.replace(obj)
+            pre = None if force else _prebuilt.find(sp, BPF_DIR)
+            if pre is not None:
+                out.append(pre)
+                continue
+            obj = object_path(sp)
+            deps = [sp.source, *sorted((BPF_DIR / "include").glob("*.h"))]
+            btf = Path("/sys/kernel/btf/vmlinux")
+            stamp = OUTPUT_DIR / "vmlinux.btf-sha256"
+            stale = (not stamp.exists() or stamp.read_text().strip()
+                     != hashlib.sha256(btf.read_bytes()).hexdigest()[:16])
+            if force or stale or not obj.exists() or \
+                    obj.stat().st_mtime < max(p.stat().st_mtime for p in deps if p.exists()):
+                compile_object(sp, obj)
             if sp.params:   # sidecar: kernel name → parameters (status, unload by kernel name)
                 side = OUTPUT_DIR / f"{sp.stem}.json"
                 if not side.exists():
@@ -277,10 +308,32 @@ def _allow(kname: str) -> None:
         pass
 
 
+def refusal_reason(log: str, kname: str, obj: Path) -> str:
+    """One line for a registration libbpf or the verifier refused — never the verifier log itself:
+    a kfunc or a struct field this kernel lacks (an older kernel), or the verifier's own verdict
+    (its last error line), with the command that shows the whole log."""
+    m = re.search(r"extern \(func ksym\) '(\w+)': not found", log)
+    if m:
+        return f"{kname}: this kernel has no kfunc {m.group(1)}() the program calls (needs a newer kernel)"
+    m = (re.search(r"failed to resolve CO-RE relocation[^\n]*?struct (\w+(?:\.\w+)*)", log)
+         or re.search(r"spec is \[\d+\] struct (\w+(?:\.\w+)*)(?=[^\n]*\n(?:[^\n]*\n)*?[^\n]*no matching targets)", log))
+    if m:
+        return (f"{kname}: this kernel's BTF has no {m.group(1)} that the program reads "
+                f"(an older kernel layout; details: bpftool -d struct_ops register {obj})")
+    if "CO-RE relocat" in log:
+        return f"{kname}: a CO-RE relocation failed on this kernel (details: bpftool -d struct_ops register {obj})"
+    body = log.split("-- END PROG LOAD LOG --")[0].split("-- BEGIN PROG LOAD LOG --")[-1]
+    lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith(("libbpf:", "Error:"))
+             and not re.match(r"(\d+: |;|processed \d+ insn|verification time|stack depth|from \d+ to)", ln.strip())]
+    verdict = lines[-1][:160] if lines else "rejected"
+    return f"{kname}: the kernel's verifier refused it: {verdict} (full log: bpftool -d struct_ops register {obj})"
+
+
 def _register(sp: BpfSpec) -> int:
     obj = build(sp)[0]
-    _run([_tool("bpftool"), "struct_ops", "register", str(obj)],
-         f"registering {sp.kernel_name} (BPF verifier)", BpfBuildError)
+    p = subprocess.run([_tool("bpftool"), "struct_ops", "register", str(obj)], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise BpfBuildError(refusal_reason(p.stderr + p.stdout, sp.kernel_name, obj))
     ids = registered()
     kname = sp.kernel_name
     if kname not in ids:

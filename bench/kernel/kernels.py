@@ -1,0 +1,391 @@
+"""Kernel × algorithm verification (`make kernels`, root): every BPF congestion control loads, registers,
+carries a 2-path MPTCP transfer and unloads on Debian's 6.1 LTS and 6.12 LTS kernels (booted under
+qemu/KVM) and on the running kernel.
+
+    python bench/kernel/kernels.py [--kernels 6.1,6.12,running] [--plan] [--package 6.1=linux-image-…]
+
+How a guest runs, with nothing downloaded outside Debian's archive:
+
+* the kernel package is fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` into
+  ``build/kernels/<release>/`` (gitignored; reused on the next run; never installed on the host);
+* a tiny initramfs (written here, no cpio tool needed) holds busybox-static as init and the modules
+  the guest needs from that same package (virtio, 9p, veth; .ko.xz unpacked with Python's lzma);
+* the host's root filesystem is shared read-only over virtio-9p: the guest runs the host's own
+  python, clang, bpftool and this worktree against its own kernel; /tmp and /run are tmpfs, and a
+  second, writable 9p share (``build/kernels/out/<release>/``) takes the result;
+* inside, ``bench/kernel/kernels_check.py --via cli --bpf-stats`` runs ``mpcc kernel load``,
+  the transfer, ``mpcc kernel unload`` per algorithm and writes its JSON (rules in that file).
+
+The results go to ``bench/kernel/kernels.json`` and the table between the markers in docs/kernel.md.
+The running-kernel check (a transfer on the host's CPUs) runs under ``flock /tmp/mpcc-bench.lock``;
+the guests measure nothing (pass/fail), so they run at ``nice -n 10`` without waiting for it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import lzma
+import os
+import re
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+CACHE = ROOT / "build" / "kernels"
+RESULTS = HERE / "kernels.json"
+DOC = ROOT / "docs" / "kernel.md"
+LOCK = "/tmp/mpcc-bench.lock"
+BUSYBOX = Path("/bin/busybox")          # Debian busybox-static
+#: kernel series → Debian package name pattern (the newest match is used)
+SERIES = {"6.1": r"linux-image-6\.1\.0-[0-9]+-amd64", "6.12": r"linux-image-6\.12\.[0-9]+\+deb[0-9]+-amd64"}
+#: modules the guest needs (with their dependencies from modules.dep)
+#: (the guest has no modprobe — the host has no kmod — so nothing autoloads: ss needs the diag modules)
+GUEST_MODULES = ["virtio_pci", "9pnet_virtio", "9p", "veth", "inet_diag", "tcp_diag", "mptcp_diag"]
+GUEST_TIMEOUT_S = 1800
+LOCK_CMD = ["flock", LOCK]
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+
+
+# --- packages --------------------------------------------------------------------------------
+def _version_key(name: str) -> list:
+    return [int(x) if x.isdigit() else x for x in re.split(r"(\d+)", name)]
+
+
+def resolve(series: str) -> str:
+    """The newest Debian package of a kernel series known to apt (`apt-cache search`, no download)."""
+    p = subprocess.run(["apt-cache", "search", "--names-only", f"^{SERIES[series]}$"],
+                       capture_output=True, text=True)
+    names = [ln.split(" ", 1)[0] for ln in p.stdout.splitlines() if ln.strip()]
+    names = [n for n in names if re.fullmatch(SERIES[series], n)]
+    if not names:
+        raise SystemExit(f"kernels: no package matching {SERIES[series]} in apt's lists "
+                         "(fix: apt-get update, or pass --package SERIES=NAME)")
+    return max(names, key=_version_key)
+
+
+def release_of(package: str) -> str:
+    return package.removeprefix("linux-image-")
+
+
+def fetch(package: str) -> Path:
+    """Download and unpack a kernel package into build/kernels/<release>/ (cached)."""
+    rel = release_of(package)
+    tree = CACHE / rel
+    if (tree / "boot" / f"vmlinuz-{rel}").exists():
+        return tree
+    debs = CACHE / "debs"
+    debs.mkdir(parents=True, exist_ok=True)
+    subprocess.run(["apt-get", "download", "-q", package], cwd=debs, check=True,
+                   stdout=subprocess.DEVNULL)
+    deb = max(debs.glob(f"{package}_*.deb"), key=lambda p: p.stat().st_mtime)
+    tmp = tree.with_name(rel + ".part")
+    shutil.rmtree(tmp, ignore_errors=True)
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(tmp)], check=True)
+    tmp.rename(tree)
+    return tree
+
+
+# --- initramfs -------------------------------------------------------------------------------
+def _ko_bytes(path: Path) -> bytes:
+    data = path.read_bytes()
+    return lzma.decompress(data) if path.name.endswith(".xz") else data
+
+
+def modinfo_depends(ko: bytes) -> list[str]:
+    """The ``depends=`` entry of a module's .modinfo section (what depmod reads): module names."""
+    m = re.search(rb"(?:^|\0)depends=([^\0]*)\0", ko)
+    return [d for d in (m.group(1).decode().split(",") if m else []) if d]
+
+
+def _norm(name: str) -> str:
+    return name.replace("-", "_")
+
+
+def module_closure(modules: dict[str, bytes | Path], wanted: list[str]) -> list[str]:
+    """Names of ``wanted`` modules and their dependencies (from each .ko's modinfo; a package
+    carries no modules.dep, depmod makes it at install), dependencies first. ``modules`` maps a
+    module name to its file or bytes. A name absent from ``modules`` is built into the kernel."""
+    order: list[str] = []
+
+    def visit(name: str) -> None:
+        name = _norm(name)
+        if name in order or name not in modules:
+            return
+        src = modules[name]
+        for d in modinfo_depends(src if isinstance(src, bytes) else _ko_bytes(src)):
+            visit(d)
+        order.append(name)
+
+    for w in wanted:
+        visit(w)
+    return order
+
+
+def cpio_newc(entries: list[tuple[str, int, bytes, tuple[int, int]]]) -> bytes:
+    """An uncompressed "newc" cpio archive (what the kernel unpacks as initramfs).
+    ``entries``: (name, mode, data, (rdev major, minor))."""
+    out = bytearray()
+
+    def pad4() -> None:
+        out.extend(b"\0" * (-len(out) % 4))
+
+    for ino, (name, mode, data, (rmaj, rmin)) in enumerate([*entries, ("TRAILER!!!", 0, b"", (0, 0))], 1):
+        nm = name.encode() + b"\0"
+        fields = [ino, mode, 0, 0, 1, 0, len(data), 0, 0, rmaj, rmin, len(nm), 0]
+        out.extend(b"070701" + b"".join(b"%08X" % f for f in fields))
+        out.extend(nm)
+        pad4()
+        out.extend(data)
+        pad4()
+    return bytes(out)
+
+
+INIT = r"""#!/bin/busybox sh
+/bin/busybox --install -s /bin
+export PATH=/bin
+mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
+for m in $(cat /lib/mods/order); do insmod /lib/mods/$m || echo "mpcc-guest: insmod $m failed"; done
+R=/newroot
+mkdir -p $R
+if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot $R; then
+  mount -t tmpfs tmp $R/tmp; mount -t tmpfs run $R/run
+  mount -t proc proc $R/proc; mount -t sysfs sys $R/sys; mount -t devtmpfs dev $R/dev
+  mount -t bpf bpf $R/sys/fs/bpf
+  mkdir -p $R/tmp/out
+  mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out $R/tmp/out
+  ip link set lo up
+  echo "mpcc-guest: running the check on $(uname -r)"
+  chroot $R /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
+    PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp MPCC_BPF_OUTPUT=/tmp/bpf-out MPCC_RUN_DIR=/run/mpcc \
+    @CMD@ > $R/tmp/out/guest.log 2>&1
+  echo "mpcc-guest: exit $?"
+  sync; umount $R/tmp/out
+else
+  echo "mpcc-guest: cannot mount the host root over 9p"
+fi
+poweroff -f
+"""
+
+
+def initramfs(tree: Path, rel: str, cmd: list[str]) -> bytes:
+    moddir = tree / "lib" / "modules" / rel
+    files = {_norm(p.name.split(".ko")[0]): p for p in (moddir / "kernel").rglob("*.ko*")}
+    order = module_closure(files, GUEST_MODULES)
+    entries = [(d, 0o040755, b"", (0, 0)) for d in
+               ("bin", "dev", "proc", "sys", "newroot", "lib", "lib/mods")]
+    entries.append(("dev/console", 0o020600, b"", (5, 1)))
+    entries.append(("bin/busybox", 0o100755, BUSYBOX.read_bytes(), (0, 0)))
+    names = []
+    for mod in order:
+        data = _ko_bytes(files[mod])
+        name = mod + ".ko"
+        names.append(name)
+        entries.append((f"lib/mods/{name}", 0o100644, data, (0, 0)))
+    entries.append(("lib/mods/order", 0o100644, ("\n".join(names) + "\n").encode(), (0, 0)))
+    init = INIT.replace("@CMD@", " ".join(cmd))
+    entries.append(("init", 0o100755, init.encode(), (0, 0)))
+    return cpio_newc(entries)
+
+
+def default_accel() -> str:
+    """kvm when it can run a stock kernel. A host whose /dev/kvm is PVM (kvm_pvm: nested
+    virtualization without VMX, e.g. inside a cloud sandbox) runs only PVM-enabled guest kernels —
+    Debian's stall in the decompressor — so there qemu's TCG emulator is used (≈5× slower, works)."""
+    if not os.access("/dev/kvm", os.W_OK) or Path("/sys/module/kvm_pvm").exists():
+        return "tcg"
+    return "kvm"
+
+
+def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm") -> list[str]:
+    cpu = "host,-arch-capabilities" if accel == "kvm" else "max"
+    return ["qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-m", "2048", "-smp", "2",
+            "-display", "none", "-monitor", "none", "-serial", f"file:{out / 'console.log'}",
+            "-no-reboot", "-nic", "none",
+            "-kernel", str(tree / "boot" / f"vmlinuz-{rel}"), "-initrd", str(initrd),
+            "-append", "console=ttyS0 panic=-1 quiet",
+            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+            "-virtfs", f"local,path={out},mount_tag=out,security_model=none"]
+
+
+def check_cmd(via: str, algorithms: list[str], secs: float) -> list[str]:
+    cmd = [sys.executable, str(HERE / "kernels_check.py"), "--via", via, "--secs", str(secs)]
+    return cmd + [f"'{a}'" if via == "cli" else a for a in algorithms]
+
+
+def run_guest(package: str, algorithms: list[str], secs: float, accel: str) -> dict:
+    rel = release_of(package)
+    tree = fetch(package)
+    out = CACHE / "out" / rel
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir(parents=True)
+    cmd = check_cmd("cli", algorithms, secs) + ["--bpf-stats", "--out", "/tmp/out/result.json"]
+    initrd = out / "initrd.cpio"
+    initrd.write_bytes(initramfs(tree, rel, cmd))
+    t0 = time.monotonic()
+    # a guest measures nothing (pass/fail only): it does not wait for the bench lock, it runs at the
+    # lowest priority so that others' timed runs keep their CPUs
+    proc = subprocess.Popen(["nice", "-n", "10", *qemu_cmd(tree, rel, initrd, out, accel)], stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        qout, _ = proc.communicate(timeout=GUEST_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+        return _broken(package, f"guest did not finish in {GUEST_TIMEOUT_S} s (console: {out / 'console.log'})")
+    result_file = out / "result.json"
+    if not result_file.exists():
+        console = (out / "console.log").read_text(errors="replace") if (out / "console.log").exists() else ""
+        tail = [ln for ln in console.splitlines() if "mpcc-guest" in ln or "Kernel panic" in ln]
+        return _broken(package, f"no result from the guest ({'; '.join(tail[-2:]) or qout.strip()[-200:]}; "
+                                f"log: {out})")
+    res = json.loads(result_file.read_text())
+    res["package"] = package
+    res["guest_s"] = round(time.monotonic() - t0, 1)     # includes waiting for the bench lock
+    res["accel"] = accel
+    return res
+
+
+def _broken(package: str, reason: str) -> dict:
+    return {"package": package, "environment": {"kernel": release_of(package)}, "error": reason, "rows": []}
+
+
+def run_running(algorithms: list[str], secs: float) -> dict:
+    out = CACHE / "out" / "running.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.unlink(missing_ok=True)
+    subprocess.run([*LOCK_CMD, *check_cmd("api", algorithms, secs), "--out", str(out)],
+                   env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    if not out.exists():
+        return _broken("running", "the check wrote no result")
+    res = json.loads(out.read_text())
+    res["package"] = "running kernel"
+    return res
+
+
+# --- report ----------------------------------------------------------------------------------
+def table(results: list[dict]) -> str:
+    """Markdown: one row per algorithm, one column per kernel; cells pass / the one-line reason."""
+    algos: list[str] = []
+    for r in results:
+        for row in r["rows"]:
+            if row["algorithm"] not in algos:
+                algos.append(row["algorithm"])
+    head = ["algorithm"] + [f"{r['environment']['kernel']}" for r in results]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for a in algos:
+        cells = []
+        for r in results:
+            row = next((x for x in r["rows"] if x["algorithm"] == a), None)
+            if row is None:
+                cells.append(r.get("error", "not run"))
+            elif row["status"] == "pass":
+                cells.append("pass")
+            else:
+                reason = row.get("reason", "").removeprefix("mpcc: error: ")
+                cells.append(f"{row['status']}: {reason}".replace("|", "/"))
+        lines.append(f"| `{a}` | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def merge(results: list[dict]) -> list[dict]:
+    """This run's columns replace the same series in bench/kernel/kernels.json; the others stay
+    (each column keeps its own date), in the order 6.1, 6.12, running."""
+    try:
+        old = {r["series"]: r for r in json.loads(RESULTS.read_text())["results"]}
+    except (OSError, ValueError, KeyError):
+        old = {}
+    old.update({r["series"]: r for r in results})
+    order = [*SERIES, "running"]
+    return sorted(old.values(), key=lambda r: order.index(r["series"]) if r["series"] in order else 99)
+
+
+def write_doc(results: list[dict]) -> None:
+    begin, end = "<!-- kernels:begin -->", "<!-- kernels:end -->"
+    text = DOC.read_text()
+    if begin not in text:
+        raise SystemExit(f"{DOC}: no '{begin}' marker (fix: add the kernel table section back)")
+    pkgs = "; ".join(f"{r['environment']['kernel']}: {r['package']}, {r.get('date', '?')}"
+                     + (f", qemu {r['accel']}" if r.get("accel") else "") for r in results)
+    body = f"{begin}\nRecorded by `make kernels` ({pkgs}).\n\n{table(results)}\n{end}"
+    DOC.write_text(re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S))
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--kernels", default="6.1,6.12,running", help="comma list of: " + ", ".join(SERIES) + ", running")
+    ap.add_argument("--package", action="append", default=[], metavar="SERIES=NAME",
+                    help="use this package for a series instead of the newest (e.g. 6.1=linux-image-6.1.0-50-amd64)")
+    ap.add_argument("--secs", type=float, default=5.0,
+                    help="transfer length per algorithm (ss samples the subflows at 60%%; under TCG a "
+                         "process start takes ~1 s, so not much shorter)")
+    ap.add_argument("--accel", choices=["kvm", "tcg"], default=None,
+                    help="qemu accelerator (default: kvm unless /dev/kvm cannot boot a stock kernel)")
+    ap.add_argument("--no-lock", action="store_true",
+                    help=f"running kernel: do not wait for {LOCK} (a quick debug run; others' timing may suffer)")
+    ap.add_argument("--plan", action="store_true", help="print the packages and commands; run nothing")
+    ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/kernel.md and kernels.json")
+    ap.add_argument("algorithms", nargs="*")
+    a = ap.parse_args(argv)
+    sys.path.insert(0, str(HERE))
+    from kernels_check import all_algorithms
+    algorithms = a.algorithms or all_algorithms()
+    chosen = [k.strip() for k in a.kernels.split(",") if k.strip()]
+    bad = [k for k in chosen if k not in SERIES and k != "running"]
+    if bad:
+        print(f"kernels: unknown kernel {bad[0]!r} (fix: --kernels from {', '.join(SERIES)}, running)", file=sys.stderr)
+        return 2
+    override = dict(x.split("=", 1) for x in a.package)
+    accel = a.accel or default_accel()
+    global LOCK_CMD
+    LOCK_CMD = [] if a.no_lock else ["flock", LOCK]
+    packages = {k: override.get(k) or resolve(k) for k in chosen if k != "running"}
+    if a.plan:
+        for k, pkg in packages.items():
+            rel = release_of(pkg)
+            state = "cached" if (CACHE / rel / "boot" / f"vmlinuz-{rel}").exists() else "apt-get download"
+            print(f"{k}: {pkg} ({state}) → {CACHE / rel}")
+            print("   " + " ".join(qemu_cmd(CACHE / rel, rel, CACHE / "out" / rel / "initrd.cpio", CACHE / "out" / rel,
+                                            accel)))
+        if "running" in chosen:
+            print("running: " + " ".join(check_cmd("api", algorithms, a.secs)))
+        print("algorithms: " + ", ".join(algorithms))
+        return 0
+    if os.geteuid() != 0:
+        print("kernels: needs root (qemu with KVM, BPF, network namespaces): run with sudo", file=sys.stderr)
+        return 2
+    for tool in ("qemu-system-x86_64", "flock", "dpkg-deb"):
+        if not shutil.which(tool):
+            print(f"kernels: {tool} not found (fix: apt-get install qemu-system-x86 util-linux dpkg)", file=sys.stderr)
+            return 2
+    if not BUSYBOX.exists():
+        print("kernels: needs /bin/busybox (fix: apt-get install busybox-static)", file=sys.stderr)
+        return 2
+    results = []
+    for k in chosen:
+        print(f"kernels: {k} …", flush=True)
+        res = run_running(algorithms, a.secs) if k == "running" else run_guest(packages[k], algorithms, a.secs, accel)
+        res["series"] = k
+        results.append(res)
+        bad_rows = [r["algorithm"] for r in res["rows"] if r["status"] != "pass"]
+        print(f"kernels: {res['environment']['kernel']}: {len(res['rows']) - len(bad_rows)}/{len(res['rows'])} pass"
+              + (f"; {res['error']}" if res.get("error") else "") + (f"; not passing: {', '.join(bad_rows)}" if bad_rows else ""),
+              flush=True)
+    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+    for r in results:
+        r["date"] = date
+    if not a.no_doc:
+        merged = merge(results)
+        RESULTS.write_text(json.dumps({"host_kernel": os.uname().release, "results": merged}, indent=1) + "\n")
+        write_doc(merged)
+    print(table(results))
+    return 0 if all(r["status"] == "pass" for res in results for r in res["rows"]) and \
+        all(not res.get("error") for res in results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

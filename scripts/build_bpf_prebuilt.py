@@ -1,0 +1,32 @@
+"""`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/):
+every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, through the
+loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def main() -> int:
+    from mpcc.errors import MpccError
+    from mpcc.testbed import bpf, bpf_prebuilt
+    if not Path("/sys/kernel/btf/vmlinux").exists():
+        print("bpf-prebuilt: skipped: this machine's kernel has no BTF to generate vmlinux.h from "
+              "(the package then compiles on the target)", file=sys.stderr)
+        return 0
+    out = bpf_prebuilt.PREBUILT_DIR
+    out.mkdir(parents=True, exist_ok=True)
+    try:
+        specs = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
+        built = [(sp, bpf.compile_object(sp, out / f"{sp.stem}.bpf.o")) for sp in specs]
+    except MpccError as e:
+        print(f"bpf-prebuilt: error: {e}", file=sys.stderr)
+        return 2
+    bpf_prebuilt.write(out, built, bpf.clang_version(), bpf.BPF_DIR)
+    print(f"bpf-prebuilt: {len(built)} objects in {out} ({', '.join(sp.describe() for sp, _ in built)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,84 @@
+"""The package's prebuilt CO-RE objects (python/mpcc/testbed/bpf_prebuilt.py): which object the
+loader takes, and — root only — `mpcc kernel load balia` with clang hidden from PATH."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mpcc.testbed import bpf, bpf_prebuilt
+
+
+def _index(directory: Path, sp, digest) -> Path:
+    obj = directory / f"{sp.stem}.bpf.o"
+    obj.write_bytes(b"\x7fELF")
+    (directory / "index.json").write_text(json.dumps({"objects": {sp.stem: {
+        "file": obj.name, "kernel_name": sp.kernel_name, "source_sha256": digest}}}))
+    return obj
+
+
+def test_find_takes_a_shipped_object_only_for_the_same_set_and_sources(tmp_path):
+    sp = bpf.spec("balia")
+    digest = bpf_prebuilt.source_digest(sp, bpf.BPF_DIR)
+    obj = _index(tmp_path, sp, digest)
+    assert bpf_prebuilt.find(sp, bpf.BPF_DIR, tmp_path) == obj
+    # another parameter set, or another algorithm: not shipped
+    assert bpf_prebuilt.find(bpf.spec("ewtcp(a=0.5)"), bpf.BPF_DIR, tmp_path) is None
+    assert bpf_prebuilt.find(bpf.spec("lia"), bpf.BPF_DIR, tmp_path) is None
+    # sources edited since the object was built: compile instead
+    _index(tmp_path, sp, "0" * 64)
+    assert bpf_prebuilt.find(sp, bpf.BPF_DIR, tmp_path) is None
+    # an installed package has no bpf/ sources: the shipped object is used as is
+    assert bpf_prebuilt.find(sp, tmp_path / "no-bpf-here", tmp_path) is not None
+    obj.unlink()
+    assert bpf_prebuilt.find(sp, tmp_path / "no-bpf-here", tmp_path) is None
+
+
+def test_source_digest_changes_with_the_parameters():
+    a, b = bpf.spec("ewtcp"), bpf.spec("ewtcp(a=0.25)")
+    assert bpf_prebuilt.source_digest(a, bpf.BPF_DIR) != bpf_prebuilt.source_digest(b, bpf.BPF_DIR)
+    assert bpf_prebuilt.source_digest(a, bpf.BPF_DIR) == bpf_prebuilt.source_digest(bpf.spec("ewtcp"), bpf.BPF_DIR)
+
+
+def _path_without_clang(tmp_path: Path) -> str:
+    """A PATH with every command of the usual directories except clang/llc (symlinks)."""
+    bindir = tmp_path / "bin"
+    bindir.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/usr/sbin"):
+        for exe in Path(d).iterdir() if Path(d).is_dir() else []:
+            if exe.name.startswith(("clang", "llc", "llvm")) or (bindir / exe.name).exists():
+                continue
+            (bindir / exe.name).symlink_to(exe)
+    return str(bindir)
+
+
+def test_load_balia_with_clang_hidden_uses_the_package(tmp_path):
+    if os.geteuid() != 0:
+        pytest.skip("needs root (BPF struct_ops)")
+    problem = bpf.environment_problem()
+    if problem:
+        pytest.skip(problem)
+    if "mpcc_balia" in bpf.registered():
+        pytest.skip("mpcc_balia is registered by another process on this machine")
+    assert bpf_prebuilt.find(bpf.spec("balia"), bpf.BPF_DIR) is not None, \
+        "no prebuilt balia object in the package (fix: make bpf-prebuilt)"
+    path = _path_without_clang(tmp_path)
+    env = {**os.environ, "PATH": path, "MPCC_BPF_OUTPUT": str(tmp_path / "out")}
+    assert shutil.which("clang", path=path) is None
+    mpcc = [sys.executable, "-c", "from mpcc.cli import main; main()"]
+    try:
+        p = subprocess.run([*mpcc, "kernel", "load", "balia"], env=env, capture_output=True, text=True, timeout=120)
+        assert p.returncode == 0, p.stderr
+        assert "mpcc_balia" in bpf.registered()
+        assert "mpcc_balia" in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
+        # nothing was compiled: no object and no vmlinux.h in the build directory
+        assert not list((tmp_path / "out").glob("*.bpf.o")) and not (tmp_path / "out" / "vmlinux.h").exists()
+    finally:
+        subprocess.run([*mpcc, "kernel", "unload", "balia"], env=env, capture_output=True, text=True, timeout=60)
+    assert "mpcc_balia" not in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()

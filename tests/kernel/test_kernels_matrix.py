@@ -1,0 +1,107 @@
+"""bench/kernel/kernels.py (`make kernels`): the parts that run without root, qemu or downloads —
+the initramfs archive, the module dependency walk, the table, and the plan. The guests themselves
+are too long (and download kernels) for CI; their results are recorded in bench/kernel/kernels.json."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
+sys.path.insert(0, str(BENCH))
+import kernels  # noqa: E402
+
+
+def _ko(depends: str) -> bytes:
+    """The bytes of a module as far as depmod cares: a .modinfo with NUL-separated key=value."""
+    return b"\x7fELF junk\0license=GPL\0depends=" + depends.encode() + b"\0name=x\0vermagic=6.1\0"
+
+
+def test_modinfo_depends_reads_the_depends_entry():
+    assert kernels.modinfo_depends(_ko("netfs,9pnet")) == ["netfs", "9pnet"]
+    assert kernels.modinfo_depends(_ko("")) == []
+    # "depends=" inside another value is not the entry
+    assert kernels.modinfo_depends(b"\0description=x depends=y\0depends=z\0") == ["z"]
+
+
+def test_module_closure_puts_dependencies_first_and_skips_builtins():
+    mods = {"9p": _ko("netfs,9pnet"), "9pnet_virtio": _ko("9pnet,virtio_ring"), "9pnet": _ko(""),
+            "netfs": _ko("fscache"), "fscache": _ko(""), "veth": _ko("")}
+    # virtio_ring is built in (not a module): skipped, not an error
+    order = kernels.module_closure(mods, ["9pnet_virtio", "9p", "veth", "virtio_pci"])
+    assert sorted(order) == sorted(["9pnet", "9pnet_virtio", "fscache", "netfs", "9p", "veth"])
+    for mod, src in mods.items():
+        for dep in kernels.modinfo_depends(src):
+            if dep in mods:
+                assert order.index(dep) < order.index(mod), (dep, mod)
+    assert order.count("9pnet") == 1
+    # dashes and underscores name the same module
+    assert kernels.module_closure({"mptcp_diag": _ko("inet_diag"), "inet_diag": _ko("")},
+                                  ["mptcp-diag"]) == ["inet_diag", "mptcp_diag"]
+
+
+@pytest.mark.skipif(not Path("/bin/busybox").exists(), reason="busybox-static not installed")
+def test_cpio_archive_is_read_back_by_busybox_cpio(tmp_path):
+    entries = [("bin", 0o040755, b"", (0, 0)), ("dev/console", 0o020600, b"", (5, 1)),
+               ("bin/a", 0o100755, b"#!/bin/sh\necho hi\n", (0, 0)), ("odd", 0o100644, b"x" * 4097, (0, 0))]
+    archive = kernels.cpio_newc(entries)
+    assert len(archive) % 4 == 0
+    listing = subprocess.run(["/bin/busybox", "cpio", "-t"], input=archive, capture_output=True).stdout.decode()
+    assert listing.split() == ["bin", "dev/console", "bin/a", "odd"]
+    subprocess.run(["/bin/busybox", "cpio", "-i", "-d"], input=archive, cwd=tmp_path, check=True,
+                   capture_output=True)
+    assert (tmp_path / "bin" / "a").read_bytes() == b"#!/bin/sh\necho hi\n"
+    assert (tmp_path / "odd").read_bytes() == b"x" * 4097
+    assert (tmp_path / "bin" / "a").stat().st_mode & 0o777 == 0o755
+
+
+def test_table_has_a_column_per_kernel_and_the_reason_of_a_failure():
+    results = [
+        {"environment": {"kernel": "6.1.0-56-amd64"}, "rows": [
+            {"algorithm": "balia", "status": "pass"},
+            {"algorithm": "olia", "status": "refused", "reason": "mpcc_olia: needs bpf_foo (6.3+)|x"}]},
+        {"environment": {"kernel": "6.18.44"}, "error": "guest did not finish", "rows": []},
+    ]
+    lines = kernels.table(results).splitlines()
+    assert lines[0] == "| algorithm | 6.1.0-56-amd64 | 6.18.44 |"
+    assert lines[2] == "| `balia` | pass | guest did not finish |"
+    # a "|" in a reason would break the markdown row
+    assert lines[3] == "| `olia` | refused: mpcc_olia: needs bpf_foo (6.3+)/x | guest did not finish |"
+
+
+def test_newest_package_is_chosen_by_version_not_by_text():
+    names = ["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-50-amd64", "linux-image-6.1.0-48-amd64"]
+    assert max(names, key=kernels._version_key) == "linux-image-6.1.0-50-amd64"
+
+
+@pytest.mark.skipif(not shutil.which("apt-cache"), reason="no apt")
+def test_plan_runs_nothing_and_names_the_packages(capsys):
+    try:
+        rc = kernels.main(["--plan", "--kernels", "6.1,6.12,running", "balia"])
+    except SystemExit as e:              # apt lists without these kernels: the one-line fix
+        assert "apt-get update" in str(e)
+        return
+    out = capsys.readouterr().out
+    assert rc == 0
+    assert "linux-image-6.1.0-" in out and "linux-image-6.12." in out
+    assert "kernels_check.py --via api" in out and "algorithms: balia" in out
+
+
+def test_unknown_kernel_is_one_line_exit_2(capsys):
+    assert kernels.main(["--plan", "--kernels", "5.10"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and "5.10" in err and "fix:" in err
+
+
+def test_a_partial_run_replaces_only_its_own_columns(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernels, "RESULTS", tmp_path / "kernels.json")
+    col = lambda series, status: {"series": series, "environment": {"kernel": series}, "package": series,  # noqa: E731
+                                  "rows": [{"algorithm": "balia", "status": status}]}
+    kernels.RESULTS.write_text(kernels.json.dumps({"results": [col("running", "pass"), col("6.1", "fail")]}))
+    merged = kernels.merge([col("6.12", "pass"), col("6.1", "pass")])
+    assert [r["series"] for r in merged] == ["6.1", "6.12", "running"]
+    assert [r["rows"][0]["status"] for r in merged] == ["pass", "pass", "pass"]
