@@ -173,3 +173,18 @@ def test_committed_vectors_match_reference():
     assert {"reno", "ewtcp", "coupled", "semicoupled", "lia", "olia", "balia", "generalized"} <= names
     sizes = {len(c["cwnd"]) for c in committed["cases"]}
     assert sizes == set(range(1, 9))
+
+
+def test_scalable_is_kellys_rule_per_route():
+    """Scalable TCP (Kelly 2003), the walkthrough's example: I_r = a, D_r = b·w_r on every
+    route, whatever the other routes do (independent transcription of the paper's rule)."""
+    from mpcc.algorithms import get
+    s = get({"name": "scalable", "a": 0.02, "b": 0.25})
+    w, tau = [40.0, 8.0, 1.0], [0.1, 0.3, 0.05]
+    assert list(s.on_ack(w, tau)) == [0.02, 0.02, 0.02]
+    assert list(s.on_loss(w, tau)) == [10.0, 2.0, 0.25]
+    assert list(s.cwnd_after_loss(w, tau)) == [30.0, 6.0, 2.0]   # min cwnd 2
+    # eq. (7): φ_r = a/(b·w_r), k_r = b·x_r²
+    x = [400.0, 80.0]
+    assert s.fluid_phi(x, [0.1, 0.1]) == pytest.approx([0.02 / (0.25 * 40.0), 0.02 / (0.25 * 8.0)])
+    assert s.fluid_k(x, [0.1, 0.1]) == pytest.approx([0.25 * 400.0 ** 2, 0.25 * 80.0 ** 2])

@@ -46,6 +46,7 @@ VECTOR_ALGORITHMS: list[dict] = [
     {"name": "mtcp", "alpha": 1.0, "beta": 1.0},
     {"name": "mtcp", "alpha": 0.3, "beta": 0.7, "a": 1.0, "b": 0.5},
     {"name": "fast", "alpha": 50.0, "gamma": 0.5},
+    {"name": "scalable"}, {"name": "scalable", "a": 0.02, "b": 0.25},
 ]
 
 

@@ -24,6 +24,7 @@ from .lia import Lia
 from .mtcp import MTCP_VARIANTS, Mstcp, Mtcp
 from .olia import Olia
 from .reno import Reno
+from .scalable import Scalable
 from .semicoupled import Semicoupled
 
 #: name → (class, {parameter: (default, check, description)})
@@ -34,6 +35,7 @@ _NONNEG = (lambda v: v >= 0, "a number ≥ 0")
 REGISTRY: dict[str, tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]] = {
     "reno": (Reno, {}),
     "ewtcp": (Ewtcp, {"a": (1.0, _POSITIVE)}),
+    "scalable": (Scalable, {"a": (0.01, _POSITIVE), "b": (0.125, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
     "coupled": (Coupled, {}),
     "semicoupled": (Semicoupled, {}),
     "lia": (Lia, {}),
@@ -116,4 +118,4 @@ def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
 
 __all__ = ["Algorithm", "get", "NAMES", "REGISTRY", "PENG_ALGORITHMS", "AlgorithmSpecError",
            "Reno", "Ewtcp", "Coupled", "Semicoupled", "Lia", "Olia", "Balia", "Generalized",
-           "Mstcp", "Mtcp", "Fast"]
+           "Mstcp", "Mtcp", "Fast", "Scalable"]

@@ -27,7 +27,8 @@ algorithms!(
     generalized,
     mstcp,
     mtcp,
-    fast
+    fast,
+    scalable
 );
 
 pub use balia::Balia;
