@@ -15,6 +15,8 @@ Imports inside functions count like top-level ones. The checks run on a list of
 from __future__ import annotations
 
 import ast
+
+import pytest
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -223,3 +225,15 @@ def test_relative_imports_resolve(tmp_path):
     assert {(i.module, i.target) for i in got} == {("mpcc.sim", "mpcc.sim.engine"), ("mpcc.sim", "mpcc.results"),
                                                    ("mpcc.sim.engine", "mpcc.reproduce.peng2016")}
     assert engine_imports_of_reproduce(got) == ["mpcc.sim.engine:2 imports mpcc.reproduce.peng2016 ('paper',)"]
+
+
+ROOT = PKG.parents[1]
+_SOURCES = sorted(p for d in ("python", "crates", "bpf") for p in (ROOT / d).rglob("*")
+                  if p.suffix in (".py", ".rs", ".c", ".h") and "target" not in p.parts)
+
+
+@pytest.mark.parametrize("path", _SOURCES, ids=lambda p: str(p.relative_to(ROOT)))
+def test_source_files_stay_small(path):
+    """No source file over about 600 lines (the project's style rule; issue #13)."""
+    n = len(path.read_text().splitlines())
+    assert n <= 620, f"{path.relative_to(ROOT)} has {n} lines: split it along its concerns"
