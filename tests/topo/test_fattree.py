@@ -75,7 +75,7 @@ def test_small_fattree_simulates_and_multipath_beats_single_path():
         s = topo.scenario(topo.fattree(4, subflows=sf, algorithm=algo, seed=2, duration_s=0.3))
         r = sim.run(s, seed=1, sample_interval_s=0).result
         rates = [g.rate_mbps for g in r.groups.values()]
-        assert all(0 <= x <= 1000 * 1.01 for x in rates)
+        assert all(0 < x <= 1000 * 1.01 for x in rates)      # every host sends (starts within 1 ms)
         for name, l in r.links.items():
             assert l.load_mbps <= 1000 * 1.01, name
         out[algo] = sum(rates) / len(rates)
