@@ -71,8 +71,8 @@ def _bad(old, new):
 
 ERRORS = [
     ("unknown link", _bad('["l2", "l1"]', '["l2", "l9"]'), "groups[0].paths[1]", "unknown link 'l9'"),
-    ("negative capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = -1.0"), "links[0].capacity_mbps", "must be >"),
-    ("zero capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = 0"), "links[0].capacity_mbps", "must be >"),
+    ("negative capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = -1.0"), "links[0].capacity_mbps", "out of range"),
+    ("zero capacity", _bad("capacity_mbps = 10.0", "capacity_mbps = 0"), "links[0].capacity_mbps", "out of range"),
     ("unknown algorithm", _bad('algorithm = {name = "generalized", beta = 0.2, eta = 0.5, n = "inf"}', 'algorithm = "vegas"'),
      "groups[0].algorithm", "unknown algorithm 'vegas'"),
     ("bad algorithm parameter", _bad("beta = 0.2", 'beta = "big"'), "groups[0].algorithm.beta", "expected a number"),

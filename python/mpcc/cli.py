@@ -10,9 +10,12 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 
 import click
+import numpy as np
 
+from . import ranges
 from .errors import MpccError
 
 _COMMANDS = {
@@ -62,20 +65,49 @@ def cli():
     """
 
 
+def _one_line(text: str) -> str:
+    """Messages built from user input stay on one line (control characters escaped)."""
+    return ranges.escape(" ".join(str(text).split("\n")).strip())
+
+
+def _usage_line(e: click.exceptions.UsageError) -> str:
+    """A click usage error (bad flag type, missing argument, unknown option) in the project's
+    form: ``mpcc: error: <command>: <problem> (fix: …)``."""
+    cmd = e.ctx.command_path if e.ctx is not None else "mpcc"
+    msg = _one_line(e.format_message())
+    if "(fix:" not in msg:
+        msg += f" (fix: see `{cmd} --help`)"
+    return f"mpcc: error: {cmd}: {msg}"
+
+
 def main(argv=None):
+    """Entry point: run the command; any error a user can fix is one line on stderr, exit 2.
+    Numerical warnings (numpy's RuntimeWarning on overflow etc.) of handled cases are not
+    printed: results are checked for finiteness where they are produced."""
     try:
-        cli.main(args=argv, prog_name="mpcc", standalone_mode=False)
+        with warnings.catch_warnings(), np.errstate(all="ignore"):
+            warnings.simplefilter("ignore")   # RuntimeWarning, UserWarning of handled cases
+            cli.main(args=argv, prog_name="mpcc", standalone_mode=False)
     except MpccError as e:
-        click.echo(f"mpcc: error: {e}", err=True)
+        click.echo(f"mpcc: error: {_one_line(str(e))}", err=True)
         sys.exit(e.exit_code)
-    except click.exceptions.Abort:
-        click.echo("mpcc: interrupted", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        click.echo("mpcc: interrupted (completed work, if any, was kept; see the message above)", err=True)
         sys.exit(130)
+    except click.exceptions.UsageError as e:
+        click.echo(_usage_line(e), err=True)
+        sys.exit(2)
     except click.ClickException as e:
-        e.show()
-        sys.exit(e.exit_code)
+        click.echo(f"mpcc: error: {_one_line(e.format_message())}", err=True)
+        sys.exit(e.exit_code if e.exit_code else 1)
     except click.exceptions.Exit as e:
         sys.exit(e.exit_code)
+    except BrokenPipeError:   # `mpcc … | head`
+        sys.exit(0)
+    except MemoryError:
+        click.echo("mpcc: error: out of memory (fix: lower the run's size — duration, flows, runs — "
+                   "or see the cost estimate in docs/scenario.md)", err=True)
+        sys.exit(2)
     sys.exit(0)
 
 

@@ -87,10 +87,13 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Iterable[Any], *, workers: int = 1,
         for j in jobs:
             yield tick(fn(j))
         return
-    with pool(workers, kind) as ex:
+    ex = pool(workers, kind)
+    try:
         if ordered:
             for r in ex.map(fn, jobs):
                 yield tick(r)
         else:
             for f in as_completed([ex.submit(fn, j) for j in jobs]):
                 yield tick(f.result())
+    finally:  # Ctrl-C, a failed job or an abandoned generator: queued jobs are cancelled
+        ex.shutdown(wait=True, cancel_futures=True)

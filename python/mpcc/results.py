@@ -77,6 +77,10 @@ class RunResult:
                 "groups": {k: g.to_dict() for k, g in self.groups.items()},
                 "links": {k: l.to_dict() for k, l in self.links.items()}, **self.extra}
 
+    def finite(self) -> bool:
+        """True when every number of the result is finite (the JSON would hold no null)."""
+        return not nonfinite(self.to_dict())
+
     def to_json(self, indent: int | None = 2) -> str:
         return json.dumps(_finite(self.to_dict()), indent=indent)
 
@@ -114,6 +118,19 @@ def ci95(values) -> float:
     if v.size < 2:
         return 0.0
     return float(stats.t.ppf(0.975, v.size - 1) * v.std(ddof=1) / np.sqrt(v.size))
+
+
+def nonfinite(obj, path: str = "") -> list[str]:
+    """Paths (``groups.mp.rate_mbps``) of the NaN/infinite numbers inside ``obj``."""
+    if isinstance(obj, float):
+        return [] if math.isfinite(obj) else [path or "(value)"]
+    if hasattr(obj, "item") and not isinstance(obj, (str, bytes, dict, list, tuple)):
+        return nonfinite(obj.item(), path)
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in nonfinite(v, f"{path}.{k}" if path else str(k))]
+    if isinstance(obj, (list, tuple)):
+        return [p for i, v in enumerate(obj) for p in nonfinite(v, f"{path}[{i}]")]
+    return []
 
 
 def _finite(obj):

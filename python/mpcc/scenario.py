@@ -45,7 +45,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from . import algorithms
+from . import algorithms, ranges
 from .errors import ScenarioError
 
 ENGINE_TABLES = ("fluid", "sim", "testbed")
@@ -159,22 +159,37 @@ class _Check:
         return table[key]
 
     def number(self, value: Any, fld: str, example: str, *, minimum: float | None = None,
-               exclusive: bool = False, integer: bool = False) -> float:
+               exclusive: bool = False, integer: bool = False, rng: str | None = None) -> float:
+        """A finite number; with ``rng`` it must also lie in ``ranges.R[rng]`` (the physical
+        range of the quantity, docs/scenario.md "Ranges")."""
+        key = fld.split('.')[-1]
+        if rng is not None:
+            r = ranges.R[rng]
+            v, problem = r.check(value)
+            if problem:
+                self.fail(fld, problem, f"use a value in {r.describe()}, e.g. {key} = {r.example}")
+            return v
         ok_type = isinstance(value, int) if integer else isinstance(value, (int, float))
         if isinstance(value, bool) or not ok_type:
             kind = "an integer" if integer else "a number"
-            self.fail(fld, f"expected {kind}, got {type(value).__name__} {value!r}", f"write {fld.split('.')[-1]} = {example}")
-        v = float(value)
+            self.fail(fld, f"expected {kind}, got {type(value).__name__} {ranges._show(value)}", f"write {key} = {example}")
+        try:
+            v = float(value)
+        except OverflowError:
+            self.fail(fld, f"{ranges._show(value)} is too large", f"write {key} = {example}")
         if math.isnan(v) or math.isinf(v):
-            self.fail(fld, f"{value!r} is not finite", f"write {fld.split('.')[-1]} = {example}")
+            self.fail(fld, f"{value!r} is not finite", f"write {key} = {example}")
         if minimum is not None and (v <= minimum if exclusive else v < minimum):
             rel = ">" if exclusive else "≥"
-            self.fail(fld, f"must be {rel} {minimum:g}, got {value!r}", f"use a value {rel} {minimum:g}, e.g. {example}")
+            self.fail(fld, f"must be {rel} {minimum:g}, got {ranges._show(value)}", f"use a value {rel} {minimum:g}, e.g. {example}")
         return int(value) if integer else v
 
     def string(self, value: Any, fld: str, example: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            self.fail(fld, f"expected a non-empty string, got {value!r}", f'write {fld.split(".")[-1]} = "{example}"')
+            self.fail(fld, f"expected a non-empty string, got {ranges._show(value)}", f'write {fld.split(".")[-1]} = "{example}"')
+        if ranges.has_control(value) or len(value) > 200:
+            self.fail(fld, f"{ranges._show(value)} contains control characters (newline, tab, …) or is over 200 characters",
+                      f'use printable text, e.g. {fld.split(".")[-1]} = "{example}"')
         return value
 
     def table(self, value: Any, fld: str, example: str) -> Mapping:
@@ -185,7 +200,7 @@ class _Check:
     def known_keys(self, table: Mapping, allowed: tuple[str, ...], where: str):
         for key in table:
             if key not in allowed:
-                self.fail(f"{where}{key}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
+                self.fail(f"{where}{ranges.escape(str(key))[:60]}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
 
 
 #: The field-by-field validator, public for the other file formats (hetero network files).
@@ -203,8 +218,8 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
     c = _Check(source)
     c.known_keys(data, _TOP, "")
     name = c.string(c.require(data, "name", "", '"my-scenario"'), "name", "my-scenario")
-    duration = c.number(c.require(data, "duration_s", "", "100.0"), "duration_s", "100.0", minimum=0, exclusive=True)
-    packet_bytes = c.number(data.get("packet_bytes", 1500), "packet_bytes", "1500", minimum=64, integer=True)
+    duration = c.number(c.require(data, "duration_s", "", "100.0"), "duration_s", "100.0", rng="duration_s")
+    packet_bytes = c.number(data.get("packet_bytes", 1500), "packet_bytes", "1500", rng="packet_bytes")
 
     raw_links = c.require(data, "links", "", '[[links]] tables')
     if not isinstance(raw_links, list) or not raw_links:
@@ -217,13 +232,13 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
         lname = c.string(c.require(raw, "name", w, '"link1"'), w + "name", "link1")
         if any(l.name == lname for l in links):
             c.fail(w + "name", f"duplicate link name {lname!r}", "give every link a unique name")
-        cap = c.number(c.require(raw, "capacity_mbps", w, "60.0"), w + "capacity_mbps", "60.0", minimum=0, exclusive=True)
-        delay = c.number(c.require(raw, "delay_ms", w, "5.0"), w + "delay_ms", "5.0", minimum=0)
-        buf = c.number(c.require(raw, "buffer_pkts", w, "50"), w + "buffer_pkts", "50", minimum=1, integer=True)
+        cap = c.number(c.require(raw, "capacity_mbps", w, "60.0"), w + "capacity_mbps", "60.0", rng="capacity_mbps")
+        delay = c.number(c.require(raw, "delay_ms", w, "5.0"), w + "delay_ms", "5.0", rng="delay_ms")
+        buf = c.number(c.require(raw, "buffer_pkts", w, "50"), w + "buffer_pkts", "50", rng="buffer_pkts")
         aqm = c.string(raw.get("aqm", "droptail"), w + "aqm", "droptail")
         if aqm not in AQMS:
             c.fail(w + "aqm", f"unknown AQM {aqm!r}", 'use aqm = "droptail" or aqm = "red"')
-        loss = c.number(raw.get("loss", 0.0), w + "loss", "0.0", minimum=0)
+        loss = c.number(raw.get("loss", 0.0), w + "loss", "0.0", rng="loss")
         if loss >= 1:
             c.fail(w + "loss", f"loss probability must be < 1, got {loss}", "use a probability in [0, 1), e.g. 0.001")
         red = None
@@ -231,9 +246,9 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
             rraw = c.table(c.require(raw, "red", w, "{min_th = 5, max_th = 15, max_p = 0.1}"), w + "red",
                            "red = {min_th = 5, max_th = 15, max_p = 0.1}")
             c.known_keys(rraw, _RED, w + "red.")
-            mn = c.number(c.require(rraw, "min_th", w + "red.", "5"), w + "red.min_th", "5", minimum=0)
-            mx = c.number(c.require(rraw, "max_th", w + "red.", "15"), w + "red.max_th", "15", minimum=0, exclusive=True)
-            mp = c.number(c.require(rraw, "max_p", w + "red.", "0.1"), w + "red.max_p", "0.1", minimum=0, exclusive=True)
+            mn = c.number(c.require(rraw, "min_th", w + "red.", "5"), w + "red.min_th", "5", rng="red.min_th")
+            mx = c.number(c.require(rraw, "max_th", w + "red.", "15"), w + "red.max_th", "15", rng="red.max_th")
+            mp = c.number(c.require(rraw, "max_p", w + "red.", "0.1"), w + "red.max_p", "0.1", rng="red.max_p")
             if mx <= mn:
                 c.fail(w + "red.max_th", f"max_th ({mx:g}) must exceed min_th ({mn:g})", "choose min_th < max_th")
             if mp > 1:
@@ -243,7 +258,7 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
             ecn = rraw.get("ecn", False)
             if not isinstance(ecn, bool):
                 c.fail(w + "red.ecn", f"expected true or false, got {ecn!r}", "write ecn = false")
-            wq = c.number(rraw.get("weight", 0.002), w + "red.weight", "0.002", minimum=0, exclusive=True)
+            wq = c.number(rraw.get("weight", 0.002), w + "red.weight", "0.002", rng="red.weight")
             gentle = rraw.get("gentle", True)
             if not isinstance(gentle, bool):
                 c.fail(w + "red.gentle", f"expected true or false, got {gentle!r}", "write gentle = true")
@@ -264,7 +279,7 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
         gname = c.string(c.require(raw, "name", w, '"mp"'), w + "name", "mp")
         if any(g.name == gname for g in groups):
             c.fail(w + "name", f"duplicate group name {gname!r}", "give every group a unique name")
-        count = c.number(c.require(raw, "count", w, "1"), w + "count", "1", minimum=1, integer=True)
+        count = c.number(c.require(raw, "count", w, "1"), w + "count", "1", rng="count")
         spec = c.require(raw, "algorithm", w, '"balia"')
         try:
             algo = algorithms.get(spec)
@@ -290,8 +305,8 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
         if len(parsed) > 8:
             c.fail(w + "paths", f"{len(parsed)} paths; at most 8 routes per connection are supported",
                    "use at most 8 paths (MPTCP subflow limit used by the kernel and BPF code)")
-        start = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", minimum=0)
-        stop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), minimum=0)
+        start = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", rng="time_s")
+        stop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), rng="time_s")
         if stop <= start:
             c.fail(w + "stop_s", f"stop_s ({stop:g}) is not after start_s ({start:g})", "make stop_s > start_s")
         if start >= duration:
@@ -317,20 +332,98 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
             if n not in link_names:
                 c.fail(w + "path", f"unknown link {n!r} (defined: {', '.join(sorted(link_names))})",
                        f"add a [[links]] table named {n!r} or correct the path")
-        rate = c.number(c.require(raw, "rate_mbps", w, "1.0"), w + "rate_mbps", "1.0", minimum=0, exclusive=True)
-        on = c.number(c.require(raw, "mean_on_s", w, "1.0"), w + "mean_on_s", "1.0", minimum=0, exclusive=True)
-        off = c.number(c.require(raw, "mean_off_s", w, "1.0"), w + "mean_off_s", "1.0", minimum=0)
-        bstart = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", minimum=0)
-        bstop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), minimum=0)
+        rate = c.number(c.require(raw, "rate_mbps", w, "1.0"), w + "rate_mbps", "1.0", rng="rate_mbps")
+        on = c.number(c.require(raw, "mean_on_s", w, "1.0"), w + "mean_on_s", "1.0", rng="mean_on_s")
+        off = c.number(c.require(raw, "mean_off_s", w, "1.0"), w + "mean_off_s", "1.0", rng="mean_off_s")
+        bstart = c.number(raw.get("start_s", 0.0), w + "start_s", "0.0", rng="time_s")
+        bstop = c.number(raw.get("stop_s", duration), w + "stop_s", str(duration), rng="time_s")
         if bstop <= bstart:
             c.fail(w + "stop_s", f"stop_s ({bstop:g}) is not after start_s ({bstart:g})", "make stop_s > start_s")
         background.append(Background(bname, tuple(path), rate, on, off, bstart, min(bstop, duration)))
+
+    subflows = sum(g.count * len(g.paths) for g in groups)
+    if subflows > MAX_SUBFLOWS:
+        c.fail("groups", f"{subflows} subflows in total (Σ count × paths); at most {MAX_SUBFLOWS} are supported",
+               "lower the groups' count")
+    for key, what, n in (("links", "links", len(links)), ("groups", "groups", len(groups)),
+                         ("background", "background sources", len(background))):
+        if n > MAX_TABLES:
+            c.fail(key, f"{n} {what}; at most {MAX_TABLES} are supported", f"use at most {MAX_TABLES} {what}")
 
     engine = {}
     for key in ENGINE_TABLES:
         if key in data:
             engine[key] = c.table(data[key], key, f"[{key}] with engine settings")
-    return Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, tuple(background), engine, source)
+    sc = Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, tuple(background), engine, source)
+    for key in engine:   # every [sim]/[fluid]/[testbed] field in range before any engine starts
+        opts = engine_options(sc, key)
+        cross = getattr(__import__(OPTION_TABLES[key][0], fromlist=["_"]), "cross_check", None)
+        if cross is not None:
+            cross(sc, opts)
+    return sc
+
+
+# --- engine tables: one table-driven validator ----------------------------------------------------
+#: Upper bounds on the size of a scenario (memory of every engine grows with them).
+MAX_SUBFLOWS = 100_000
+MAX_TABLES = 10_000
+
+
+@dataclass(frozen=True)
+class Option:
+    """One field of an engine table (``[sim]``, ``[fluid]``, ``[testbed]``). ``kind`` is
+    "number" (``range`` names its bounds in :data:`mpcc.ranges.R`), "bool", "choice" or
+    "string"; ``default`` is used when the field is absent."""
+
+    default: Any
+    kind: str = "number"
+    range: str | None = None
+    choices: tuple[str, ...] = ()
+    example: str = ""
+
+
+#: Where each engine declares its option table (a dict name → :class:`Option`).
+OPTION_TABLES = {"sim": ("mpcc.sim.options", "SIM_OPTIONS"),
+                 "fluid": ("mpcc.fluid.options", "FLUID_OPTIONS"),
+                 "testbed": ("mpcc.testbed.options", "TESTBED_OPTIONS")}
+
+
+def option_table(table: str) -> Mapping[str, Option]:
+    import importlib
+    module, attr = OPTION_TABLES[table]
+    return getattr(importlib.import_module(module), attr)
+
+
+def engine_options(scenario: "Scenario", table: str, overrides: Mapping[str, Any] | None = None,
+                   flags: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The scenario's ``[table]`` merged with ``overrides`` (command-line values; None = not
+    given), validated against the engine's option table, defaults filled in. Every problem is
+    one :class:`ScenarioError` naming the field (or, for an override, its flag from ``flags``,
+    e.g. {"duration_s": "--duration"})."""
+    options = option_table(table)
+    c = _Check(scenario.source)
+    raw = dict(scenario.engine.get(table, {}) or {})
+    c.known_keys(raw, tuple(options), f"{table}.")
+    given = {**raw, **{k: v for k, v in (overrides or {}).items() if v is not None}}
+    out: dict[str, Any] = {}
+    for key, opt in options.items():
+        if key not in given:
+            out[key] = opt.default
+            continue
+        value = given[key]
+        fld = f"{table}.{key}" if (overrides or {}).get(key) is None else (flags or {}).get(key, f"{table}.{key}")
+        if opt.kind == "bool":
+            if not isinstance(value, bool):
+                c.fail(fld, f"expected true or false, got {ranges._show(value)}", f"write {key} = {opt.example or 'true'}")
+        elif opt.kind == "choice":
+            if value not in opt.choices:
+                c.fail(fld, f"unknown value {ranges._show(value)}", f"use one of: {', '.join(opt.choices)}")
+        elif opt.kind == "string":
+            value = c.string(value, fld, opt.example)
+        else:
+            value = c.number(value, fld, opt.example, rng=opt.range or f"{table}.{key}")
+        out[key] = value
+    return out
 
 
 def read_toml(path: str | Path, where: str = "scenarios/") -> dict[str, Any]:

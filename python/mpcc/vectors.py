@@ -24,6 +24,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from .errors import MpccError
+
 from . import algorithms
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "algorithms.json"
@@ -146,7 +148,11 @@ def write(out):
 @click.option("--file", "path", type=click.Path(dir_okay=False, exists=True), default=str(SPEC_PATH), show_default=True)
 def check(path):
     """Check the committed vectors still match the Python reference."""
-    problems = compare(json.loads(Path(path).read_text()), build())
+    try:
+        problems = compare(json.loads(Path(path).read_text()), build())
+    except (ValueError, KeyError, TypeError, AttributeError, IndexError) as e:
+        raise MpccError(f"--file {path}: not a vectors file ({type(e).__name__}: {' '.join(str(e).split())[:100]}) "
+                        f"(fix: use spec/vectors/algorithms.json or `mpcc vectors write`)") from None
     for p in problems[:20]:
         click.echo(p, err=True)
     if problems:

@@ -15,6 +15,7 @@ import math
 from typing import Any, Mapping
 
 from .balia import Balia
+from .. import ranges
 from .base import Algorithm
 from .coupled import Coupled
 from .ewtcp import Ewtcp
@@ -75,8 +76,14 @@ def _number(name: str, value: Any) -> float:
     if isinstance(value, str) and value.strip().lower() in ("inf", "infinity", "∞"):
         return math.inf
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise AlgorithmSpecError(name, f"expected a number, got {value!r}", f"write {name} = 0.5 (a number)")
-    return float(value)
+        raise AlgorithmSpecError(name, f"expected a number, got {ranges._show(value)}", f"write {name} = 0.5 (a number)")
+    try:
+        v = float(value)
+    except OverflowError:
+        raise AlgorithmSpecError(name, f"{ranges._show(value)} is too large", f"write {name} = 0.5 (a number)") from None
+    if math.isnan(v):
+        raise AlgorithmSpecError(name, "nan is not a number", f"write {name} = 0.5 (a number)")
+    return v
 
 
 def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
@@ -90,27 +97,33 @@ def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
             raise AlgorithmSpecError("algorithm.name", "missing", 'write algorithm = {name = "balia"}')
         name, given = spec["name"], {k: v for k, v in spec.items() if k != "name"}
         if not isinstance(name, str):
-            raise AlgorithmSpecError("algorithm.name", f"expected a string, got {name!r}", 'write name = "balia"')
+            raise AlgorithmSpecError("algorithm.name", f"expected a string, got {ranges._show(name)}", 'write name = "balia"')
     else:
-        raise AlgorithmSpecError("algorithm", f"expected a name or a table, got {spec!r}",
+        raise AlgorithmSpecError("algorithm", f"expected a name or a table, got {ranges._show(spec)}",
                                  'write algorithm = "balia" or algorithm = {name = "generalized", beta = 0.2}')
     key = name.strip().lower()
     preset: dict[str, Any] = {}
     if key in ALIASES:
         key, preset = ALIASES[key]
     if key not in REGISTRY:
-        raise AlgorithmSpecError("algorithm", f"unknown algorithm {name!r}", f"use one of: {', '.join(NAMES)}")
+        raise AlgorithmSpecError("algorithm", f"unknown algorithm {ranges._show(name)}", f"use one of: {', '.join(NAMES)}")
     cls, schema = REGISTRY[key]
     params: dict[str, Any] = {}
     for pname, value in given.items():
         if pname not in schema:
             allowed = ", ".join(schema) or "none"
-            raise AlgorithmSpecError(f"algorithm.{pname}", f"unknown parameter for {key}",
+            raise AlgorithmSpecError(f"algorithm.{ranges.escape(str(pname))[:40]}", f"unknown parameter for {key}",
                                      f"parameters of {key}: {allowed}")
         v = _number(f"algorithm.{pname}", value)
         check, what = schema[pname][1]
         if not check(v) or (pname == "n" and not math.isinf(v) and v != int(v)):
-            raise AlgorithmSpecError(f"algorithm.{pname}", f"{value!r} is out of range", f"use {what}")
+            raise AlgorithmSpecError(f"algorithm.{pname}", f"{ranges._show(value)} is out of range", f"use {what}")
+        bounds = ranges.R.get(f"{key}.{pname}")   # the physical range (docs/scenario.md "Ranges")
+        if bounds is not None and not (pname == "n" and math.isinf(v)):
+            _, problem = bounds.check(v)
+            if problem:
+                raise AlgorithmSpecError(f"algorithm.{pname}", problem,
+                                         f"use a value in {bounds.describe()}, e.g. {pname} = {bounds.example}")
         params[pname] = v
     merged = {**preset, **params}
     return cls(params=merged)

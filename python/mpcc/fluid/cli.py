@@ -11,6 +11,8 @@ import numpy as np
 from rich.console import Console
 from rich.table import Table
 
+from ..outdir import staged, staged_file
+from ..ranges import Number, number_list
 from .. import algorithms as algs
 from ..errors import MpccError
 from ..progress import bar
@@ -70,7 +72,7 @@ def command():
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write PNG/SVG figures here.")
 @click.option("--algorithm", help="Override the algorithm of every multipath group.")
 @click.option("--param", multiple=True, help="Algorithm parameter KEY=VALUE (repeatable).")
-@click.option("--at", "at_s", type=float, help="Only the groups active at this time (s).")
+@click.option("--at", "at_s", type=Number("fluid.at_s"), help="Only the groups active at this time (s).")
 @click.option("--rtt", type=click.Choice(["propagation", "propagation+queue"]), help="RTT model.")
 def equilibrium_cmd(scenario, as_json, plot_dir, algorithm, param, at_s, rtt):
     """Equilibrium (8)–(9): per-flow route rates, link prices, residuals, uniqueness."""
@@ -81,7 +83,8 @@ def equilibrium_cmd(scenario, as_json, plot_dir, algorithm, param, at_s, rtt):
     res = to_result(sc, eq)
     if plot_dir:
         from . import plots
-        plots.equilibrium_bars(sc, eq, Path(plot_dir))
+        with staged(plot_dir, "--plot") as tmp:
+            plots.equilibrium_bars(sc, eq, tmp)
     if as_json:
         click.echo(res.to_json())
         return
@@ -100,14 +103,15 @@ def equilibrium_cmd(scenario, as_json, plot_dir, algorithm, param, at_s, rtt):
 
 @command.command("dynamics")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--t-end", type=float, help="Horizon in seconds (default [fluid] t_end or duration_s).")
-@click.option("--gamma", type=float, help="Price gain γ_l of (4) for every link, 1/packet.")
+@click.option("--t-end", type=Number("fluid.t_end"), help="Horizon in seconds (default [fluid] t_end or duration_s).")
+@click.option("--gamma", type=Number("fluid.gamma"), help="Price gain γ_l of (4) for every link, 1/packet.")
 @click.option("--algorithm", help="Override the algorithm of every multipath group.")
 @click.option("--param", multiple=True, help="Algorithm parameter KEY=VALUE (repeatable).")
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write PNG/SVG figures here.")
 @click.option("--parquet", type=click.Path(dir_okay=False), help="Write the time series (Parquet).")
 @click.option("--json", "as_json", is_flag=True, help="Print the final state as JSON.")
-def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as_json):
+@click.option("--force", is_flag=True, help="Run even when the cost estimate exceeds the limits (docs/scenario.md).")
+def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as_json, force):
     """Integrate (3)–(4) and report/plot the trajectories."""
     from . import dynamics
 
@@ -116,9 +120,20 @@ def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as
     if t_end is not None and t_end <= 0:
         raise MpccError(f"--t-end {t_end}: must be > 0 (fix: e.g. --t-end 20)")
     sc = load(scenario)
-    horizon = t_end or sc.duration_s
+    from .. import cost
+    from .network import settings
+    st = settings(sc)
+    horizon = t_end or st.t_end or sc.duration_s
+    algo = _algorithm(algorithm, param)
+    from . import equilibrium
+    try:   # the equilibrium prices set the stiffness of (3)–(4); a failure shows up in the run itself
+        p_max = float(np.max(equilibrium(sc, algorithm=algo).p))
+    except MpccError:
+        p_max = 1.0
+    cost.guard(cost.fluid_dynamics(sc, horizon, gamma if gamma is not None else st.gamma, p_max), scenario, force,
+               "shorten --t-end / [fluid] t_end or lower --gamma")
     with bar("integrating (3)–(4)", horizon, enabled=not as_json, unit="s", stderr=False) as prog:
-        tr = dynamics(sc, t_end, gamma, algorithm=_algorithm(algorithm, param), progress=prog.update)
+        tr = dynamics(sc, t_end, gamma, algorithm=algo, progress=prog.update)
     net, groups = tr.network, tr.groups
     mb = sc.pps_to_mbps
     if parquet:
@@ -130,11 +145,12 @@ def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as
                 cols[f"{g.name}.path{i + 1}_mbps"] = mb(1.0) * tr.x[:, r]
         for l, name in enumerate(net.link_names):
             cols[f"{name}.price"] = tr.p[:, l]
-        Path(parquet).parent.mkdir(parents=True, exist_ok=True)
-        pq.write_table(pa.table(cols), parquet)
+        with staged_file(parquet, "--parquet") as tmp:
+            pq.write_table(pa.table(cols), tmp)
     if plot_dir:
         from . import plots
-        plots.trajectories(sc, tr, Path(plot_dir))
+        with staged(plot_dir, "--plot") as tmp:
+            plots.trajectories(sc, tr, tmp)
     final = {g.name: [mb(float(tr.x[-1, r])) for r in np.flatnonzero(net.source_of_route == s)]
              for s, g in enumerate(groups)}
     if as_json:
@@ -153,12 +169,12 @@ def dynamics_cmd(scenario, t_end, gamma, algorithm, param, plot_dir, parquet, as
 @command.command("conditions")
 @click.argument("algorithm")
 @click.option("--param", multiple=True, help="Algorithm parameter KEY=VALUE (repeatable).")
-@click.option("--routes", type=int, default=2, show_default=True, help="Routes per source (1–8).")
+@click.option("--routes", type=Number("routes"), default=2, show_default=True, help="Routes per source (1–8).")
 @click.option("--rates", help="Check at one point: comma-separated rates (packets/s).")
 @click.option("--rtt", "rtts", help="Comma-separated RTTs in seconds (default 0.1 for all).")
-@click.option("--samples", type=int, default=2000, show_default=True, help="Random points of the region.")
-@click.option("--decades", type=float, default=2.0, show_default=True, help="Spread of the region.")
-@click.option("--seed", type=int, default=0)
+@click.option("--samples", type=Number("samples"), default=2000, show_default=True, help="Random points of the region.")
+@click.option("--decades", type=Number("decades"), default=2.0, show_default=True, help="Spread of the region.")
+@click.option("--seed", type=Number("seed"), default=0)
 @click.option("--json", "as_json", is_flag=True)
 def conditions_cmd(algorithm, param, routes, rates, rtts, samples, decades, seed, as_json):
     """Check conditions C0–C5 (§III-A) at a point or over a random region."""
@@ -166,19 +182,13 @@ def conditions_cmd(algorithm, param, routes, rates, rtts, samples, decades, seed
 
     algo = _algorithm(algorithm, param)
     if rates:
-        try:
-            x = np.array([float(v) for v in rates.split(",")])
-        except ValueError:
-            raise MpccError(f"--rates {rates!r}: expected numbers (fix: e.g. --rates 100,50)") from None
+        x = np.array(number_list(rates, "rates_pps", "--rates"))
         routes = x.size
     if not 1 <= routes <= 8:
         raise MpccError(f"--routes {routes}: must be between 1 and 8 (fix: e.g. --routes 2)")
     tau = np.full(routes, 0.1)
     if rtts:
-        try:
-            tau = np.array([float(v) for v in rtts.split(",")])
-        except ValueError:
-            raise MpccError(f"--rtt {rtts!r}: expected numbers (fix: e.g. --rtt 0.02,0.02)") from None
+        tau = np.array(number_list(rtts, "rtt_s", "--rtt"))
         if tau.size != routes or np.any(tau <= 0):
             raise MpccError(f"--rtt: need {routes} positive RTTs (fix: e.g. --rtt {','.join(['0.02'] * routes)})")
     if rates:
@@ -207,7 +217,7 @@ def conditions_cmd(algorithm, param, routes, rates, rtts, samples, decades, seed
 
 @command.command("jacobian")
 @click.argument("scenario", type=click.Path(dir_okay=False))
-@click.option("--gamma", type=float, help="Price gain γ_l for every link (1/packet).")
+@click.option("--gamma", type=Number("fluid.gamma"), help="Price gain γ_l for every link (1/packet).")
 @click.option("--algorithm", help="Override the algorithm of every multipath group.")
 @click.option("--param", multiple=True)
 @click.option("--json", "as_json", is_flag=True)
@@ -258,7 +268,8 @@ def friendliness_cmd(scenario, equal_rtt, as_json, plot_dir):
     order = [r.algorithm for r in sorted(rows, key=lambda r: -r.mp_mbps)]
     if plot_dir:
         from . import plots
-        plots.friendliness(rows, Path(plot_dir))
+        with staged(plot_dir, "--plot") as tmp:
+            plots.friendliness(rows, tmp)
     if as_json:
         click.echo(dumps({"scenario": sc.name, "equal_rtt": equal_rtt,
                           "rows": [r.__dict__ for r in rows], "order": order}))
@@ -283,23 +294,31 @@ def sweep_cmd(scenario, betas, etas, ns, as_json, plot_dir):
     """Generalized (β, η, n) design space (Table II): friendliness, responsiveness, oscillation."""
     from . import design
 
-    def nums(s, what):
-        try:
-            return tuple(math.inf if v.strip().lower() == "inf" else float(v) for v in s.split(","))
-        except ValueError:
-            raise MpccError(f"--{what} {s!r}: expected comma-separated numbers (fix: e.g. --{what} 0.1,0.5)") from None
-
-    B, E, N = nums(betas, "beta"), nums(etas, "eta"), nums(ns, "n")
-    if any(b < 0 for b in B) or any(e < 0 for e in E) or any(n < 1 for n in N):
-        raise MpccError("--beta/--eta must be ≥ 0 and --n ≥ 1 (fix: e.g. --beta 0.2 --eta 0.5 --n inf)")
+    B = tuple(number_list(betas, "generalized.beta", "--beta"))
+    E = tuple(number_list(etas, "generalized.eta", "--eta"))
+    N = tuple(number_list(ns, "generalized.n", "--n", allow_inf=True))
+    if any(not math.isinf(n) and n != int(n) for n in N):
+        raise MpccError("--n: n must be a positive integer or inf (fix: e.g. --n 1,2,inf)")
+    if len(B) * len(E) * len(N) > 1000:
+        raise MpccError(f"--beta/--eta/--n: {len(B) * len(E) * len(N)} points; at most 1000 (fix: give fewer values)")
     sc = load(scenario or _bundled("table3.toml"))
+    if not any(g.multipath for g in sc.groups) or all(g.multipath for g in sc.groups):
+        raise MpccError(f"{scenario}: groups: the sweep compares multipath groups with single-path ones; this "
+                        f"scenario lacks one kind (fix: a scenario with both, e.g. scenarios/peng2016/table3.toml)")
+    from .solver import SolverFailure
     with bar("sweeping (β, η, n)", len(B) * len(E) * len(N), enabled=not as_json, stderr=False) as prog:
-        pts = design.sweep(sc, B, E, N, progress=prog.advance)
+        try:
+            pts = design.sweep(sc, B, E, N, progress=prog.advance)
+        except SolverFailure as e:
+            raise MpccError(f"{scenario}: the fluid equilibrium solver did not converge ({e}) (fix: check the "
+                            f"scenario's capacities and delays, or narrow --beta/--eta/--n)") from None
     if plot_dir:
         from . import plots
-        plots.sweep(pts, Path(plot_dir))
+        with staged(plot_dir, "--plot") as tmp:
+            plots.sweep(pts, tmp)
     if as_json:
-        click.echo(dumps({"scenario": sc.name, "points": [p.__dict__ for p in pts]}))
+        click.echo(dumps({"scenario": sc.name, "points": [{**p.__dict__, "n": "inf" if math.isinf(p.n) else p.n}
+                                                          for p in pts]}))
         return
     t = Table(title=f"generalized (β, η, n) on {sc.name}")
     for c in ("β", "η", "n", "MP share", "max Re λ (1/s)", "D_s"):

@@ -12,7 +12,7 @@ from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from .analysis import oscillation
 from .dynamics import GAMMA_TIME_S, Trajectory, integrate
-from .network import Network, from_scenario, queue_delay_s, settings
+from .network import Network, check_at, from_scenario, queue_delay_s, settings
 from .solver import Equilibrium, SolverFailure, solve
 
 
@@ -34,6 +34,8 @@ def equilibrium(scenario: Scenario, *, algorithm: Algorithm | None = None, at_s:
                 rtt: str | None = None) -> Equilibrium:
     """Equilibrium (8)–(9) of a scenario (every group present, or those active at ``at_s``)."""
     st = settings(scenario)
+    if at_s is not None:
+        check_at(scenario, at_s, "--at")
     at_s = st.at_s if at_s is None else at_s
     rtt = st.rtt if rtt is None else rtt
     net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm)
@@ -50,7 +52,25 @@ def equilibrium(scenario: Scenario, *, algorithm: Algorithm | None = None, at_s:
                                         extra_delay_s=np.where(priced, qd, 0.0))
             eq = _solve_or_explain(net, scenario.source)
     eq.groups = groups
+    _check_prices(scenario, eq)
     return eq
+
+
+#: Largest equilibrium price accepted: p_l is (Peng et al.) the loss probability, and above 1 the
+#: model is already stretched (Table III's EWTCP reaches 2.9 on link2, whose per-flow
+#: bandwidth-delay product is 0.8 packets); p = 100 means Reno windows of √(2/p) = 0.14 packets,
+#: where no packet network behaves like the fluid model — and (3)–(4) get stiff as τ/√(2p).
+MAX_PRICE = 100.0
+
+
+def _check_prices(scenario: Scenario, eq: Equilibrium) -> None:
+    bad = np.flatnonzero(~(eq.p <= MAX_PRICE))
+    if bad.size:
+        l = int(bad[0])
+        link = scenario.links[l]
+        raise MpccError(f"{scenario.source}: links[{l}] ({link.name}): the fluid equilibrium needs a loss probability "
+                        f"p = {float(eq.p[l]):.3g} (> {MAX_PRICE:g}: windows far below one packet at this capacity and "
+                        f"delay), outside the fluid model (fix: raise capacity_mbps or delay_ms, or use `mpcc sim`)")
 
 
 def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:

@@ -23,6 +23,7 @@ import scipy.sparse as sp
 from ..algorithms import Algorithm
 from ..errors import MpccError, ScenarioError
 from ..scenario import Scenario
+from .options import RTT_MODES, check_at  # noqa: F401  (the [fluid] table, declared for mpcc.scenario)
 
 
 class NoFluidModel(MpccError):
@@ -110,8 +111,6 @@ def build(capacity, sources, link_names=(), source_names=()) -> Network:
 
 
 # --- scenario → network ------------------------------------------------------------------------
-RTT_MODES = ("propagation", "propagation+queue")
-_FLUID_KEYS = ("rtt", "gamma", "t_end", "at_s")
 
 
 @dataclass(frozen=True)
@@ -125,25 +124,10 @@ class FluidSettings:
 
 
 def settings(scenario: Scenario) -> FluidSettings:
-    raw = scenario.engine.get("fluid", {}) or {}
-    src = scenario.source
-    for k in raw:
-        if k not in _FLUID_KEYS:
-            raise ScenarioError(src, f"fluid.{k}", "unknown field", f"use one of: {', '.join(_FLUID_KEYS)}")
-    rtt = raw.get("rtt", "propagation")
-    if rtt not in RTT_MODES:
-        raise ScenarioError(src, "fluid.rtt", f"unknown RTT model {rtt!r}",
-                            'use rtt = "propagation" or rtt = "propagation+queue"')
-    out = {"rtt": rtt}
-    for k in ("gamma", "t_end", "at_s"):
-        if k in raw:
-            v = raw[k]
-            if isinstance(v, bool) or not isinstance(v, (int, float)) or not math.isfinite(v) or v < 0 \
-                    or (k != "at_s" and v == 0):
-                raise ScenarioError(src, f"fluid.{k}", f"expected a positive number, got {v!r}",
-                                    f"write {k} = 1.0")
-            out[k] = float(v)
-    return FluidSettings(**out)
+    """The validated ``[fluid]`` table (:func:`mpcc.scenario.engine_options`)."""
+    from ..scenario import engine_options
+    st = FluidSettings(**engine_options(scenario, "fluid"))
+    return st
 
 
 def check_fluid_model(scenario: Scenario, groups=None) -> None:

@@ -15,6 +15,8 @@ from pathlib import Path
 import click
 import numpy as np
 
+from ..outdir import maybe_staged, relocate, staged
+from ..ranges import Number
 from ..errors import MpccError
 from . import model
 
@@ -49,6 +51,19 @@ def _clean(obj):
     return obj
 
 
+def _nulls(obj, path=""):
+    """Paths of the numbers that _clean turned into null (they were nan/inf)."""
+    if obj is None:
+        return [path]
+    if isinstance(obj, float) and not math.isfinite(obj):
+        return [path]
+    if isinstance(obj, dict):
+        return [p for k, v in obj.items() for p in _nulls(v, f"{path}.{k}")]
+    if isinstance(obj, (list, tuple)):
+        return [p for i, v in enumerate(obj) for p in _nulls(v, f"{path}[{i}]")]
+    return []
+
+
 def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None, seed=None,
             fast="dynamics") -> dict:
     """Everything ``mpcc hetero FILE`` reports, as the --json contract (a plain dict)."""
@@ -65,7 +80,7 @@ def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None
     opt = optimum(net)
     unweighted = optimum(net, weights=1.0)
     search = find_equilibria(net, optimum_rates=unweighted.rates)
-    p0 = np.array(net.settings.get("dynamics", {}).get("starts", [[1.0] * len(net.links)])[0])
+    p0 = np.array((net.settings.get("dynamics", {}).get("starts") or [[1.0] * len(net.links)])[0])
     r = algorithm1(a, p0, mode=mode, kappa=kappa, prob=prob, period=period, dt=cfg.get("dt", 0.5),
                    max_iterations=cfg.get("max_iterations", 5000), tol=cfg.get("tol", 1e-7),
                    rng=np.random.default_rng(seed), fast=fast)
@@ -84,6 +99,23 @@ def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None
         "optimum": {"prices": opt.prices.tolist(), "rates": dict(zip(names, opt.rates.tolist())),
                     "utility": opt.utility, "kkt_violation": opt.kkt},
     })
+
+
+def run_cost(net: model.Network, period=None, *, plot: bool, where: str, force: bool):
+    """Worst-case price steps of ``mpcc hetero FILE``: Algorithm 1 runs up to max_iterations
+    periods of period/dt implicit steps (and, with --plot, once more at dt = 0.05 plus the
+    [dynamics] trajectories)."""
+    from .. import cost
+    cfg = net.settings.get("algorithm1", {})
+    period = period if period is not None else cfg.get("period", 20.0)
+    iters = cfg.get("max_iterations", 5000)
+    steps = iters * max(1.0, period / cfg.get("dt", 0.5))
+    if plot:
+        dyn = net.settings.get("dynamics", {})
+        steps += iters * max(1.0, period / 0.05)
+        steps += len(dyn.get("starts") or [0]) * dyn.get("duration", 200.0) / dyn.get("dt", 0.05)
+    cost.guard(cost.hetero(len(net.links), steps), where, force,
+               "lower algorithm1.max_iterations or period, or raise dt")
 
 
 def _print_report(net: model.Network, rep: dict):
@@ -173,11 +205,12 @@ def _plot_file(net: model.Network, rep: dict, out: Path, kappa, mode, prob, peri
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write PNG/SVG plots here.")
 @click.option("--algorithm1", "mode", type=click.Choice(["sync", "async"]), default=None,
               help="Algorithm 1 updates: all sources every period, or each with probability --prob.")
-@click.option("--kappa", type=float, default=None, help="Algorithm 1 step size κ in (0, 1].")
-@click.option("--prob", type=float, default=None, help="Update probability per period (async).")
-@click.option("--period", type=float, default=None, help="Time units between μ updates (T).")
-@click.option("--seed", type=int, default=None, help="Seed of the asynchronous updates.")
-def run(file, as_json, plot_dir, mode, kappa, prob, period, seed):
+@click.option("--kappa", type=Number("hetero.kappa"), default=None, help="Algorithm 1 step size κ in (0, 1].")
+@click.option("--prob", type=Number("hetero.prob"), default=None, help="Update probability per period (async).")
+@click.option("--period", type=Number("hetero.period"), default=None, help="Time units between μ updates (T).")
+@click.option("--seed", type=Number("seed"), default=None, help="Seed of the asynchronous updates.")
+@click.option("--force", is_flag=True, help="Run even when the cost estimate exceeds the limits (docs/scenario.md).")
+def run(file, as_json, plot_dir, mode, kappa, prob, period, seed, force):
     """Analyse the network FILE (see scenarios/tang2010/)."""
     for name, v, lo, hi in (("--kappa", kappa, 0, 1), ("--prob", prob, 0, 1)):
         if v is not None and not (lo < v <= hi):
@@ -185,11 +218,18 @@ def run(file, as_json, plot_dir, mode, kappa, prob, period, seed):
     if period is not None and not period > 0:
         raise MpccError(f"--period must be > 0, got {period:g} (fix: e.g. --period 20)")
     net = model.load(file)
+    run_cost(net, period, plot=bool(plot_dir), where=file, force=force)
     rep = analyse(net, mode=mode, kappa=kappa, prob=prob, period=period, seed=seed)
+    bad = [f"{k}{p}" for k in ("optimum", "algorithm1", "equilibria") for p in _nulls(rep.get(k))]
+    if bad:
+        raise MpccError(f"{file}: {bad[0]}: not a finite number — the computation overflows with this file's values "
+                        f"(fix: bring capacities, utility and mapping parameters closer to 1)")
     if plot_dir:
         a1 = rep["algorithm1"]
-        rep["plots"] = _plot_file(net, rep, Path(plot_dir), a1["kappa"], a1["mode"], a1["prob"], a1["period"],
-                                  seed if seed is not None else 1)
+        with staged(plot_dir, "--plot") as tmp:
+            files = _plot_file(net, rep, tmp, a1["kappa"], a1["mode"], a1["prob"], a1["period"],
+                               seed if seed is not None else 1)
+        rep["plots"] = relocate(files, tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
     else:
@@ -204,7 +244,8 @@ def run(file, as_json, plot_dir, mode, kappa, prob, period, seed):
 def example3_cmd(as_json, plot_dir):
     """Example 3: three links, three protocols, three equilibria; Algorithm 1 from Cases 1 and 2."""
     from ..reproduce.tang2010.example3 import example3
-    rep = _clean(example3(plot_dir))
+    with maybe_staged(plot_dir, "--plot") as tmp:
+        rep = relocate(_clean(example3(None if tmp is None else str(tmp))), tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
@@ -239,15 +280,17 @@ def example3_cmd(as_json, plot_dir):
 
 
 @command.command("example4")
-@click.option("--trials", type=click.IntRange(1), default=1000, show_default=True)
-@click.option("--workers", type=click.IntRange(1), default=None, help="Processes (default: all cores).")
-@click.option("--seed", type=int, default=2010, show_default=True)
+@click.option("--trials", type=Number("trials"), default=1000, show_default=True)
+@click.option("--workers", type=Number("workers"), default=None, help="Processes (default: all cores).")
+@click.option("--seed", type=Number("seed"), default=2010, show_default=True)
 @click.option("--json", "as_json", is_flag=True)
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), help="Write a Fig. 10-style plot here.")
 def example4_cmd(trials, workers, seed, as_json, plot_dir):
     """Example 4: random 5-link, 15-flow networks, asynchronous Algorithm 1 (prob 0.6 and 0.3)."""
     from ..reproduce.tang2010.example4 import example4
-    rep = _clean(example4(trials, workers, progress=not as_json, seed=seed, out_dir=plot_dir))
+    with maybe_staged(plot_dir, "--plot") as tmp:
+        rep = relocate(_clean(example4(trials, workers, progress=not as_json, seed=seed,
+                                       out_dir=None if tmp is None else str(tmp))), tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
@@ -279,12 +322,12 @@ def _w_option(value):
 
 
 @command.command("example1")
-@click.option("--runs", type=click.IntRange(1), default=20, show_default=True, help="Seeds per configuration.")
-@click.option("--duration", type=click.FloatRange(min=1, min_open=False), default=None,
+@click.option("--runs", type=Number("runs"), default=20, show_default=True, help="Seeds per configuration.")
+@click.option("--duration", type=Number("testbed.duration_s"), default=None,
               help="Override duration_s of the scenario files (s).")
-@click.option("--measure", nargs=2, type=float, default=(1800.0, 5400.0), show_default=True,
+@click.option("--measure", nargs=2, type=Number("time_s"), default=(1800.0, 5400.0), show_default=True,
               help="Measurement window (s).")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Parallel simulations.")
+@click.option("--workers", type=Number("workers"), default=1, show_default=True, help="Parallel simulations.")
 @click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True),
               default="scenarios/tang2010", show_default=True)
 @click.option("--w", "w", default="calibrate", show_default=True, metavar="calibrate|paper|SECONDS",
@@ -299,8 +342,10 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
     """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2."""
     from ..reproduce.tang2010.example1 import example1
     w = _w_option(w)
-    rep = _clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure), workers=workers,
-                          progress=not as_json, out_dir=plot_dir, w=None if w == "paper" else w))
+    with maybe_staged(plot_dir, "--plot") as tmp:
+        rep = relocate(_clean(example1(scenario_dir, runs=runs, duration_s=duration, measure=tuple(measure),
+                                       workers=workers, progress=not as_json, out_dir=None if tmp is None else str(tmp),
+                                       w=None if w == "paper" else w)), tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
@@ -332,10 +377,10 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
 
 
 @command.command("example2")
-@click.option("--runs", type=click.IntRange(1), default=5, show_default=True, help="Seeds per configuration.")
-@click.option("--duration", type=click.FloatRange(min=1, min_open=False), default=None,
+@click.option("--runs", type=Number("runs"), default=5, show_default=True, help="Seeds per configuration.")
+@click.option("--duration", type=Number("testbed.duration_s"), default=None,
               help="Override duration_s of the scenario files (s); the windows are then the last half.")
-@click.option("--workers", type=click.IntRange(1), default=1, show_default=True, help="Parallel simulations.")
+@click.option("--workers", type=Number("workers"), default=1, show_default=True, help="Parallel simulations.")
 @click.option("--scenarios", "scenario_dir", type=click.Path(file_okay=False, exists=True),
               default="scenarios/tang2010", show_default=True)
 @click.option("--plot", "plot_dir", type=click.Path(file_okay=False), default=None,
@@ -346,8 +391,9 @@ def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
     Algorithm 2 (w = 1820 s)."""
     from ..reproduce.tang2010.example2 import EXAMPLE2_MEASURE, example2
     measure = None if duration is None else {k: (duration / 2, duration) for k in EXAMPLE2_MEASURE}
-    rep = _clean(example2(scenario_dir, runs=runs, duration_s=duration, measure=measure, workers=workers,
-                          progress=not as_json, out_dir=plot_dir))
+    with maybe_staged(plot_dir, "--plot") as tmp:
+        rep = relocate(_clean(example2(scenario_dir, runs=runs, duration_s=duration, measure=measure, workers=workers,
+                                       progress=not as_json, out_dir=None if tmp is None else str(tmp))), tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
         return
@@ -375,9 +421,9 @@ def example2_cmd(runs, duration, workers, scenario_dir, plot_dir, as_json):
 @command.command("example2-model")
 @click.option("--file", "path", type=click.Path(dir_okay=False, exists=True),
               default="scenarios/tang2010/example2-model.toml", show_default=True)
-@click.option("--reno-beta", type=float, default=None,
+@click.option("--reno-beta", type=Number("hetero.utility"), default=None,
               help="Reno's β = const²/T² (ms⁻²) instead of the file's 2/180² (e.g. 2/330² for the RTT with queueing).")
-@click.option("--capacity-scale", type=float, default=1.0, show_default=True,
+@click.option("--capacity-scale", type=Number("capacity_scale"), default=1.0, show_default=True,
               help="Scale the capacities (0.9: the packet runs' 10 % noise).")
 @click.option("--json", "as_json", is_flag=True)
 def example2_model_cmd(path, reno_beta, capacity_scale, as_json):

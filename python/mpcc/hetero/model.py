@@ -53,6 +53,7 @@ from typing import Any, Mapping, NamedTuple
 
 import numpy as np
 
+from .. import ranges
 from ..errors import ScenarioError
 from ..scenario import Check, decode_toml, read_toml
 
@@ -269,7 +270,7 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
         lname = c.string(c.require(raw, "name", w, '"l1"'), w + "name", "l1")
         if any(l.name == lname for l in links):
             c.fail(w + "name", f"duplicate link name {lname!r}", "give every link a unique name")
-        cap = c.number(c.require(raw, "capacity", w, "1.0"), w + "capacity", "1.0", minimum=0, exclusive=True)
+        cap = c.number(c.require(raw, "capacity", w, "1.0"), w + "capacity", "1.0", rng="hetero.capacity")
         links.append(Link(lname, cap))
     link_names = [l.name for l in links]
 
@@ -300,24 +301,24 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
                 for bad in ("min_th", "max_th", "K", "max_p"):
                     if bad in spec:
                         c.fail(f"{f}.{bad}", "RED parameter in a power mapping", 'set kind = "red" or remove it')
-                sc = c.number(spec.get("scale", 1.0), f + ".scale", "1.0", minimum=0, exclusive=True)
-                ex = c.number(spec.get("exponent", 1.0), f + ".exponent", "1.0", minimum=0, exclusive=True)
+                sc = c.number(spec.get("scale", 1.0), f + ".scale", "1.0", rng="hetero.scale")
+                ex = c.number(spec.get("exponent", 1.0), f + ".exponent", "1.0", rng="hetero.exponent")
                 mapping[ln] = PriceMapping("power", sc, ex)
             else:
                 for bad in ("scale", "exponent"):
                     if bad in spec:
                         c.fail(f"{f}.{bad}", "power parameter in a RED mapping", 'set kind = "power" or remove it')
-                lo = c.number(c.require(spec, "min_th", f + ".", "300"), f + ".min_th", "300", minimum=0)
-                hi = c.number(c.require(spec, "max_th", f + ".", "1500"), f + ".max_th", "1500", minimum=0)
+                lo = c.number(c.require(spec, "min_th", f + ".", "300"), f + ".min_th", "300", rng="hetero.threshold")
+                hi = c.number(c.require(spec, "max_th", f + ".", "1500"), f + ".max_th", "1500", rng="hetero.threshold")
                 if hi <= lo:
                     c.fail(f + ".max_th", f"max_th ({hi:g}) must exceed min_th ({lo:g})", "choose min_th < max_th")
                 if ("K" in spec) == ("max_p" in spec):
                     c.fail(f + ".K", "give exactly one of K (eq. 2) or max_p = 1/K", "write K = 10000")
                 if "K" in spec:
-                    K = c.number(spec["K"], f + ".K", "10000", minimum=1)
+                    K = c.number(spec["K"], f + ".K", "10000", rng="hetero.K")
                     mx = 1.0 / K
                 else:
-                    mx = c.number(spec["max_p"], f + ".max_p", "0.1", minimum=0, exclusive=True)
+                    mx = c.number(spec["max_p"], f + ".max_p", "0.1", rng="red.max_p")
                     if mx > 1:
                         c.fail(f + ".max_p", f"max_p must be ≤ 1, got {mx:g}", "use a probability such as 0.1")
                 mapping[ln] = PriceMapping("red", min_th=lo, max_th=hi, max_p=mx)
@@ -350,9 +351,9 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
                        "use links defined in [[links]]")
         if len(set(route)) != len(route):
             c.fail(w + "links", f"route visits a link twice: {route!r}", "list each link once")
-        a = c.number(raw.get("utility_alpha", 1.0), w + "utility_alpha", "1.0", minimum=0, exclusive=True)
-        b = c.number(raw.get("utility_weight", 1.0), w + "utility_weight", "1.0", minimum=0, exclusive=True)
-        fw = c.number(raw.get("fairness_weight", 1.0), w + "fairness_weight", "1.0", minimum=0, exclusive=True)
+        a = c.number(raw.get("utility_alpha", 1.0), w + "utility_alpha", "1.0", rng="hetero.utility")
+        b = c.number(raw.get("utility_weight", 1.0), w + "utility_weight", "1.0", rng="hetero.utility")
+        fw = c.number(raw.get("fairness_weight", 1.0), w + "fairness_weight", "1.0", rng="hetero.utility")
         sources.append(Source(sname, proto, tuple(route), a, b, fw))
 
     settings: dict[str, dict[str, Any]] = {}
@@ -361,16 +362,18 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
         c.known_keys(t, _ALG1, "algorithm1.")
         if "mode" in t and t["mode"] not in ("sync", "async"):
             c.fail("algorithm1.mode", f"unknown mode {t['mode']!r}", 'use mode = "sync" or "async"')
-        for k, ex, mn, excl in (("kappa", "0.5", 0, True), ("prob", "1.0", 0, True), ("period", "20.0", 0, True),
-                                ("dt", "0.05", 0, True), ("tol", "1e-7", 0, True)):
+        for k in ("kappa", "prob", "period", "dt", "tol"):
             if k in t:
-                t[k] = c.number(t[k], f"algorithm1.{k}", ex, minimum=mn, exclusive=excl)
+                t[k] = c.number(t[k], f"algorithm1.{k}", "", rng=f"hetero.{k}")
         for k in ("kappa", "prob"):
             if k in t and t[k] > 1:
                 c.fail(f"algorithm1.{k}", f"must be ≤ 1, got {t[k]:g}", f"use a {k} in (0, 1]")
-        for k, ex in (("max_iterations", "2000"), ("seed", "1")):
+        for k, rng in (("max_iterations", "hetero.max_iterations"), ("seed", "seed")):
             if k in t:
-                t[k] = c.number(t[k], f"algorithm1.{k}", ex, minimum=0, integer=True)
+                t[k] = c.number(t[k], f"algorithm1.{k}", "", rng=rng)
+        if t.get("dt", 0) > t.get("period", 20.0):
+            c.fail("algorithm1.dt", f"dt ({t['dt']:g}) exceeds the period ({t.get('period', 20.0):g})",
+                   "choose dt ≤ period, e.g. dt = 0.05")
         settings["algorithm1"] = t
     if "dynamics" in data:
         t = dict(c.table(data["dynamics"], "dynamics", "[dynamics] starts = [[0.3, 0.3]]"))
@@ -378,13 +381,17 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
         starts = t.get("starts", [])
         if not isinstance(starts, list) or not all(
                 isinstance(s, list) and len(s) == len(links) and all(
-                    isinstance(v, (int, float)) and not isinstance(v, bool) and v >= 0 for v in s) for s in starts):
-            c.fail("dynamics.starts", f"expected a list of price vectors of length {len(links)} with entries ≥ 0",
+                    ranges.R["hetero.start"].check(v)[1] is None for v in s) for s in starts) or len(starts) > 1000:
+            c.fail("dynamics.starts", f"expected at most 1000 price vectors of length {len(links)} with entries in "
+                   f"{ranges.R['hetero.start'].describe()}",
                    "write starts = [[" + ", ".join(["0.3"] * len(links)) + "]]")
         t["starts"] = [[float(v) for v in s] for s in starts]
-        for k, ex in (("duration", "200.0"), ("dt", "0.05")):
+        for k in ("duration", "dt"):
             if k in t:
-                t[k] = c.number(t[k], f"dynamics.{k}", ex, minimum=0, exclusive=True)
+                t[k] = c.number(t[k], f"dynamics.{k}", "", rng=f"hetero.{k}")
+        if t.get("dt", 0) > t.get("duration", 200.0):
+            c.fail("dynamics.dt", f"dt ({t['dt']:g}) exceeds the duration ({t.get('duration', 200.0):g})",
+                   "choose dt ≤ duration, e.g. dt = 0.05")
         settings["dynamics"] = t
 
     used = {l for s in sources for l in s.links}

@@ -13,7 +13,9 @@ import math
 
 import click
 
+from ..outdir import relocate, staged, staged_file
 from ..errors import MpccError
+from ..ranges import Number, number_list
 from . import equilibrium as eq
 from . import flappiness as fl
 from . import utilization as ut
@@ -34,22 +36,16 @@ def _finite(x):
 
 
 def _echo_json(d) -> None:
+    from ..results import nonfinite
+    bad = [p for p in nonfinite(d) if not p.endswith("trace_file")]
+    if bad:
+        raise MtcInputError(f"{bad[0]}: not a finite number with these values "
+                            "(fix: use values nearer the defaults shown by --help)")
     click.echo(json.dumps(_finite(d), indent=2))
 
 
 def _loss_list(text: str, option: str = "--loss") -> list[float]:
-    try:
-        p = [float(v) for v in text.split(",") if v.strip() != ""]
-    except ValueError:
-        raise MtcInputError(f"{option}: expected comma-separated numbers, got {text!r} "
-                            f"(fix: e.g. {option} 0.01,0.02)") from None
-    if not p:
-        raise MtcInputError(f"{option}: no values given (fix: e.g. {option} 0.01,0.02)")
-    bad = [v for v in p if not (0.0 < v < 1.0) or not math.isfinite(v)]
-    if bad:
-        raise MtcInputError(f"{option}: loss probabilities must be in (0, 1), got {bad[0]} "
-                            f"(fix: use values such as 0.01)")
-    return p
+    return number_list(text, "loss_p", option)
 
 
 def _unit(name: str, v: float) -> float:
@@ -65,11 +61,11 @@ def command():
 
 @command.command("utilization")
 @click.option("--algorithm", required=True, type=click.Choice(ut.ALGORITHMS), help="MTC variant (§2).")
-@click.option("--subflows", "n", type=int, default=1, show_default=True, help="n, subflows per flow.")
-@click.option("--flows", "m", type=int, default=1, show_default=True, help="m, identical flows (Table 1).")
-@click.option("--bdp", "w0", type=float, default=42.0, show_default=True, help="W0 = C·D in packets.")
-@click.option("--buffer-ratio", "gamma", type=float, default=0.0, show_default=True, help="gamma = B/W0.")
-@click.option("--decrease", "b", type=float, default=0.5, show_default=True, help="b, the decrease factor.")
+@click.option("--subflows", "n", type=Number("mtc_subflows"), default=1, show_default=True, help="n, subflows per flow.")
+@click.option("--flows", "m", type=Number("mtc_flows"), default=1, show_default=True, help="m, identical flows (Table 1).")
+@click.option("--bdp", "w0", type=Number("bdp_pkts"), default=42.0, show_default=True, help="W0 = C·D in packets.")
+@click.option("--buffer-ratio", "gamma", type=Number("buffer_ratio"), default=0.0, show_default=True, help="gamma = B/W0.")
+@click.option("--decrease", "b", type=Number("mstcp.b"), default=0.5, show_default=True, help="b, the decrease factor.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"utilization\": U, \"f\": f, ...}.")
 def utilization_cmd(algorithm, n, m, w0, gamma, b, as_json):
     """Link utilization U and decrease ratio f: closed forms of §3 and Table 1."""
@@ -83,7 +79,14 @@ def utilization_cmd(algorithm, n, m, w0, gamma, b, as_json):
         raise MtcInputError(f"--buffer-ratio: must be ≥ 0, got {gamma} (fix: e.g. --buffer-ratio 0.5)")
     if not (0.0 < b <= 1.0):
         raise MtcInputError(f"--decrease: must be in (0, 1], got {b} (fix: e.g. --decrease 0.5)")
-    res = ut.utilization(algorithm, n, m, w0, gamma, b)
+    try:
+        res = ut.utilization(algorithm, n, m, w0, gamma, b)
+    except (OverflowError, ZeroDivisionError, ValueError) as e:
+        raise MtcInputError(f"--subflows/--flows/--bdp: the closed forms of §3 have no finite value here ({e}) "
+                            "(fix: smaller --subflows/--flows or a larger --bdp)") from None
+    if not all(math.isfinite(v) for v in (res.utilization, res.f)):
+        raise MtcInputError("--subflows/--flows/--bdp: the closed forms of §3 have no finite value here "
+                            "(fix: smaller --subflows/--flows or a larger --bdp)")
     if as_json:
         _echo_json(res.to_dict())
         return
@@ -94,11 +97,11 @@ def utilization_cmd(algorithm, n, m, w0, gamma, b, as_json):
 
 
 @command.command("paths")
-@click.option("--alpha", type=float, required=True, help="Increase coupling α ∈ [0, 1].")
-@click.option("--beta", type=float, required=True, help="Decrease coupling β ∈ [0, 1].")
+@click.option("--alpha", type=Number("probability"), required=True, help="Increase coupling α ∈ [0, 1].")
+@click.option("--beta", type=Number("probability"), required=True, help="Decrease coupling β ∈ [0, 1].")
 @click.option("--loss", required=True, help="Loss probability of each path, comma-separated.")
-@click.option("--a", "a", type=float, default=1.0, show_default=True, help="Increase parameter a of (2).")
-@click.option("--b", "b", type=float, default=0.5, show_default=True, help="Decrease parameter b of (2).")
+@click.option("--a", "a", type=Number("mtcp.a"), default=1.0, show_default=True, help="Increase parameter a of (2).")
+@click.option("--b", "b", type=Number("mtcp.b"), default=0.5, show_default=True, help="Decrease parameter b of (2).")
 @click.option("--ode", is_flag=True, help="Also integrate the ODE (15) and show its limit.")
 @click.option("--json", "as_json", is_flag=True, help="Print {\"paths_used\": N, \"windows\": [...], ...}.")
 def paths_cmd(alpha, beta, loss, a, b, ode, as_json):
@@ -131,6 +134,25 @@ def paths_cmd(alpha, beta, loss, a, b, ode, as_json):
 
 
 def _read_trace(path: str):
+    """(time, windows) of a recorded trace; an unreadable file is one MtcInputError line."""
+    try:
+        t, w = _read_trace_file(path)
+    except MtcInputError:
+        raise
+    except (OSError, ValueError, IndexError, TypeError, UnicodeDecodeError) as e:
+        import pyarrow as pa
+        kind = "Parquet" if path.endswith(".parquet") else "CSV"
+        problem = " ".join(str(e).split())[:120] if not isinstance(e, pa.ArrowException) else type(e).__name__
+        raise MtcInputError(f"--trace {path}: cannot read it as {kind}: {problem} "
+                            "(fix: columns time,cwnd_1,cwnd_2,... as CSV or Parquet)") from None
+    import numpy as np
+    if t.size < 2 or not (np.all(np.isfinite(t)) and np.all(np.isfinite(w))):
+        raise MtcInputError(f"--trace {path}: needs ≥ 2 rows of finite numbers "
+                            "(fix: columns time,cwnd_1,cwnd_2,... with increasing time)")
+    return t, w
+
+
+def _read_trace_file(path: str):
     import numpy as np
 
     if path.endswith(".parquet"):
@@ -153,29 +175,30 @@ def _read_trace(path: str):
 @command.command("flappiness")
 @click.option("--algorithm", default="fully-coupled", show_default=True,
               type=click.Choice(["mstcp", "coupled-decrease", "coupled-increase", "fully-coupled", "mtcp"]))
-@click.option("--alpha", type=float, default=None, help="α for --algorithm mtcp.")
-@click.option("--beta", type=float, default=None, help="β for --algorithm mtcp.")
-@click.option("--subflows", "n", type=int, default=2, show_default=True)
+@click.option("--alpha", type=Number("probability"), default=None, help="α for --algorithm mtcp.")
+@click.option("--beta", type=Number("probability"), default=None, help="β for --algorithm mtcp.")
+@click.option("--subflows", "n", type=Number("subflows"), default=2, show_default=True)
 @click.option("--loss", default="0.002", show_default=True,
               help="Per-packet loss probability: one value for all paths or one per path.")
-@click.option("--rtt", type=float, default=0.1, show_default=True, help="Round length tau (s).")
-@click.option("--rounds", type=int, default=20000, show_default=True, help="RTT rounds per replica.")
-@click.option("--replicas", type=int, default=4, show_default=True)
-@click.option("--seed", type=int, default=1, show_default=True)
-@click.option("--smooth-rtts", type=float, default=20.0, show_default=True,
+@click.option("--rtt", type=Number("rtt_s"), default=0.1, show_default=True, help="Round length tau (s).")
+@click.option("--rounds", type=Number("rounds"), default=20000, show_default=True, help="RTT rounds per replica.")
+@click.option("--replicas", type=Number("replicas"), default=4, show_default=True)
+@click.option("--seed", type=Number("seed"), default=1, show_default=True)
+@click.option("--smooth-rtts", type=Number("smooth_rtts"), default=20.0, show_default=True,
               help="Central moving average of the windows over this many RTTs (× --rtt) before the metric.")
-@click.option("--smooth-s", type=float, default=None, help="Smoothing window in seconds (overrides --smooth-rtts).")
+@click.option("--smooth-s", type=Number("smooth_s"), default=None, help="Smoothing window in seconds (overrides --smooth-rtts).")
 @click.option("--save-trace", type=click.Path(dir_okay=False),
               help="Write the first replica's trace to this Parquet file (time, cwnd_1, ...).")
-@click.option("--enter", type=float, default=0.8, show_default=True, help="Share that starts dominance.")
-@click.option("--leave", type=float, default=0.5, show_default=True, help="Share below which it ends.")
+@click.option("--enter", type=Number("unit_share"), default=0.8, show_default=True, help="Share that starts dominance.")
+@click.option("--leave", type=Number("unit_share"), default=0.5, show_default=True, help="Share below which it ends.")
 @click.option("--engine", type=click.Choice(["window", "sim"]), default="window", show_default=True,
               help="Trace source: the per-RTT window model or the packet simulator (random link loss).")
 @click.option("--trace", type=click.Path(exists=True, dir_okay=False),
               help="Measure a recorded trace instead (CSV/Parquet: time, then one column per subflow).")
 @click.option("--json", "as_json", is_flag=True)
+@click.option("--force", is_flag=True, help="Run even when the cost estimate exceeds the limits (docs/scenario.md).")
 def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed, smooth_rtts, smooth_s,
-                   save_trace, enter, leave, engine, trace, as_json):
+                   save_trace, enter, leave, engine, trace, as_json, force):
     """Flappiness metric (docs/mtc.md) of the stochastic window model or of a recorded trace."""
     if not (0.5 <= leave < enter <= 1.0):
         raise MtcInputError(f"--enter/--leave: need 0.5 ≤ leave < enter ≤ 1, got {leave}, {enter} "
@@ -210,7 +233,10 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
             spec = {"name": "mtcp", "alpha": _unit("alpha", alpha), "beta": _unit("beta", beta)}
         else:
             spec = algorithm
+        from .. import cost
+        fix = "lower --rounds or --replicas"
         if engine == "window":
+            cost.guard(cost.window_model(rounds, replicas, n), "mtc flappiness", force, fix)
             t, tr = fl.window_trace(spec, p, rtt, rounds, replicas, seed)
         else:
             if len(set(p)) != 1:
@@ -218,6 +244,12 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
             if not fl.sim_available():
                 raise MtcInputError("--engine sim: the packet simulator (mpcc.sim) is not available "
                                     "(fix: build it with `maturin develop -r`, or use --engine window)")
+            from .. import scenario as scenario_mod
+            if rounds * rtt + 20.0 > 1e6:
+                raise MtcInputError(f"--rounds × --rtt: {rounds * rtt:.3g} s of simulated time exceeds 1e6 s "
+                                    "(fix: lower --rounds or --rtt)")
+            one = scenario_mod.loads(fl.random_loss_scenario(spec, n, p[0], rounds * rtt + 20.0, rtt), "<flappiness>")
+            cost.guard(cost.sim(one, runs=replicas, workers=1), "mtc flappiness --engine sim", force, fix)
             runs = [fl.packet_trace(spec, n, p[0], rounds * rtt, rtt, seed + k) for k in range(replicas)]
             size = min(r[0].size for r in runs)
             import numpy as np
@@ -231,7 +263,8 @@ def flappiness_cmd(algorithm, alpha, beta, n, loss, rtt, rounds, replicas, seed,
             import pyarrow.parquet as pq
 
             cols = {"time": t, **{f"cwnd_{i + 1}": tr[0][:, i] for i in range(n)}}
-            pq.write_table(pa.table(cols), save_trace)
+            with staged_file(save_trace, "--save-trace") as tmp:
+                pq.write_table(pa.table(cols), tmp)
             res["trace_file"] = save_trace
     if as_json:
         _echo_json(res)
@@ -250,7 +283,8 @@ def figures_cmd(out_dir, quick, fmt):
     Figs. 9/10 come from the deterministic fluid model and, when built, the packet simulator."""
     from ..reproduce import jiang2011
 
-    res = jiang2011.reproduce(out_dir, quick=quick, fmt=fmt)
+    with staged(out_dir) as tmp:
+        res = relocate(jiang2011.reproduce(str(tmp), quick=quick, fmt=fmt), tmp, out_dir)
     from rich.console import Console
     from rich.table import Table
 

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import click
 
+from ..outdir import maybe_staged
+from ..ranges import Number
 from ..errors import MpccError
 from .peng2016.paper import PENG_COLUMNS
 
@@ -27,7 +29,7 @@ def command():
               help="Simulator runs per cell (default: 5 quick, 20 with --full).")
 @click.option("--kernel-runs", type=click.IntRange(1, 100), default=None,
               help="Kernel runs per cell of Tables III–V (default: 1 quick, 20 with --full).")
-@click.option("--seed", type=int, default=1, show_default=True)
+@click.option("--seed", type=Number("seed"), default=1, show_default=True)
 @click.option("--algorithms", default=",".join(PENG_COLUMNS), show_default=True,
               help="Comma-separated algorithms (the paper's columns).")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
@@ -58,7 +60,8 @@ def peng2016(engines, full, runs, kernel_runs, seed, algorithms, out, as_json, n
     if kernel_runs is not None:
         budget = replace(budget, table3=replace(budget.table3, runs=kernel_runs),
                          table4=replace(budget.table4, runs=kernel_runs), table5=replace(budget.table5, runs=kernel_runs))
-    rep, errors = p.reproduce(engines, algos, budget, seed, out, progress=not no_progress)
+    with maybe_staged(out, keep_partial=True) as tmp:
+        rep, errors = p.reproduce(engines, algos, budget, seed, tmp, progress=not no_progress)
     if as_json:
         click.echo(rep.to_json())
     else:

@@ -34,25 +34,10 @@ import numpy as np
 from .. import algorithms
 from ..errors import MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
-from ..scenario import Group, Scenario
+from ..scenario import Group, Scenario, engine_options
 from .timeseries import Frame, from_core
 
-#: ``[sim]`` table fields: name → (default, example, kind, minimum, exclusive).
-SIM_OPTIONS: dict[str, tuple[Any, str, str, float | None, bool]] = {
-    "measure_from_s": (None, "20.0", "number", 0.0, False),
-    "measure_to_s": (None, "100.0", "number", 0.0, True),
-    "sample_interval_s": (None, "0.1", "number", 0.0, False),
-    "start_jitter_s": (1.0, "1.0", "number", 0.0, False),
-    "initial_cwnd": (10.0, "10", "number", 1.0, False),
-    "rto_min_s": (0.2, "0.2", "number", 0.0, True),
-    "delayed_ack": (False, "false", "bool", None, False),
-    "delayed_ack_s": (0.04, "0.04", "number", 0.0, True),
-    "per_ack_increase": (False, "true", "bool", None, False),
-    "slow_start_at_ssthresh": (False, "true", "bool", None, False),
-    "ecn": (True, "true", "bool", None, False),
-    # 1 ms: a jiffy at HZ=1000 and Dummynet's tick (Peng et al.'s testbed); see docs/sim.md
-    "host_jitter_s": (0.001, "0.001", "number", 0.0, False),
-}
+from .options import SIM_OPTIONS  # noqa: F401  (the [sim] table, declared for mpcc.scenario)
 
 #: Options passed to the Rust core (the others are handled here).
 _CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "per_ack_increase",
@@ -60,27 +45,13 @@ _CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "
 
 
 def sim_options(scenario: Scenario) -> dict[str, Any]:
-    """Validate the scenario's ``[sim]`` table and fill in defaults."""
-    raw = dict(scenario.engine.get("sim", {}))
-    out = {k: v[0] for k, v in SIM_OPTIONS.items()}
-    for key, value in raw.items():
-        fld = f"sim.{key}"
-        if key not in SIM_OPTIONS:
-            raise ScenarioError(scenario.source, fld, "unknown field", f"remove it or use one of: {', '.join(SIM_OPTIONS)}")
-        _, example, kind, minimum, exclusive = SIM_OPTIONS[key]
-        if kind == "bool":
-            if not isinstance(value, bool):
-                raise ScenarioError(scenario.source, fld, f"expected true or false, got {value!r}", f"write {key} = {example}")
-        else:
-            ok = isinstance(value, int) if kind == "int" else isinstance(value, (int, float))
-            if isinstance(value, bool) or not ok or not math.isfinite(value):
-                what = "an integer" if kind == "int" else "a finite number"
-                raise ScenarioError(scenario.source, fld, f"expected {what}, got {value!r}", f"write {key} = {example}")
-            if minimum is not None and (value <= minimum if exclusive else value < minimum):
-                rel = ">" if exclusive else "≥"
-                raise ScenarioError(scenario.source, fld, f"must be {rel} {minimum:g}, got {value!r}", f"use e.g. {key} = {example}")
-        out[key] = value
-    return out
+    """The scenario's ``[sim]`` table, validated (:func:`mpcc.scenario.engine_options`) with
+    defaults filled in."""
+    return engine_options(scenario, "sim")
+
+
+#: Shortest measurement window: a rate over a shorter window is dominated by one packet.
+MIN_WINDOW_S = 1e-3
 
 
 def phase_lock_warning(scenario: Scenario) -> str | None:
@@ -114,9 +85,11 @@ def measurement_window(scenario: Scenario, measure: tuple[float, float] | None =
         t1 = opts["measure_to_s"] if opts["measure_to_s"] is not None else scenario.duration_s
     else:
         t0, t1 = float(measure[0]), float(measure[1])
-    if not (0 <= t0 < t1 <= scenario.duration_s):
-        raise ScenarioError(scenario.source, "sim.measure", f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] with t0 < t1",
-                            "choose 0 ≤ measure_from_s < measure_to_s ≤ duration_s")
+    if not (0 <= t0 < t1 <= scenario.duration_s) or t1 - t0 < MIN_WINDOW_S:
+        fld = "--measure" if measure is not None else "sim.measure_from_s/measure_to_s"
+        raise ScenarioError(scenario.source, fld, f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] "
+                            f"with t1 − t0 ≥ {MIN_WINDOW_S:g} s",
+                            f"choose 0 ≤ t0 < t1 ≤ duration_s with t1 − t0 ≥ {MIN_WINDOW_S:g} s")
     return t0, t1
 
 
@@ -280,7 +253,9 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
         else:
             raw = _core.simulate(json.dumps(cfg))
     except ValueError as e:  # the scenario passed validation, so this names an engine limit
-        raise _engine_error(scenario, str(e)) from None
+        if _RUST_FIELD.match(str(e).replace("\n", " ")):   # the core named the field
+            raise _engine_error(scenario, str(e)) from None
+        raise core_error(scenario, cfg, str(e)) from None   # e.g. a serde error: mapped by its JSON column
     wall = time.perf_counter() - start
     cols = {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
     t0, t1 = cfg["measure"]
@@ -301,6 +276,39 @@ def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
     cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress,
                   max_events=max_events, max_memory_mb=max_memory_mb)
     return SimRun(scenario, int(seed), cr.result, from_core([g.name for g in scenario.groups], [l.name for l in scenario.links], cr.columns), cr.stats)
+
+
+#: Rust config keys (crates/mpcc-core/src/config.rs) → the scenario field they come from.
+_CORE_FIELDS = {"duration_s": "duration_s", "packet_bytes": "packet_bytes", "seed": "--seed",
+                "sample_interval_s": "sim.sample_interval_s", "measure": "sim.measure_from_s/measure_to_s",
+                "capacity_mbps": "links[].capacity_mbps", "delay_ms": "links[].delay_ms",
+                "buffer_pkts": "links[].buffer_pkts", "loss": "links[].loss", "red": "links[].red",
+                "count": "groups[].count", "paths": "groups[].paths", "params": "groups[].algorithm",
+                "algorithm": "groups[].algorithm", "start_s": "start_s", "stop_s": "stop_s",
+                "rate_mbps": "background[].rate_mbps", "mean_on_s": "background[].mean_on_s",
+                "mean_off_s": "background[].mean_off_s"}
+_CORE_FIELDS.update({k: f"sim.{k}" for k in _CORE_OPTIONS})
+
+
+def core_error(scenario: Scenario, cfg: Mapping[str, Any], message: str) -> MpccError:
+    """A Rust core error as one line naming the scenario field: serde errors give a column of
+    the JSON config, whose nearest key names the field; known engine messages are mapped."""
+    import re
+    text = " ".join(message.split())
+    fld = None
+    m = re.search(r"column (\d+)", text)
+    if m:
+        js = json.dumps(cfg)
+        keys = re.findall(r'"(\w+)":', js[: int(m.group(1))])
+        if keys:
+            fld = _CORE_FIELDS.get(keys[-1], keys[-1])
+    if fld is None and "measurement window" in text:
+        fld = _CORE_FIELDS["measure"]
+    for key, name in _CORE_FIELDS.items():
+        if fld is None and key in text:
+            fld = name
+    return MpccError(f"{scenario.source}: {fld or '(scenario)'}: the simulator rejected the value: {text[:200]} "
+                     f"(fix: use a value in the range of docs/scenario.md \"Ranges\")")
 
 
 def with_algorithm(scenario: Scenario, spec: str | Mapping[str, Any], *, multipath_only: bool = True) -> Scenario:

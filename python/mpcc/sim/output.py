@@ -6,12 +6,9 @@ run leaves no partial output."""
 
 from __future__ import annotations
 
-import os
-import shutil
-import tempfile
 from pathlib import Path
 
-from ..errors import MpccError
+from ..outdir import mark_partial, staged
 from ..results import RunResult
 
 
@@ -27,19 +24,18 @@ def _concat(runs, key: str):
     return pa.concat_tables(tables, promote_options="permissive")
 
 
-def write_outputs(out_dir: str | Path, runs, result: RunResult, *, plots: bool = True) -> list[Path]:
-    out = Path(out_dir)
-    if out.exists() and not out.is_dir():
-        raise MpccError(f"--out {out}: exists and is not a directory (fix: choose a directory path)")
-    parent = out.parent if str(out.parent) else Path(".")
-    try:
-        parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
-    except OSError as e:
-        raise MpccError(f"--out {out}: cannot create it: {e.strerror} (fix: choose a writable directory)") from None
+def write_outputs(out_dir: str | Path, runs, result: RunResult, *, plots: bool = True,
+                  partial: tuple[int, int, str] | None = None) -> list[Path]:
+    """Write the files of ``runs`` into ``out_dir`` through :func:`mpcc.outdir.staged`.
+    ``partial`` = (completed, requested, reason) marks an interrupted ``--runs`` (PARTIAL.json
+    and ``"partial": true`` in result.json)."""
     import pyarrow.parquet as pq
 
-    try:
+    out = Path(out_dir)
+    with staged(out) as tmp:
+        if partial is not None:
+            result.extra.update(partial=True, runs_completed=partial[0], runs_requested=partial[1])
+            mark_partial(tmp, *partial)
         (tmp / "result.json").write_text(result.to_json() + "\n")
         pq.write_table(_concat(runs, "subflows"), tmp / "subflows.parquet")
         pq.write_table(_concat(runs, "links"), tmp / "links.parquet")
@@ -47,15 +43,6 @@ def write_outputs(out_dir: str | Path, runs, result: RunResult, *, plots: bool =
             plot_cwnd(runs[0], tmp / "cwnd.png")
             plot_queues(runs[0], tmp / "queues.png")
         names = sorted(p.name for p in tmp.iterdir())
-        if out.exists():
-            for name in names:
-                os.replace(tmp / name, out / name)
-            tmp.rmdir()
-        else:
-            os.replace(tmp, out)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
     return [out / n for n in names]
 
 
@@ -84,7 +71,8 @@ def plot_cwnd(run, path: Path, max_flows: int = 2) -> None:
                 ax.plot(ts, [total[t] for t in ts], lw=0.8, color="red", label=f"flow {f} total")
         ax.set_ylabel("cwnd (pkts)")
         ax.set_title(f"{g.name}: {g.algorithm.describe()}", fontsize=9)
-        ax.legend(fontsize=7, loc="upper right")
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=7, loc="upper right")
     axes[-1, 0].set_xlabel("time (s)")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
@@ -104,7 +92,8 @@ def plot_queues(run, path: Path) -> None:
         ax.plot(time_s[sel], q[sel], lw=0.8, label=f"{l.name} (buffer {l.buffer_pkts})")
     ax.set_xlabel("time (s)")
     ax.set_ylabel("queue (pkts)")
-    ax.legend(fontsize=7)
+    if ax.get_legend_handles_labels()[0]:
+        ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from ..outdir import maybe_staged
+from ..ranges import Number
 from ..scenario import load
 
 
@@ -15,11 +17,11 @@ from ..scenario import load
 @click.option("--json", "as_json", is_flag=True, help="Print the RunResult as JSON (engine \"testbed\").")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write result.json, subflows.parquet, links.parquet and cwnd.png here.")
-@click.option("--runs", type=int, help="Repetitions (default: [testbed] runs or 1).")
-@click.option("--duration", "duration_s", type=float, help="Run length in seconds (group start/stop scale with it).")
-@click.option("--warmup", "warmup_s", type=float, help="Seconds excluded at the start of each group (default min(10, 20%)).")
+@click.option("--runs", type=Number("testbed.runs"), help="Repetitions (default: [testbed] runs or 1).")
+@click.option("--duration", "duration_s", type=Number("testbed.duration_s"), help="Run length in seconds (group start/stop scale with it).")
+@click.option("--warmup", "warmup_s", type=Number("testbed.warmup_s"), help="Seconds excluded at the start of each group (default min(10, 20%)).")
 @click.option("--algorithm", help="Algorithm of the multipath groups (e.g. balia, lia, or kernel reno/cubic).")
-@click.option("--sample-ms", type=float, help="Sampling interval of cwnd/srtt/bytes acked (10–1000 ms).")
+@click.option("--sample-ms", type=Number("testbed.sample_ms"), help="Sampling interval of cwnd/srtt/bytes acked (10–1000 ms).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--cleanup", "cleanup_only", is_flag=True, help="Only remove state left by crashed runs, then exit.")
 def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sample_ms, no_progress, cleanup_only):
@@ -42,7 +44,8 @@ def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sampl
     s = load(scenario)
     st = engine.settings_from(s, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=algorithm,
                               sample_ms=sample_ms)
-    res = engine.run_scenario(s, st, out, progress=not (no_progress or as_json))
+    with maybe_staged(out, keep_partial=True) as tmp:
+        res = engine.run_scenario(s, st, tmp, progress=not (no_progress or as_json))
     if as_json:
         click.echo(res.to_json())
     else:

@@ -46,49 +46,21 @@ class Settings:
     seed: int = 1
     spin_us: int = 30
 
-    KEYS = ("runs", "duration_s", "warmup_s", "sample_ms", "algorithm", "seed", "spin_us")
+
+
+#: The ``mpcc testbed`` flag that overrides each [testbed] field (for error messages).
+_FLAGS = {"runs": "--runs", "duration_s": "--duration", "warmup_s": "--warmup", "sample_ms": "--sample-ms",
+          "algorithm": "--algorithm"}
 
 
 def settings_from(s: Scenario, **overrides: Any) -> Settings:
-    table = dict(s.engine.get("testbed", {}))
-    src = s.source
-    for k in table:
-        if k not in Settings.KEYS:
-            raise ScenarioError(src, f"testbed.{k}", "unknown field", f"use one of: {', '.join(Settings.KEYS)}")
-
-    def num(key, v, lo, hi, integer=False):
-        if isinstance(v, bool) or not isinstance(v, (int, float)) or (integer and not isinstance(v, int)):
-            raise ScenarioError(src, f"testbed.{key}", f"expected {'an integer' if integer else 'a number'}, got {v!r}",
-                                f"write {key} = {lo if integer else float(lo)}")
-        if not (lo <= v <= hi):
-            raise ScenarioError(src, f"testbed.{key}", f"must be in [{lo}, {hi}], got {v!r}", f"use a value in [{lo}, {hi}]")
-        return v
-
-    kw: dict[str, Any] = {}
-    merged = {**table, **{k: v for k, v in overrides.items() if v is not None}}
-    for k, v in merged.items():
-        if k == "runs":
-            kw[k] = num(k, v, 1, 1000, True)
-        elif k == "duration_s":
-            kw[k] = num(k, v, 1.0, 1e5)
-        elif k == "warmup_s":
-            kw[k] = num(k, v, 0.0, 1e5)
-        elif k == "sample_ms":
-            kw[k] = num(k, v, 10, 1000)
-        elif k == "seed":
-            kw[k] = num(k, v, 0, 2**31, True)
-        elif k == "spin_us":
-            kw[k] = num(k, v, 0, 1000, True)
-        elif k == "algorithm":
-            if not isinstance(v, str) or not v:
-                raise ScenarioError(src, "testbed.algorithm", f"expected an algorithm name, got {v!r}", 'write algorithm = "balia"')
-            kw[k] = v
-    st = Settings(**kw)
-    dur = st.duration_s or s.duration_s
-    if st.warmup_s is not None and st.warmup_s >= dur:
-        raise ScenarioError(src, "testbed.warmup_s", f"warm-up {st.warmup_s:g} s is not shorter than the run ({dur:g} s)",
-                            "lower warmup_s or raise duration_s")
-    return st
+    """The scenario's [testbed] table merged with ``overrides`` (CLI values), validated by
+    :func:`mpcc.scenario.engine_options` against :data:`mpcc.testbed.options.TESTBED_OPTIONS`."""
+    from ..scenario import engine_options
+    from .options import cross_check
+    opts = engine_options(s, "testbed", overrides, _FLAGS)
+    cross_check(s, opts)
+    return Settings(**opts)
 
 
 def scaled(s: Scenario, duration_s: float) -> Scenario:

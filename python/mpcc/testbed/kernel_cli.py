@@ -20,14 +20,15 @@ import os
 
 import click
 
+from ..ranges import Number
 from ..errors import MpccError
 from . import bpf
 
 _PARAM_OPTIONS = [
     click.option("--param", "-p", "param", multiple=True, metavar="NAME=VALUE",
                  help="A parameter of the algorithm's BPF program (repeatable), e.g. -p a=0.25 for ewtcp."),
-    click.option("--beta", type=float, default=None, help="generalized: β in [0, 1] (default 0.2)."),
-    click.option("--eta", type=float, default=None, help="generalized: η ≥ 0 (default 0.5)."),
+    click.option("--beta", type=Number("generalized.beta"), default=None, help="generalized: β in [0, 1] (default 0.2)."),
+    click.option("--eta", type=Number("generalized.eta"), default=None, help="generalized: η ≥ 0 (default 0.5)."),
     click.option("--n", "norm", default=None, help="generalized: n of ‖x‖_n: 1, 2 or inf (default inf)."),
 ]
 
