@@ -180,6 +180,7 @@ R: dict[str, Range] = {
     "rates_pps": Range(1e-6, 1e9, "packets/s", "100"),
     "capacity_scale": Range(1e-6, 1e6, "", "1.0"),
     "trials": Range(1, 1e6, "", "1000", integer=True),
+    "threshold": Range(0, 10, "", "0.1", lo_open=True),
 }
 
 

@@ -9,6 +9,7 @@ from pathlib import Path
 import click
 
 from ..errors import MpccError
+from ..ranges import Number
 from ..scenario import load
 
 
@@ -16,14 +17,15 @@ from ..scenario import load
 @click.argument("scenario", type=click.Path(dir_okay=False, path_type=Path))
 @click.option("--engines", default="fluid,sim", show_default=True,
               help="Comma-separated engines among fluid, sim, testbed (testbed needs root).")
-@click.option("--runs", type=int, default=1, show_default=True, help="Repetitions of sim and testbed (seeds seed…seed+N−1).")
-@click.option("--seed", type=int, default=0, show_default=True, help="First seed.")
+@click.option("--runs", type=Number("runs"), default=1, show_default=True, help="Repetitions of sim and testbed (seeds seed…seed+N−1).")
+@click.option("--seed", type=Number("seed"), default=0, show_default=True, help="First seed.")
 @click.option("--out", type=click.Path(file_okay=False, path_type=Path),
               help="Write comparison.json, comparison.png/.svg and the time series (Parquet) here.")
 @click.option("--json", "as_json", is_flag=True, help="Print each engine's output contract plus differences and diagnosis as JSON.")
-@click.option("--threshold", type=float, default=0.10, show_default=True,
+@click.option("--threshold", type=Number("threshold"), default=0.10, show_default=True,
               help="Relative difference above which the diagnosis explains a group/path.")
-def command(scenario, engines, runs, seed, out, as_json, threshold):
+@click.option("--force", is_flag=True, help="Run even when the cost estimate exceeds the limits (docs/scenario.md).")
+def command(scenario, engines, runs, seed, out, as_json, threshold, force):
     """Run SCENARIO on several engines; print per group and per path each engine's per-flow rate,
     the relative differences, and why they differ (loss vs price, window vs eq. (7), RTT,
     retransmissions and timeouts)."""
@@ -36,6 +38,9 @@ def command(scenario, engines, runs, seed, out, as_json, threshold):
     if not (threshold > 0):
         raise MpccError(f"--threshold must be > 0, got {threshold} (fix: e.g. --threshold 0.1)")
     s = load(scenario)
+    if "sim" in names:
+        from .. import cost
+        cost.guard(cost.sim(s, runs=runs), str(scenario), force, "shorten duration_s or lower --runs")
 
     def progress(e):
         if not as_json:
@@ -47,7 +52,9 @@ def command(scenario, engines, runs, seed, out, as_json, threshold):
     else:
         c.print()
     if out:
-        paths = c.write(out)
+        from ..outdir import relocate, staged
+        with staged(out) as tmp:
+            paths = relocate(c.write(tmp), tmp, out)
         if not as_json:
             click.echo(f"wrote {', '.join(p.name for p in paths)} to {out}")
     if not c.results:
