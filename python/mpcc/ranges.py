@@ -148,6 +148,7 @@ R: dict[str, Range] = {
     "hetero.threshold": Range(0, 1e9, "", "300"),
     "hetero.K": Range(1, 1e9, "", "10000"),
     "hetero.utility": Range(1e-15, 1e15, "", "1.0"),
+    "hetero.utility_alpha": Range(1e-3, 50, "", "2.0"),   # α-fairness exponent; 8 in Tang et al. Example 3
     "hetero.kappa": Range(0, 1, "", "0.5", lo_open=True),
     "hetero.prob": Range(0, 1, "", "1.0", lo_open=True),
     "hetero.period": Range(1e-3, 1e6, "", "20.0"),

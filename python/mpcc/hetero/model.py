@@ -351,7 +351,7 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
                        "use links defined in [[links]]")
         if len(set(route)) != len(route):
             c.fail(w + "links", f"route visits a link twice: {route!r}", "list each link once")
-        a = c.number(raw.get("utility_alpha", 1.0), w + "utility_alpha", "1.0", rng="hetero.utility")
+        a = c.number(raw.get("utility_alpha", 1.0), w + "utility_alpha", "1.0", rng="hetero.utility_alpha")
         b = c.number(raw.get("utility_weight", 1.0), w + "utility_weight", "1.0", rng="hetero.utility")
         fw = c.number(raw.get("fairness_weight", 1.0), w + "fairness_weight", "1.0", rng="hetero.utility")
         sources.append(Source(sname, proto, tuple(route), a, b, fw))
