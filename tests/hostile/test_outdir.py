@@ -40,7 +40,7 @@ def test_write_failure_is_one_line(tmp_path):
 
 
 def test_mtc_figures_interrupted_leaves_nothing(tmp_path, monkeypatch):
-    from mpcc.mtc import jiang2011
+    from mpcc.reproduce import jiang2011
 
     def fake_reproduce(out_dir, **kw):   # writes one figure, then Ctrl-C
         Path(out_dir, "fig3.png").write_bytes(b"png")
