@@ -37,7 +37,7 @@ from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Group, Scenario, engine_options
 from .timeseries import Frame, from_core
 
-from .options import SIM_OPTIONS  # noqa: F401  (the [sim] table, declared for mpcc.scenario)
+from .options import MIN_WINDOW_S, SIM_OPTIONS, measurement_window  # noqa: F401  (the [sim] table)
 
 #: Options passed to the Rust core (the others are handled here).
 _CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "per_ack_increase",
@@ -48,10 +48,6 @@ def sim_options(scenario: Scenario) -> dict[str, Any]:
     """The scenario's ``[sim]`` table, validated (:func:`mpcc.scenario.engine_options`) with
     defaults filled in."""
     return engine_options(scenario, "sim")
-
-
-#: Shortest measurement window: a rate over a shorter window is dominated by one packet.
-MIN_WINDOW_S = 1e-3
 
 
 def phase_lock_warning(scenario: Scenario) -> str | None:
@@ -74,23 +70,6 @@ def warn_phase_lock(scenario: Scenario) -> None:
     msg = phase_lock_warning(scenario)
     if msg:
         print(msg, file=sys.stderr)
-
-
-def measurement_window(scenario: Scenario, measure: tuple[float, float] | None = None) -> tuple[float, float]:
-    """[t0, t1]: the argument, else ``[sim] measure_from_s``/``measure_to_s``, else
-    [duration/5, duration]."""
-    opts = sim_options(scenario)
-    if measure is None:
-        t0 = opts["measure_from_s"] if opts["measure_from_s"] is not None else scenario.duration_s / 5.0
-        t1 = opts["measure_to_s"] if opts["measure_to_s"] is not None else scenario.duration_s
-    else:
-        t0, t1 = float(measure[0]), float(measure[1])
-    if not (0 <= t0 < t1 <= scenario.duration_s) or t1 - t0 < MIN_WINDOW_S:
-        fld = "--measure" if measure is not None else "sim.measure_from_s/measure_to_s"
-        raise ScenarioError(scenario.source, fld, f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] "
-                            f"with t1 − t0 ≥ {MIN_WINDOW_S:g} s",
-                            f"choose 0 ≤ t0 < t1 ≤ duration_s with t1 − t0 ≥ {MIN_WINDOW_S:g} s")
-    return t0, t1
 
 
 def _algo_params(algo: algorithms.Algorithm) -> dict[str, Any]:

@@ -1,7 +1,8 @@
 """The ``[sim]`` table of a scenario: the simulator's options, validated by
 :func:`mpcc.scenario.engine_options` (ranges in :data:`mpcc.ranges.R`, docs/scenario.md)."""
 
-from ..scenario import Option
+from ..errors import ScenarioError
+from ..scenario import Option, Scenario, engine_options
 
 SIM_OPTIONS = {
     "measure_from_s": Option(None, example="20.0"),
@@ -20,7 +21,31 @@ SIM_OPTIONS = {
 }
 
 
+#: Shortest measurement window: a rate over a shorter window is dominated by one packet.
+MIN_WINDOW_S = 1e-3
+
+
+def sim_options(scenario: Scenario) -> dict:
+    return engine_options(scenario, "sim")
+
+
+def measurement_window(scenario: Scenario, measure: tuple[float, float] | None = None) -> tuple[float, float]:
+    """[t0, t1]: the argument, else ``[sim] measure_from_s``/``measure_to_s``, else
+    [duration/5, duration]."""
+    opts = sim_options(scenario)
+    if measure is None:
+        t0 = opts["measure_from_s"] if opts["measure_from_s"] is not None else scenario.duration_s / 5.0
+        t1 = opts["measure_to_s"] if opts["measure_to_s"] is not None else scenario.duration_s
+    else:
+        t0, t1 = float(measure[0]), float(measure[1])
+    if not (0 <= t0 < t1 <= scenario.duration_s) or t1 - t0 < MIN_WINDOW_S:
+        fld = "--measure" if measure is not None else "sim.measure_from_s/measure_to_s"
+        raise ScenarioError(scenario.source, fld, f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] "
+                            f"with t1 − t0 ≥ {MIN_WINDOW_S:g} s",
+                            f"choose 0 ≤ t0 < t1 ≤ duration_s with t1 − t0 ≥ {MIN_WINDOW_S:g} s")
+    return t0, t1
+
+
 def cross_check(scenario, opts) -> None:
     """Checks that involve other fields of the scenario (run by mpcc.scenario at load time)."""
-    from .engine import measurement_window
     measurement_window(scenario)
