@@ -35,8 +35,19 @@ def _finite(x):
     return x
 
 
+def _drop_undefined_se(d):
+    """Standard errors over one replica are undefined: the key is left out (not null)."""
+    if isinstance(d, dict):
+        return {k: _drop_undefined_se(v) for k, v in d.items()
+                if not (k.endswith("_se") and isinstance(v, float) and not math.isfinite(v))}
+    if isinstance(d, list):
+        return [_drop_undefined_se(v) for v in d]
+    return d
+
+
 def _echo_json(d) -> None:
     from ..results import nonfinite
+    d = _drop_undefined_se(d)
     bad = [p for p in nonfinite(d) if not p.endswith("trace_file")]
     if bad:
         raise MtcInputError(f"{bad[0]}: not a finite number with these values "
