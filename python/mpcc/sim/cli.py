@@ -46,6 +46,7 @@ def command(scenario_file, as_json, out_dir, runs, seed, scheduler, algorithm, s
                            measure=tuple(measure) if measure else None, on_done=done.append)
     except BaseException as e:  # Ctrl-C or a failed run: keep every completed run
         if out_dir and done:
+            from .output import write_outputs
             done.sort(key=lambda r: r.seed)
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             write_outputs(out_dir, done, aggregate(done) if len(done) > 1 else done[0].result,
