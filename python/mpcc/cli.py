@@ -13,7 +13,6 @@ import sys
 import warnings
 
 import click
-import numpy as np
 
 from . import ranges
 from .errors import MpccError
@@ -85,7 +84,7 @@ def main(argv=None):
     Numerical warnings (numpy's RuntimeWarning on overflow etc.) of handled cases are not
     printed: results are checked for finiteness where they are produced."""
     try:
-        with warnings.catch_warnings(), np.errstate(all="ignore"):
+        with warnings.catch_warnings():   # numpy's RuntimeWarnings are warnings too
             warnings.simplefilter("ignore")   # RuntimeWarning, UserWarning of handled cases
             cli.main(args=argv, prog_name="mpcc", standalone_mode=False)
     except MpccError as e:

@@ -357,7 +357,7 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
     sc = Scenario(name, duration, tuple(links), tuple(groups), packet_bytes, tuple(background), engine, source)
     for key in engine:   # every [sim]/[fluid]/[testbed] field in range before any engine starts
         opts = engine_options(sc, key)
-        cross = getattr(__import__(OPTION_TABLES[key][0], fromlist=["_"]), "cross_check", None)
+        cross = getattr(__import__(OPTION_TABLES[key][0], fromlist=["_"]), f"{key}_cross_check", None)
         if cross is not None:
             cross(sc, opts)
     return sc
@@ -382,10 +382,11 @@ class Option:
     example: str = ""
 
 
-#: Where each engine declares its option table (a dict name → :class:`Option`).
-OPTION_TABLES = {"sim": ("mpcc.sim.options", "SIM_OPTIONS"),
-                 "fluid": ("mpcc.fluid.options", "FLUID_OPTIONS"),
-                 "testbed": ("mpcc.testbed.options", "TESTBED_OPTIONS")}
+#: Where the engines' option tables (name → :class:`Option`) and cross-field checks live:
+#: :mod:`mpcc.options`, which imports no engine (each engine re-exports its own table).
+OPTION_TABLES = {"sim": ("mpcc.options", "SIM_OPTIONS"),
+                 "fluid": ("mpcc.options", "FLUID_OPTIONS"),
+                 "testbed": ("mpcc.options", "TESTBED_OPTIONS")}
 
 
 def option_table(table: str) -> Mapping[str, Option]:

@@ -1,0 +1,103 @@
+"""The option tables of the engines — ``[sim]``, ``[fluid]``, ``[testbed]`` — and their checks
+across fields, validated by :func:`mpcc.scenario.engine_options` when a scenario is loaded
+(ranges in :data:`mpcc.ranges.R`, docs/scenario.md "Ranges"). One module without engine
+imports, so ``mpcc check`` loads no numpy; each engine re-exports its table from
+``mpcc/<engine>/options.py``."""
+
+from __future__ import annotations
+
+from .errors import ScenarioError
+from .scenario import Option, Scenario, engine_options
+
+# --- [sim] ---------------------------------------------------------------------------------------
+SIM_OPTIONS = {
+    "measure_from_s": Option(None, example="20.0"),
+    "measure_to_s": Option(None, example="100.0"),
+    "sample_interval_s": Option(None, example="0.1"),
+    "start_jitter_s": Option(1.0, example="1.0"),
+    "initial_cwnd": Option(10.0, example="10"),
+    "rto_min_s": Option(0.2, example="0.2"),
+    "delayed_ack": Option(False, "bool", example="false"),
+    "delayed_ack_s": Option(0.04, example="0.04"),
+    "per_ack_increase": Option(False, "bool", example="true"),
+    "slow_start_at_ssthresh": Option(False, "bool", example="true"),
+    "ecn": Option(True, "bool", example="true"),
+    # 1 ms: a jiffy at HZ=1000 and Dummynet's tick (Peng et al.'s testbed); see docs/sim.md
+    "host_jitter_s": Option(0.001, example="0.001"),
+}
+
+
+#: Shortest measurement window: a rate over a shorter window is dominated by one packet.
+MIN_WINDOW_S = 1e-3
+
+
+def sim_options(scenario: Scenario) -> dict:
+    return engine_options(scenario, "sim")
+
+
+def measurement_window(scenario: Scenario, measure: tuple[float, float] | None = None) -> tuple[float, float]:
+    """[t0, t1]: the argument, else ``[sim] measure_from_s``/``measure_to_s``, else
+    [duration/5, duration]."""
+    opts = sim_options(scenario)
+    if measure is None:
+        t0 = opts["measure_from_s"] if opts["measure_from_s"] is not None else scenario.duration_s / 5.0
+        t1 = opts["measure_to_s"] if opts["measure_to_s"] is not None else scenario.duration_s
+    else:
+        t0, t1 = float(measure[0]), float(measure[1])
+    if not (0 <= t0 < t1 <= scenario.duration_s) or t1 - t0 < MIN_WINDOW_S:
+        fld = "--measure" if measure is not None else "sim.measure_from_s/measure_to_s"
+        raise ScenarioError(scenario.source, fld, f"measurement window [{t0:g}, {t1:g}] is not inside [0, {scenario.duration_s:g}] "
+                            f"with t1 − t0 ≥ {MIN_WINDOW_S:g} s",
+                            f"choose 0 ≤ t0 < t1 ≤ duration_s with t1 − t0 ≥ {MIN_WINDOW_S:g} s")
+    return t0, t1
+
+
+def sim_cross_check(scenario, opts) -> None:
+    """Checks that involve other fields of the scenario (run by mpcc.scenario at load time)."""
+    measurement_window(scenario)
+
+
+# --- [fluid] -------------------------------------------------------------------------------------
+RTT_MODES = ("propagation", "propagation+queue")
+
+FLUID_OPTIONS = {
+    "rtt": Option("propagation", "choice", choices=RTT_MODES, example='"propagation"'),
+    "gamma": Option(None, example="1e-4"),     # price gain γ_l of (4), 1/packet (None: per-link default)
+    "t_end": Option(None, example="100.0"),    # dynamics horizon (default: duration_s)
+    "at_s": Option(None, example="50.0"),      # equilibrium of the groups active at this time
+}
+
+
+def check_at(scenario, at_s: float, fld: str) -> None:
+    """``at_s`` must be a time at which some group is active."""
+    if not any(g.start_s <= at_s < g.stop_s for g in scenario.groups):
+        spans = ", ".join(f"{g.name} [{g.start_s:g}, {g.stop_s:g})" for g in scenario.groups[:4])
+        raise ScenarioError(scenario.source, fld, f"no group is active at {at_s:g} s",
+                            f"choose a time inside a group's [start_s, stop_s): {spans}")
+
+
+def fluid_cross_check(scenario, opts) -> None:
+    """Checks that involve other fields of the scenario (run by mpcc.scenario at load time)."""
+    if opts["at_s"] is not None:
+        check_at(scenario, opts["at_s"], "fluid.at_s")
+
+
+# --- [testbed] -----------------------------------------------------------------------------------
+TESTBED_OPTIONS = {
+    "runs": Option(1, example="1"),
+    "duration_s": Option(None, example="60.0"),   # default: the scenario's duration_s
+    "warmup_s": Option(None, example="10.0"),     # default: min(10 s, 20 % of the duration)
+    "sample_ms": Option(100.0, example="100"),
+    "algorithm": Option(None, "string", example="balia"),
+    "seed": Option(1, example="1"),
+    "spin_us": Option(30, example="30"),
+}
+
+
+def testbed_cross_check(scenario, opts) -> None:
+    """Checks that involve other fields of the scenario (run by mpcc.scenario at load time)."""
+    dur = opts["duration_s"] or scenario.duration_s
+    if opts["warmup_s"] is not None and opts["warmup_s"] >= dur:
+        raise ScenarioError(scenario.source, "testbed.warmup_s",
+                            f"warm-up {opts['warmup_s']:g} s is not shorter than the run ({dur:g} s)",
+                            "lower warmup_s or raise duration_s")
