@@ -130,11 +130,11 @@ R: dict[str, Range] = {
     "generalized.eta": Range(0, 100, "", "0.5"),
     "generalized.n": Range(1, 64, "", "2", zero_ok=False),
     "mstcp.a": Range(0, 100, "packets", "0.03", lo_open=True),
-    "mstcp.b": Range(0, 1, "", "0.5", lo_open=True),
+    "mstcp.b": Range(1e-3, 1, "", "0.5"),   # decrease factor: below 0.1 % a loss does not decrease
     "mtcp.alpha": Range(0, 1, "", "0.5"),
     "mtcp.beta": Range(0, 1, "", "0.5"),
     "mtcp.a": Range(0, 100, "packets", "1.0", lo_open=True),
-    "mtcp.b": Range(0, 1, "", "0.5", lo_open=True),
+    "mtcp.b": Range(1e-3, 1, "", "0.5"),
     "fast.alpha": Range(0, 1e5, "packets", "50", lo_open=True),
     "fast.gamma": Range(0, 1, "", "0.5", lo_open=True),
     "fast.update_interval_s": Range(1e-3, 10, "s", "0.02"),

@@ -124,7 +124,11 @@ def paths_cmd(alpha, beta, loss, a, b, ode, as_json):
         raise MtcInputError(f"--a: must be > 0, got {a} (fix: e.g. --a 1)")
     if not 0 < b <= 1:
         raise MtcInputError(f"--b: must be in (0, 1], got {b} (fix: e.g. --b 0.5)")
-    res = eq.closed_form(alpha, beta, p, a, b)
+    try:
+        res = eq.closed_form(alpha, beta, p, a, b)
+    except (ValueError, ZeroDivisionError, OverflowError) as e:
+        raise MtcInputError(f"--alpha/--beta/--loss/--a/--b: the equilibrium of (2) has no finite solution here "
+                            f"({' '.join(str(e).split())[:80]}) (fix: values nearer the defaults, e.g. --b 0.5)") from None
     out = res.to_dict()
     if ode:
         o = eq.ode_equilibrium(alpha, beta, p, a, b)
