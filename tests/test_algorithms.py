@@ -188,3 +188,13 @@ def test_scalable_is_kellys_rule_per_route():
     x = [400.0, 80.0]
     assert s.fluid_phi(x, [0.1, 0.1]) == pytest.approx([0.02 / (0.25 * 40.0), 0.02 / (0.25 * 8.0)])
     assert s.fluid_k(x, [0.1, 0.1]) == pytest.approx([0.25 * 400.0 ** 2, 0.25 * 80.0 ** 2])
+
+
+def test_every_registry_parameter_has_a_physical_range():
+    """A new algorithm's parameters get bounds in mpcc.ranges (docs/scenario.md "Ranges"), so a
+    hostile value (1e300, inf) is one line, never a run without bounds."""
+    from mpcc import ranges
+    from mpcc.algorithms import REGISTRY
+    missing = [f"{name}.{p}" for name, (_, schema) in REGISTRY.items() for p in schema
+               if f"{name}.{p}" not in ranges.R]
+    assert not missing, f"parameters without a range in mpcc/ranges.py: {missing}"

@@ -126,6 +126,8 @@ R: dict[str, Range] = {
     "testbed.spin_us": Range(0, 1000, "µs", "30", integer=True),
     # algorithm parameters (mpcc.algorithms.REGISTRY)
     "ewtcp.a": Range(0, 100, "", "1.0", lo_open=True),
+    "scalable.a": Range(0, 100, "packets", "0.01", lo_open=True),
+    "scalable.b": Range(1e-3, 1, "", "0.125", hi_open=True),
     "generalized.beta": Range(0, 10, "", "0.2"),
     "generalized.eta": Range(0, 100, "", "0.5"),
     "generalized.n": Range(1, 64, "", "2", zero_ok=False),
