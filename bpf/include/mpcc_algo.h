@@ -14,10 +14,23 @@
  *   #define MPCC_OWN_ROUTE 1               (optional) I_r reads route r only: no subflow walk
  *   #define MPCC_LOSS_INTERVAL 1           (optional) fill c->ell with OLIA's loss intervals
  *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
+ *   #define MPCC_MIN_CWND_SINGLE 1         (optional) ssthresh floor with 1 route (default 2)
+ *   #define MPCC_PERIODIC 1                (optional) a periodic window update (below)
  *   #include "mpcc_algo.h"
  *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
+ *   MPCC_RULE __u64 mpcc_on_update(...)  and  MPCC_RULE __u64 mpcc_update_interval_us(...)
+ *                                          (only with MPCC_PERIODIC)
  *   MPCC_STRUCT_OPS(foo);
+ *
+ * Periodic update (MPCC_PERIODIC 1; delay-based controls such as FAST TCP). Every
+ * mpcc_update_interval_us(p) microseconds of the subflow's clock (checked on each ACK), the
+ * window of route r becomes mpcc_on_update(c, r, p), packets · 2^MPCC_CWND_SHIFT, rounded to the
+ * nearest packet; c->base_rtt[] holds each route's minimum RTT (kernel: tcp_min_rtt(), in the unit
+ * of c->rtt). The update then owns the window outside loss recovery: there is no slow start (the
+ * rule bounds its own growth), I_r is still added per ACK, an increase is applied only while the
+ * subflow is cwnd-limited, and a decrease always. With MPCC_OWN_ROUTE the update (and I_r) also
+ * run on a plain TCP socket; a loss still uses D_r.
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding
@@ -46,6 +59,12 @@
 #endif
 #ifndef MPCC_MIN_CWND_MULTIPATH
 #define MPCC_MIN_CWND_MULTIPATH 2
+#endif
+#ifndef MPCC_MIN_CWND_SINGLE
+#define MPCC_MIN_CWND_SINGLE 2
+#endif
+#ifndef MPCC_PERIODIC
+#define MPCC_PERIODIC 0
 #endif
 #ifndef MPCC_KERNEL_SYM
 #define MPCC_KERNEL_SYM MPCC_KERNEL_NAME
@@ -86,6 +105,10 @@ struct mpcc_params {
 #define MPCC_RULE MPCC_FN
 MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
 MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+#if MPCC_PERIODIC
+MPCC_RULE __u64 mpcc_on_update(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
+MPCC_RULE __u64 mpcc_update_interval_us(const struct mpcc_params *p);
+#endif
 
 MPCC_INLINE int mpcc_route_ok(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
@@ -93,10 +116,10 @@ MPCC_INLINE int mpcc_route_ok(const struct mpcc_conn *c, __u32 r, const struct m
 }
 
 /* Smallest window after a loss, in packets (Linux's ssthresh floor 2; Peng et al. §V use 1 for
- * Coupled and Balia when the connection has more than one route). */
+ * Coupled and Balia when the connection has more than one route; Jiang et al.'s MSTCP/MTCP 1). */
 MPCC_INLINE __u32 mpcc_min_cwnd(__u32 n_routes)
 {
-	return n_routes > 1 ? MPCC_MIN_CWND_MULTIPATH : 2;
+	return n_routes > 1 ? MPCC_MIN_CWND_MULTIPATH : MPCC_MIN_CWND_SINGLE;
 }
 
 #ifdef __bpf__

@@ -56,6 +56,30 @@ uint64_t mpcc_host_on_loss(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt
 	return mpcc_on_loss(&c, r, &p);
 }
 
+#if MPCC_PERIODIC
+/* The periodic update: route r's new window (packets · 2^32) given every route's minimum RTT. */
+uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt, const uint64_t *base_rtt,
+			     uint32_t r, const uint64_t *params)
+{
+	struct mpcc_conn c;
+	struct mpcc_params p;
+
+	mpcc_host_fill(&c, &p, n, cwnd, rtt, rtt, params);
+	memset(c.ell, 0, sizeof(c.ell));
+	memcpy(c.base_rtt, base_rtt, c.n * sizeof(uint64_t));
+	return mpcc_on_update(&c, r, &p);
+}
+
+uint64_t mpcc_host_update_interval_us(const uint64_t *params)
+{
+	struct mpcc_params p;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	return mpcc_update_interval_us(&p);
+}
+#endif
+
 uint64_t mpcc_host_cwnd_after_loss(uint32_t n, uint64_t cwnd, uint64_t dec)
 {
 	return mpcc_cwnd_after_loss(cwnd, dec, mpcc_min_cwnd(n));

@@ -46,12 +46,14 @@ struct mpcc_ca {
 	__s64 inc;      /* I_r per ACKed packet, packets · 2^MPCC_INC_SHIFT, as last computed */
 	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
 	__u32 inc_age;  /* ACK events since inc was computed */
+	__u64 upd_stamp; /* MPCC_PERIODIC: tcp_mstamp (µs) of the last periodic update */
 };
 
 /* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
  * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
  * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
- * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route). */
+ * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route), 2 = last periodic update (MPCC_PERIODIC;
+ * the new window, packets · 2^32, in dec). */
 struct mpcc_trace {
 	struct bpf_spin_lock lock;
 	__u32 n;
@@ -61,6 +63,7 @@ struct mpcc_trace {
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
 	__u64 ell[MPCC_MAX_ROUTES];
+	__u64 base_rtt[MPCC_MAX_ROUTES];
 	__s64 inc;
 	__u64 dec;
 	__u64 samples;
@@ -75,7 +78,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 2);
+	__uint(max_entries, 3);
 	__type(key, __u32);
 	__type(value, struct mpcc_trace);
 } mpcc_trace SEC(".maps");
@@ -102,6 +105,7 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
 		t->cwnd[k] = c->cwnd[k];
 		t->rtt[k] = c->rtt[k];
 		t->ell[k] = c->ell[k];
+		t->base_rtt[k] = c->base_rtt[k];
 	}
 	t->samples++;
 	bpf_spin_unlock(&t->lock);
@@ -156,6 +160,27 @@ static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64
 	return since > between ? since : between;
 }
 
+/* baseRTT in the unit of srtt_us (1/8 µs) from the kernel's windowed minimum RTT (µs,
+ * tcp_min_rtt(); net.ipv4.tcp_min_rtt_wlen, 300 s by default); srtt when there is no sample. */
+static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
+{
+	__u64 b = (__u64)min_rtt_us << 3;
+
+	return (min_rtt_us != ~0U && b) ? b : srtt;
+}
+
+/* Route r = 0 of c is sk's own subflow only (MPCC_OWN_ROUTE, and plain TCP sockets). */
+static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	c->n = 1;
+	c->cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
+	c->rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
+	if (MPCC_PERIODIC)
+		c->base_rtt[0] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]);
+}
+
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). */
 static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self)
@@ -204,6 +229,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 			if (MPCC_LOSS_INTERVAL)
 				c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+			if (MPCC_PERIODIC)
+				c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
 			c->n = k + 1;
 			continue;
 		}
@@ -221,6 +248,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			continue;
 		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
+		if (MPCC_PERIODIC)
+			c->base_rtt[k] = mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt);
 		if (MPCC_LOSS_INTERVAL) {
 			struct mpcc_ca oca = {};
 
@@ -242,6 +271,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 		if (MPCC_LOSS_INTERVAL)
 			c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+		if (MPCC_PERIODIC)
+			c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
 		c->n = k + 1;
 	}
 	return 0;
@@ -256,9 +287,7 @@ static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 	__u32 self = 0;
 
 	if (MPCC_OWN_ROUTE) {              /* I_r reads route r only: no walk */
-		c.n = 1;
-		c.cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
-		c.rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
+		mpcc_fill_own(sk, &c);
 	} else if (mpcc_gather(sk, &c, &self) < 0) {
 		return -1;
 	}
@@ -277,7 +306,49 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* compute on the first ACK */
 	ca->loss1 = tcp_sk(sk)->bytes_acked;
 	ca->loss2 = ca->loss1;
+	ca->upd_stamp = 0;
 }
+
+#if MPCC_PERIODIC
+/* The periodic update (mpcc_algo.h): every mpcc_update_interval_us(p), w_r ← mpcc_on_update,
+ * rounded to the nearest packet, at least min_cwnd and at most snd_cwnd_clamp. An increase is
+ * applied only while the subflow is cwnd-limited (as every window increase in Linux). */
+static __always_inline void mpcc_periodic(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
+	struct mpcc_conn c = {};
+	__u32 self = 0, floor;
+	__u64 now = tp->tcp_mstamp, w;
+
+	if (ca->upd_stamp && now - ca->upd_stamp < mpcc_update_interval_us(&p))
+		return;
+	if (!tp->srtt_us)
+		return;
+	ca->upd_stamp = now ? now : 1;
+	if (MPCC_OWN_ROUTE || mpcc_gather(sk, &c, &self) < 0) {
+		c = (struct mpcc_conn){};
+		self = 0;
+		mpcc_fill_own(sk, &c);
+	}
+	self &= MPCC_MAX_ROUTES - 1;
+	w = mpcc_on_update(&c, self, &p);
+	mpcc_record(2, &c, self, 0, w, 0, 1);
+	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;
+	floor = mpcc_min_cwnd(c.n);
+	if (w < floor)
+		w = floor;
+	if (w > tp->snd_cwnd_clamp)
+		w = tp->snd_cwnd_clamp;
+	if (w > tp->snd_cwnd && !tcp_is_cwnd_limited(sk))
+		return;
+	if (w != tp->snd_cwnd) {
+		tp->snd_cwnd = (__u32)w;
+		ca->acc = 0;
+	}
+}
+#endif
 
 /* Congestion avoidance: slow start as tcp_slow_start(), then add I_r per ACKed packet to the
  * accumulator and move snd_cwnd by whole packets when it passes ±1 (like tcp_cong_avoid_ai). */
@@ -289,13 +360,21 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	__s64 acc;
 	__u64 whole;
 
+#if MPCC_PERIODIC
+	if (!tp->is_mptcp && !MPCC_OWN_ROUTE) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	mpcc_periodic(sk);
+#else
 	if (!tp->is_mptcp) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+#endif
 	if (!tcp_is_cwnd_limited(sk))
 		return;
-	if (tcp_in_slow_start(tp)) {
+	if (!MPCC_PERIODIC && tcp_in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
 		if (!acked)
 			return;

@@ -24,7 +24,8 @@
  *           pass fractional windows);
  *     rtt   any unit, the same for every route — every rule depends on RTTs only through
  *           their ratios (the kernel passes srtt_us, i.e. 1/8 µs; the host tests picoseconds);
- *     ell   OLIA's loss interval ℓ_r in any unit, the same for every route (kernel: bytes).
+ *     ell   OLIA's loss interval ℓ_r in any unit, the same for every route (kernel: bytes);
+ *     base_rtt  minimum RTT of each route, in the unit of rtt (filled for MPCC_PERIODIC only).
  * Outputs of an algorithm's rules:
  *     on_ack  → I_r in packets · 2^MPCC_INC_SHIFT (signed: OLIA's ε_r can make it negative);
  *     on_loss → D_r in packets · 2^MPCC_CWND_SHIFT.
@@ -64,6 +65,7 @@ struct mpcc_conn {
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
 	__u64 ell[MPCC_MAX_ROUTES];
+	__u64 base_rtt[MPCC_MAX_ROUTES];
 };
 
 /* ---------------------------------------------------------------------------------------- */
@@ -250,6 +252,17 @@ MPCC_FN mn_t mpcc_route_tau(const struct mpcc_conn *c, __u32 k)
 	return mn_from(t ? t : 1, 0);
 }
 
+/* baseRTT_k, the route's minimum RTT (a zero counts as 1 unit). */
+MPCC_FN mn_t mpcc_route_base_tau(const struct mpcc_conn *c, __u32 k)
+{
+	__u64 t;
+
+	if (!c || k >= MPCC_MAX_ROUTES)
+		return mn_from(1, 0);
+	t = c->base_rtt[MPCC_IDX(k)];
+	return mn_from(t ? t : 1, 0);
+}
+
 /* x_k = w_k/τ_k */
 MPCC_FN mn_t mpcc_route_x(const struct mpcc_conn *c, __u32 k)
 {
@@ -305,6 +318,21 @@ MPCC_FN __u64 mpcc_halve_on_loss(const struct mpcc_conn *c, __u32 r)
 	if (!c || r >= MPCC_MAX_ROUTES || r >= c->n)
 		return 0;
 	return c->cwnd[MPCC_IDX(r)] >> 1;
+}
+
+/* min(D, w_r − 1), and 0 when w_r ≤ 1 (Jiang et al.'s cap: a decrease never takes a window below
+ * one packet), in packets · 2^MPCC_CWND_SHIFT. w_r − 1 is exact here, so a capped window lands
+ * on exactly one packet. */
+MPCC_FN __u64 mpcc_cap_at_w_minus_1(const struct mpcc_conn *c, __u32 r, __u64 dec)
+{
+	__u64 w, one = 1ULL << MPCC_CWND_SHIFT;
+
+	if (!c || r >= MPCC_MAX_ROUTES)
+		return 0;
+	w = c->cwnd[MPCC_IDX(r)];
+	if (w <= one)
+		return 0;
+	return dec < w - one ? dec : w - one;
 }
 
 /* max(w_r − D_r, min_cwnd) in packets · 2^MPCC_CWND_SHIFT. */

@@ -65,20 +65,24 @@ def _q32(x) -> int:
 
 
 def _run_case(host, case):
-    """(increase, decrease, cwnd_after_loss) per route and min_cwnd, from the host build."""
+    """(increase, decrease, cwnd_after_loss) per route and min_cwnd, from the host build; and
+    the periodic update per route for the algorithms that have one (FAST), else None."""
     sp = _bpf_spec(case["algorithm"])
     lib = host(sp.algorithm)
     n = len(case["cwnd"])
     cwnd = [_q32(w) for w in case["cwnd"]]                   # packets · 2^32
     rtt = [round(t * 1e12) for t in case["rtt"]]             # picoseconds (any unit works)
     ell = [round(v) for v in case["state"].get("loss_interval", [0] * n)]
-    out = []
+    base = [round(t * 1e12) for t in case["state"].get("base_rtt", [0] * n)]
+    out, update = [], ([] if "update" in case else None)
     for r in range(n):
         inc = lib.on_ack(cwnd, rtt, r, sp.values, ell) / 2.0**40
         dec_q = lib.on_loss(cwnd, rtt, r, sp.values, ell)
         after = lib.cwnd_after_loss(n, cwnd[r], dec_q) / 2.0**32
         out.append((inc, dec_q / 2.0**32, after))
-    return out, lib.min_cwnd(n)
+        if update is not None:
+            update.append(lib.on_update(cwnd, rtt, r, sp.values, base) / 2.0**32)
+    return out, lib.min_cwnd(n), update
 
 
 CASES = _cases()
@@ -92,13 +96,19 @@ def test_vectors_cover_every_bpf_algorithm_the_reference_knows():
     assert {a for a in bpf.algorithms() if a in pyalgos.REGISTRY} <= names
     assert {"ewtcp", "coupled", "semicoupled", "lia", "olia", "balia", "generalized", "reno"} <= names
     assert set(variants.values()) == {48}
-    assert len(CASES) >= 528     # 11 parameter variants of Peng et al.'s algorithms × 48 connections
+    assert {"mstcp", "mtcp", "fast"} <= names
+    # 11 parameter variants of Peng et al.'s algorithms, 1 MSTCP, 4 MTCP (three presets and one
+    # interior point), 1 FAST, × 48 connections
+    assert len(CASES) >= 17 * 48
 
 
 @pytest.mark.parametrize("case", CASES, ids=[c["id"] for c in CASES])
 def test_host_build_matches_vectors_within_bound(host, case):
-    got, min_cwnd = _run_case(host, case)
+    got, min_cwnd, update = _run_case(host, case)
     assert min_cwnd == case["min_cwnd"]
+    assert (update is None) == ("update" not in case), "periodic update in the vectors xor in the BPF file"
+    for r, (w, ref_w) in enumerate(zip(update or [], case.get("update", []))):
+        assert abs(w - ref_w) <= REL * abs(ref_w) + ABS_DEC, f"route {r} update {w!r} vs {ref_w!r}"
     for r, (inc, dec, after) in enumerate(got):
         ref_i, ref_d, ref_a = case["increase"][r], case["decrease"][r], case["cwnd_after_loss"][r]
         assert abs(inc - ref_i) <= REL * abs(ref_i) + ABS_INC, f"route {r} increase {inc!r} vs {ref_i!r}"
@@ -129,7 +139,7 @@ def test_bound_is_tight_enough_to_catch_a_wrong_rule(host):
     for case in CASES:
         if case["algorithm"]["name"] != "balia" or "unequal-rtt" not in case["id"]:
             continue
-        got, _ = _run_case(host, case)
+        got, _, _ = _run_case(host, case)
         w = [float(v) for v in case["cwnd"]]
         t = [float(v) for v in case["rtt"]]
         x = [wi / ti for wi, ti in zip(w, t)]
@@ -217,3 +227,45 @@ def test_scalable_example_follows_kelly(host):
                 after = lib.cwnd_after_loss(len(w), cwnd[r], lib.on_loss(cwnd, rtt, r, sp.values)) / 2.0**32
                 assert abs(after - max(w[r] * (1 - b), 2.0)) <= REL * w[r] + ABS_DEC
     assert math.isclose(bpf.make_spec("scalable").values[0] / 2**32, 0.01, rel_tol=1e-9)
+
+
+def test_mtcp_presets_are_parameter_sets_of_one_file(host):
+    """Jiang et al.'s named points of the (α, β) square load as parameter sets of bpf/mtcp.bpf.c,
+    each with its own kernel name; fully coupled computes I = a/W and D = min(b·W, w_r − 1)
+    (from eq. (2), not from the reference), and a capped decrease lands on exactly 1 packet."""
+    points = {"coupled-decrease": (0.0, 1.0), "coupled-increase": (1.0, 0.0), "fully-coupled": (1.0, 1.0)}
+    names = set()
+    for preset, (a, b) in points.items():
+        sp = bpf.make_spec(preset)
+        assert sp.algorithm == "mtcp" and dict(sp.params)["alpha"] == a and dict(sp.params)["beta"] == b
+        names.add(sp.kernel_name)
+    assert len(names) == 3 and bpf.kernel_name("mtcp") not in names
+    lib, vals = host("mtcp"), bpf.make_spec("fully-coupled").values
+    for w in ((10.0, 40.0), (3.0, 1.5, 200.0), (1.0, 1.0)):
+        cwnd, total = [_q32(x) for x in w], sum(w)
+        for r in range(len(w)):
+            inc = lib.on_ack(cwnd, [1] * len(w), r, vals) / 2.0**40
+            assert abs(inc - 1 / total) <= REL / total + ABS_INC, (w, r)
+            dec = lib.on_loss(cwnd, [1] * len(w), r, vals)
+            want = min(0.5 * total, max(w[r] - 1, 0.0))
+            assert abs(dec / 2**32 - want) <= REL * want + ABS_DEC, (w, r)
+            if want == w[r] - 1:
+                assert cwnd[r] - dec == 2**32
+
+
+def test_fast_update_holds_alpha_packets_queued_and_caps_growth_at_double(host):
+    """FAST's eq. (1) from the formula: at w = α·RTT/(RTT − baseRTT) (α packets queued) the update
+    returns w; with an empty queue it returns min(2w, w + γα); γ = 1 jumps to the target."""
+    lib = host("fast")
+    for alpha, gamma, base, rtt in ((20.0, 0.5, 0.020, 0.026), (50.0, 0.5, 0.1, 0.13), (5.0, 1.0, 0.002, 0.0025)):
+        vals = bpf.make_spec("fast", {"alpha": alpha, "gamma": gamma}).values
+        w = alpha * rtt / (rtt - base)
+        got = lib.on_update([_q32(w)], [round(rtt * 1e12)], 0, vals, [round(base * 1e12)]) / 2**32
+        assert abs(got - w) <= 4 * REL * w + ABS_DEC, (alpha, gamma, w, got)
+        for w0 in (1.0, 10.0, 300.0):
+            got = lib.on_update([_q32(w0)], [10**9], 0, vals, [10**9]) / 2**32
+            want = min(2 * w0, w0 + gamma * alpha)
+            assert abs(got - want) <= 4 * REL * want + ABS_DEC, (w0, got, want)
+    sp = bpf.make_spec("fast", {"update_interval_s": 0.005})
+    assert lib.update_interval_us(sp.values) in (4999, 5000)
+    assert lib.update_interval_us(bpf.make_spec("fast").values) in (19999, 20000)

@@ -527,7 +527,7 @@ def cleanup_stale() -> list[str]:
 
 
 # --- trace of the kernel's computations (tests) ------------------------------------------------
-_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8QqQQ")   # struct mpcc_trace in bpf/include/mpcc_kern.h
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQ")   # struct mpcc_trace in bpf/include/mpcc_kern.h
 
 
 def _trace_maps(algo) -> dict[str, int]:
@@ -558,8 +558,10 @@ def trace_set(algo, on: bool) -> None:
 
 
 def trace_read(algo) -> dict[str, dict]:
-    """The last recorded multi-route computations: {"ack": {...}, "loss": {...}} with n, self,
-    cwnd (packets·2^32), rtt (srtt_us), ell, inc (packets·2^40), dec, ssthresh, samples."""
+    """The last recorded multi-route computations: {"ack": {...}, "loss": {...}} and, for a
+    periodic algorithm, {"update": {...}}, with n, self, cwnd (packets·2^32), rtt (srtt_us), ell,
+    base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32),
+    ssthresh, samples."""
     mid = _trace_maps(algo)["mpcc_trace"]
     rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
     out = {}
@@ -567,7 +569,8 @@ def trace_read(algo) -> dict[str, dict]:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
         _, n, self_, ssthresh, _, *rest = v
-        cwnd, rtt, ell, (inc, dec, samples) = rest[0:8], rest[8:16], rest[16:24], rest[24:27]
-        out["ack" if key == 0 else "loss"] = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd,
-                                              "rtt": rtt, "ell": ell, "inc": inc, "dec": dec, "samples": samples}
+        cwnd, rtt, ell, base, (inc, dec, samples) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:35]
+        out[("ack", "loss", "update")[key]] = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt,
+                                               "ell": ell, "base_rtt": base, "inc": inc, "dec": dec,
+                                               "samples": samples}
     return out

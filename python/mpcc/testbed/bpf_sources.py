@@ -32,8 +32,10 @@ from .. import algorithms as _pyalgos
 from ..errors import EnvironmentProblem, MpccError
 
 BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
-#: the reference's plain aliases ("max" → "lia"); presets with parameters (MTCP's) are not aliases here
+#: the reference's plain aliases ("max" → "lia"); presets with parameters (MTCP's) are PRESETS
 ALIASES = {k: name for k, (name, preset) in _pyalgos.ALIASES.items() if not preset}
+#: the reference's named parameter sets ("coupled-increase" → mtcp, alpha = 1, beta = 0)
+PRESETS = {k: (name, dict(preset)) for k, (name, preset) in _pyalgos.ALIASES.items() if preset}
 #: kernel names of parameter sets other than the defaults: prefix (6 characters) + 9 hex digits
 HASH_DIGITS = 9
 PREFIX_LEN = 6
@@ -152,8 +154,12 @@ class BpfSpec:
 
 
 def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
-    """The object and kernel name of ``algo`` with the parameters ``given`` (others: defaults).
-    A parameter the BPF program does not take, or a value it cannot hold, is an MpccError."""
+    """The object and kernel name of ``algo`` with the parameters ``given`` (others: defaults;
+    a preset name such as "coupled-increase" supplies its own). A parameter the BPF program does
+    not take, or a value it cannot hold, is an MpccError."""
+    if isinstance(algo, str) and algo.strip().lower() in PRESETS:
+        algo, preset = PRESETS[algo.strip().lower()]
+        given = {**preset, **dict(given or {})}
     src = source(algo)
     given = dict(given or {})
     declared = {p.name: p for p in src.params}
@@ -277,6 +283,11 @@ class HostMath:
         lib.mpcc_host_min_cwnd.argtypes, lib.mpcc_host_min_cwnd.restype = [ctypes.c_uint32], ctypes.c_uint32
         lib.mpcc_host_param_count.restype = ctypes.c_uint32
         lib.mpcc_host_param_defaults.argtypes = [u64p]
+        self.periodic = hasattr(lib, "mpcc_host_on_update")      # MPCC_PERIODIC files only
+        if self.periodic:
+            lib.mpcc_host_on_update.argtypes, lib.mpcc_host_on_update.restype = args, ctypes.c_uint64
+            lib.mpcc_host_update_interval_us.argtypes = [u64p]
+            lib.mpcc_host_update_interval_us.restype = ctypes.c_uint64
         self.lib = lib
 
     def name(self) -> tuple[str, str]:
@@ -310,6 +321,17 @@ class HostMath:
         """D_r in packets · 2^32."""
         n, c, t, e, v = self._arrays(cwnd, rtt, ell, values)
         return self.lib.mpcc_host_on_loss(n, c, t, e, r, v)
+
+    def on_update(self, cwnd, rtt, r: int, values=(), base_rtt=None) -> int:
+        """The periodic update (MPCC_PERIODIC): route r's new window in packets · 2^32, with each
+        route's minimum RTT ``base_rtt`` in the unit of ``rtt``."""
+        if not self.periodic:
+            raise MpccError(f"{self.source.path.name} has no periodic update (MPCC_PERIODIC)")
+        n, c, t, b, v = self._arrays(cwnd, rtt, base_rtt, values)
+        return self.lib.mpcc_host_on_update(n, c, t, b, r, v)
+
+    def update_interval_us(self, values=()) -> int:
+        return self.lib.mpcc_host_update_interval_us((ctypes.c_uint64 * 8)(*values))
 
     def cwnd_after_loss(self, n: int, cwnd: int, dec: int) -> int:
         return self.lib.mpcc_host_cwnd_after_loss(n, cwnd, dec)
