@@ -281,7 +281,6 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 {
-	struct tcp_sock *tp = tcp_sk(sk);
 	const struct mpcc_params p = { MPCC_PARAM_VALUES };
 	struct mpcc_conn c = {};
 	__u32 self = 0;

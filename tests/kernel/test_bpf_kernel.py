@@ -331,8 +331,10 @@ def test_plain_tcp_socket_falls_back_to_reno(two_paths):
 
 # --- the kernel computes what the host build computes ------------------------------------------
 # every algorithm whose I_r reads the siblings, with its default parameters, plus the generalized
-# family at a point that takes the √ of ‖x‖_2 (own-route algorithms: the EWTCP test below)
-TRACED = [a for a in ALGOS if a not in ("ewtcp", "scalable")] + ["generalized(beta=0.5, eta=1.0, n=2)"]
+# family at a point that takes the √ of ‖x‖_2 and MTCP fully coupled (own-route algorithms: the
+# EWTCP, MSTCP and FAST tests below)
+OWN_ROUTE = ("ewtcp", "scalable", "mstcp", "fast")
+TRACED = [a for a in ALGOS if a not in OWN_ROUTE] + ["generalized(beta=0.5, eta=1.0, n=2)", "fully-coupled"]
 
 
 @pytest.fixture(scope="module")
@@ -398,3 +400,46 @@ def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_mat
         assert loss["samples"] > 0 and loss["n"] == 2, loss
         assert loss["dec"] == loss["cwnd"][loss["self"]] // 2 == lib.on_loss(
             loss["cwnd"][:2], loss["rtt"][:2], loss["self"], sp.values)
+
+
+def _traced_transfer(two_paths, algo, port, secs=2.0):
+    with _load(algo) as reg:
+        bpf.trace_set(algo, True)
+        try:
+            sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=secs)
+            tr = bpf.trace_read(algo)
+        finally:
+            bpf.trace_set(algo, False)
+    assert received == sent > 10_000_000 and {s["ca"] for s in subflows} == {reg.kernel_name}
+    return tr
+
+
+def test_mstcp_in_the_kernel_adds_a_and_cuts_min_of_b_total_and_w_minus_1(two_paths, host_math):
+    """MSTCP (Jiang eq. (1)) with a = 0.05: the increase is a (exactly the host's, and a within the
+    bound); a loss with both subflows counted removes min(b·W, w_r − 1), bit-identical to the host."""
+    algo = {"name": "mstcp", "a": 0.05}
+    sp, lib = bpf.spec(algo), host_math(algo)
+    tr = _traced_transfer(two_paths, algo, 5482)
+    ack, loss = tr["ack"], tr["loss"]
+    assert ack["samples"] > 0 and ack["n"] == 1
+    assert abs(ack["inc"] / 2.0**40 - 0.05) <= 2.0**-23 * 0.05 + 2.0**-39
+    assert ack["inc"] == lib.on_ack(ack["cwnd"][:1], ack["rtt"][:1], 0, sp.values)
+    assert loss["samples"] > 0 and loss["n"] == 2, loss
+    w = [c / 2**32 for c in loss["cwnd"][:2]]
+    want = min(0.5 * sum(w), w[loss["self"]] - 1)
+    assert abs(loss["dec"] / 2**32 - want) <= 2.0**-23 * want + 2.0**-31, (w, loss)
+    assert loss["dec"] == lib.on_loss(loss["cwnd"][:2], loss["rtt"][:2], loss["self"], sp.values)
+
+
+def test_fast_periodic_update_in_the_kernel_is_bit_identical_to_the_host(two_paths, host_math):
+    """FAST (Tang eq. (1)) with α = 20: the last periodic update the program made, from the window,
+    srtt and min RTT it read, is the host build's; baseRTT ≤ RTT; a loss halves the window."""
+    algo = {"name": "fast", "alpha": 20}
+    sp, lib = bpf.spec(algo), host_math(algo)
+    tr = _traced_transfer(two_paths, algo, 5483)
+    up, loss = tr["update"], tr["loss"]
+    assert up["samples"] > 5 and up["n"] == 1, up
+    assert 0 < up["base_rtt"][0] <= up["rtt"][0] * 2, up      # srtt is smoothed, min RTT is not
+    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1])
+    if loss["samples"]:
+        assert loss["dec"] == loss["cwnd"][loss["self"]] // 2
