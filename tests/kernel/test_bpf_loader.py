@@ -22,8 +22,9 @@ def test_names():
     assert bpf.kernel_name("mpcc_semicoup") == "mpcc_semicoup"
     for k in map(bpf.kernel_name, bpf.algorithms()):
         assert k.startswith("mpcc_") and len(k) <= 15                # TCP_CA_NAME_MAX - 1
-    with pytest.raises(MpccError, match="no BPF congestion control named 'fast'"):
-        bpf.kernel_name("fast")
+    assert bpf.kernel_name("coupled-increase") == bpf.kernel_name({"name": "mtcp", "alpha": 1, "beta": 0})
+    with pytest.raises(MpccError, match="no BPF congestion control named 'vegas'"):
+        bpf.kernel_name("vegas")
 
 
 def test_not_root_is_a_clear_error(monkeypatch):
@@ -175,11 +176,26 @@ def test_testbed_passes_ewtcp_a_to_the_kernel():
     assert engine.kernel_cc(engine.group_ccs(s, engine.settings_from(s))[0]) == ("mpcc_ewtcp", True)
 
 
+@pytest.mark.parametrize("algorithm, expect", [
+    ('{name = "mtcp", alpha = 0.5, beta = 0.5}', {"name": "mtcp", "alpha": 0.5, "beta": 0.5}),
+    ('"coupled-increase"', {"name": "mtcp", "alpha": 1.0, "beta": 0.0}),
+    ('"fully-coupled"', {"name": "mtcp", "alpha": 1.0, "beta": 1.0}),
+    ('"mstcp"', {"name": "mstcp"}),
+    ('{name = "fast", alpha = 20}', {"name": "fast", "alpha": 20.0}),
+])
+def test_testbed_runs_jiangs_and_tangs_algorithms_with_their_parameters(algorithm, expect):
+    """MSTCP, MTCP (and its presets) and FAST have BPF programs: the testbed picks the program
+    compiled with the scenario's parameters (its own kernel name unless all are defaults)."""
+    from mpcc.testbed import engine
+    s = _scenario(algorithm)
+    (cc,) = engine.group_ccs(s, engine.settings_from(s))
+    kname, needs_bpf = engine.kernel_cc(cc)
+    assert needs_bpf and kname == bpf.kernel_name(expect)
+    assert (kname == bpf.sources()[expect["name"]].kernel_name) == (len(expect) == 1)
+
+
 @pytest.mark.parametrize("algorithm, message", [
-    ('{name = "mtcp", alpha = 0.5, beta = 0.5}', "algorithm 'mtcp.*has no BPF implementation yet"),
-    ('"coupled-increase"', "algorithm 'mtcp.*has no BPF implementation yet"),
-    ('"mstcp"', "algorithm 'mstcp.*has no BPF implementation yet"),
-    ('{name = "fast", alpha = 20}', "algorithm 'fast.*has no BPF implementation yet"),
+    ('{name = "fast", alpha = 20, adapt_interval_s = 5}', "fast: unknown parameter.*adapt_interval_s"),
     ('{name = "generalized", n = 3}', "generalized: n=3 has no BPF implementation"),
 ])
 def test_testbed_refuses_what_the_kernel_cannot_run(algorithm, message):
