@@ -25,24 +25,26 @@ def main() -> int:
     ap.add_argument("out", type=Path)
     ap.add_argument("--duration", type=float, default=40.0)
     ap.add_argument("--n", type=int, nargs="+", default=[1, 2, 4])
+    ap.add_argument("--buffer", type=int, default=2, help="packets per link (Fig. 9: 2 and 20)")
     a = ap.parse_args()
     a.out.mkdir(parents=True, exist_ok=True)
     rows = {}
     for algo in ALGOS:
         for n in a.n:
-            toml = a.out / f"{algo}-n{n}.toml"
-            toml.write_text(fig9_scenario(algo, n, 2, duration_s=a.duration))
+            toml = a.out / f"{algo}-n{n}-b{a.buffer}.toml"
+            toml.write_text(fig9_scenario(algo, n, a.buffer, duration_s=a.duration))
             p = subprocess.run(["flock", "/tmp/mpcc-bench.lock", sys.executable, "-m", "mpcc.cli", "testbed", str(toml),
                                 "--json", "--no-progress", "--warmup", str(a.duration / 4)],
                                capture_output=True, text=True)
             if p.returncode != 0:
                 print(f"{algo} n={n}: failed: {p.stderr.strip()[-300:]}", file=sys.stderr)
                 continue
+            (a.out / f"{algo}-n{n}-b{a.buffer}.json").write_text(p.stdout)
             r = json.loads(p.stdout)
             u = sum(l["load_mbps"] for l in r["links"].values()) / (5.0 * n)
-            rows[f"{algo}/n{n}"] = u
-            print(f"| {algo} | {n} | {100 * u:.1f} % |", flush=True)
-    (a.out / "fig9.json").write_text(json.dumps(rows, indent=1) + "\n")
+            rows[f"{algo}/n{n}/b{a.buffer}"] = u
+            print(f"| {algo} | {n} | {a.buffer} | {100 * u:.1f} % |", flush=True)
+    (a.out / f"fig9-b{a.buffer}.json").write_text(json.dumps(rows, indent=1) + "\n")
     return 0
 
 
