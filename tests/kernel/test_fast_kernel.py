@@ -1,0 +1,66 @@
+"""FAST TCP's equilibrium on the real kernel (issue 14), through the testbed: BPF `fast`
+(Tang et al. eq. (1)) on plain TCP flows over one linkem link of 20 Mb/s, 20 ms, with a buffer far
+above α (no losses). At equilibrium each flow keeps α packets queued: x·(RTT − baseRTT) = α.
+
+* one flow with α = 20 keeps 10–30 packets queued (α ± 50 %) at ≥ 90 % utilisation;
+* two flows with α = 10 and 30 share the link in the ratio 3 ± 20 %.
+
+Root, MPTCP, BPF struct_ops and a built linkem; skips otherwise. ~45 s in total; run it under
+`flock /tmp/mpcc-bench.lock` on a shared machine (bench/kernel/RESULTS.md §5 has the longer runs).
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+
+LINK = """
+name = "fast-{name}"
+duration_s = {duration}
+
+[[links]]
+name = "l1"
+capacity_mbps = 20.0
+delay_ms = 20.0
+buffer_pkts = 400
+"""
+GROUP = """
+[[groups]]
+name = "fast{alpha}"
+count = 1
+algorithm = {{name = "fast", alpha = {alpha}}}
+paths = [["l1"]]
+"""
+
+
+def _run(alphas, duration, warmup):
+    from mpcc.testbed import bpf, engine, netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+        bpf.check_environment()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+    text = LINK.format(name="-".join(map(str, alphas)), duration=duration) + "".join(GROUP.format(alpha=a) for a in alphas)
+    s = scenario.loads(text)
+    return engine.run_scenario(s, engine.settings_from(s, warmup_s=warmup), None, progress=False)
+
+
+def test_one_fast_flow_keeps_alpha_packets_queued_at_full_utilisation():
+    res = _run([20], 12.0, 4.0)
+    link = res.links["l1"]
+    assert 10 <= link.extra["queue_mean_pkts"] <= 30, link
+    assert link.extra["utilisation"] >= 0.90, link
+
+
+def test_two_fast_flows_share_in_the_ratio_of_their_alpha():
+    res = _run([10, 30], 20.0, 8.0)
+    r10, r30 = res.groups["fast10"].rate_mbps, res.groups["fast30"].rate_mbps
+    assert 2.4 <= r30 / r10 <= 3.6, (r10, r30)
+    assert res.links["l1"].extra["utilisation"] >= 0.90, res.links["l1"]
