@@ -6,7 +6,7 @@ above α (no losses). At equilibrium each flow keeps α packets queued: x·(RTT 
 * two flows with α = 10 and 30 share the link in the ratio 3 ± 20 %.
 
 Root, MPTCP, BPF struct_ops and a built linkem; skips otherwise. ~45 s in total; run it under
-`flock /tmp/mpcc-bench.lock` on a shared machine (bench/kernel/RESULTS.md §5 has the longer runs).
+`flock /tmp/mpcc-bench.lock` on a shared machine (bench/kernel/RESULTS.md §9 has the longer runs).
 """
 
 from __future__ import annotations
