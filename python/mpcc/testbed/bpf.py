@@ -161,6 +161,7 @@ def _vmlinux_h() -> Path:
         return header
     out = _run([_tool("bpftool"), "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"],
                "generating vmlinux.h from the kernel BTF", EnvironmentProblem)
+    OUTPUT_DIR.mkdir(parents=True, exist_ok=True)   # absent in a fresh clone
     tmp = header.with_suffix(".tmp")
     tmp.write_text(out)
     tmp.replace(header)
