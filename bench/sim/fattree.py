@@ -36,8 +36,6 @@ MPTCP = ("lia", "olia", "balia")
 
 def cell(k: int, algorithm: str, subflows: int, seed: int, duration: float) -> dict:
     """One simulation in this process; returns its numbers (run as a child for RSS)."""
-    import resource
-
     import numpy as np
 
     from mpcc import sim, topo
@@ -56,7 +54,16 @@ def cell(k: int, algorithm: str, subflows: int, seed: int, duration: float) -> d
             "pkts_per_s": r.stats["data_packets"] / wall, "host_mean_pct": 100 * rates.mean() / cap,
             "host_p10_pct": 100 * np.percentile(rates, 10) / cap, "host_min_pct": 100 * rates.min() / cap,
             "core_util_pct": 100 * float(np.mean(core)), "timeouts": sum(g.extra["timeouts"] for g in r.result.groups.values()),
-            "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+            "peak_rss_mb": vm_hwm_mb()}
+
+
+def vm_hwm_mb() -> float:
+    """This process's peak resident memory (VmHWM: per address space, so unlike ru_maxrss it does
+    not inherit the parent's peak across fork + exec)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
 
 def child(k: int, algorithm: str, subflows: int, seed: int, duration: float) -> dict:
@@ -66,7 +73,7 @@ def child(k: int, algorithm: str, subflows: int, seed: int, duration: float) -> 
 
 
 def baseline_rss() -> float:
-    p = subprocess.run([sys.executable, "-c", "import resource; print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)"],
+    p = subprocess.run([sys.executable, "-c", "import re; print(re.search(r'VmHWM:\\s+(\\d+)', open('/proc/self/status').read())[1])"],
                        capture_output=True, text=True, check=True)
     return int(p.stdout) / 1024
 
