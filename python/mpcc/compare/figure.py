@@ -19,52 +19,36 @@ from ..results import dumps
 COLORS = {"fluid": "#4c72b0", "sim": "#dd8452", "testbed": "#55a868"}
 
 
-def subflow_table(c) -> pa.Table | None:
+SUBFLOW_COLUMNS = {"time_s": pa.float64(), "group": pa.string(), "flow": pa.int64(), "route": pa.int64(),
+                   "cwnd_pkts": pa.float64(), "srtt_s": pa.float64(), "rate_mbps": pa.float64()}
+LINK_COLUMNS = {"time_s": pa.float64(), "link": pa.string(), "queue_pkts": pa.float64()}
+
+
+def _series(c, sim_key: str, testbed_attr: str, columns: dict) -> pa.Table | None:
+    """One table of every run's time series (``columns`` with their types) with ``engine`` and
+    ``seed`` columns: the simulator's ``timeseries[sim_key]`` and the testbed summaries'
+    ``testbed_attr``, both mappings of column name → values."""
     parts = []
     for e, r in c.runs.items():
         if not r.ok or e == "fluid":
             continue
         if e == "sim":
-            for sr in r.detail:
-                t = sr.timeseries["subflows"]
-                parts.append(pa.table({"engine": [e] * t.num_rows, "seed": [sr.seed] * t.num_rows,
-                                       "time_s": pa.array(t["time_s"], pa.float64()), "group": pa.array(t["group"], pa.string()),
-                                       "flow": pa.array(t["flow"], pa.int64()), "route": pa.array(t["route"], pa.int64()),
-                                       "cwnd_pkts": pa.array(t["cwnd_pkts"], pa.float64()),
-                                       "srtt_s": pa.array(t["srtt_s"], pa.float64()),
-                                       "rate_mbps": pa.array(t["rate_mbps"], pa.float64())}))
+            runs = [(sr.seed, sr.timeseries[sim_key]) for sr in r.detail]
         else:
-            for i, sm in enumerate(r.detail["summaries"]):
-                s = sm.subflows
-                n = len(s["time_s"])
-                parts.append(pa.table({"engine": [e] * n, "seed": [i] * n, "time_s": pa.array(s["time_s"], pa.float64()),
-                                       "group": pa.array(s["group"], pa.string()), "flow": pa.array(s["flow"], pa.int64()),
-                                       "route": pa.array(s["route"], pa.int64()),
-                                       "cwnd_pkts": pa.array(s["cwnd_pkts"], pa.float64()),
-                                       "srtt_s": pa.array(s["srtt_s"], pa.float64()),
-                                       "rate_mbps": pa.array(s["rate_mbps"], pa.float64())}))
+            runs = [(i, getattr(sm, testbed_attr)) for i, sm in enumerate(r.detail["summaries"])]
+        for seed, cols in runs:
+            n = len(cols["time_s"])
+            parts.append(pa.table({"engine": [e] * n, "seed": [seed] * n,
+                                   **{k: pa.array(cols[k], t) for k, t in columns.items()}}))
     return pa.concat_tables(parts) if parts else None
+
+
+def subflow_table(c) -> pa.Table | None:
+    return _series(c, "subflows", "subflows", SUBFLOW_COLUMNS)
 
 
 def link_table(c) -> pa.Table | None:
-    parts = []
-    for e, r in c.runs.items():
-        if not r.ok or e == "fluid":
-            continue
-        if e == "sim":
-            for sr in r.detail:
-                t = sr.timeseries["links"]
-                parts.append(pa.table({"engine": [e] * t.num_rows, "seed": [sr.seed] * t.num_rows,
-                                       "time_s": pa.array(t["time_s"], pa.float64()), "link": pa.array(t["link"], pa.string()),
-                                       "queue_pkts": pa.array(t["queue_pkts"], pa.float64())}))
-        else:
-            for i, sm in enumerate(r.detail["summaries"]):
-                s = sm.links_ts
-                n = len(s["time_s"])
-                parts.append(pa.table({"engine": [e] * n, "seed": [i] * n, "time_s": pa.array(s["time_s"], pa.float64()),
-                                       "link": pa.array(s["link"], pa.string()),
-                                       "queue_pkts": pa.array(s["queue_pkts"], pa.float64())}))
-    return pa.concat_tables(parts) if parts else None
+    return _series(c, "links", "links_ts", LINK_COLUMNS)
 
 
 def figure(c):
