@@ -188,3 +188,17 @@ ESTAB 0 0 198.18.9.1:40002 198.18.9.2:5002
         {"MPTcpExtMPJoinAckRx": 3, "TcpExtTCPTimeouts": 2}
     assert diag.mib_delta({"a": 1, "b": 2}, {"a": 1, "b": 5, "c": 1}) == {"b": 3, "c": 1}
     assert diag.parse_nstat("not json") == {}
+
+
+def test_testbed_route_with_window_room_names_the_connection_level_cause():
+    """The documented kernel deficit (docs/testbed.md: subflows with window room and nothing to
+    send) is shown by the diagnosis when a route's window is rarely full, and not otherwise."""
+    from mpcc.compare.diagnosis import explain
+
+    row = {"loss_event_rate": 0.01, "loss_rate": 0.01, "price": 0.01, "model_cwnd_pkts": 20.0,
+           "mean_cwnd_pkts": 18.0, "mean_rtt_ms": 40.0, "base_rtt_ms": 30.0, "queue_ms": 10.0,
+           "retransmits": 5.0, "timeouts": 0.0, "window_full": 0.78}
+    text = " ".join(explain("testbed", "sim", "mp", 0, ("a",), row, None))
+    assert "window full in only 78%" in text and "connection level" in text
+    row["window_full"] = 0.95
+    assert "window full" not in " ".join(explain("testbed", "sim", "mp", 0, ("a",), row, None))

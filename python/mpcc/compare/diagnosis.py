@@ -248,6 +248,8 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
             rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) if any(
                 math.isfinite(pr[g.name][r][k]) for pr in per_run) else math.nan for k in keys})
             rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
+            limits = run.result.groups[g.name].extra.get("route_limits") or []
+            rows[-1]["window_full"] = float(limits[r].get("cwnd_limited", math.nan)) if r < len(limits) else math.nan
         _fill_model(s, g, rows)
         merged[g.name] = rows
     return merged
@@ -350,6 +352,11 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
             extra.append(f"{what}-limited {100 * v:.0f}% of its busy time (tcp_info chrono): not window-limited")
     if math.isfinite(w) and w < 4:
         extra.append("window < 4 packets: losses are often recovered by timeout, not fast retransmit")
+    full = row.get("window_full", math.nan)
+    if math.isfinite(full) and full < 0.85:
+        extra.append(f"window full in only {100 * full:.0f}% of samples: the subflow had window room and nothing to "
+                     f"send the rest of the time (upstream MPTCP's connection level not feeding it; a window that "
+                     f"is not full does not grow — docs/testbed.md, bench/kernel/RESULTS.md §7–8)")
     if extra:
         lines.append(f"{name}: " + "; ".join(extra))
     return lines
