@@ -380,3 +380,22 @@ def test_red_mapping_equilibrium_closed_form():
     assert e[0].prices[0] == pytest.approx(p, rel=1e-9)
     assert e[0].rates == pytest.approx([1 / p, 0.1 / (0.25 * (p - 1))], rel=1e-9)
     assert e[0].stable
+
+
+def test_run_refuses_an_optimum_not_found_to_tolerance(monkeypatch, capsys):
+    """`hetero run` never reports an "optimum" whose KKT conditions fail (what utility_alpha = 20
+    gave before the range was capped: violation 0.7 with exit 0)."""
+    from mpcc.cli import main
+    from mpcc.hetero import dynamics
+
+    real = dynamics.optimum
+
+    def off(net, **kw):
+        o = real(net, **kw)
+        return type(o)(o.prices, o.rates, o.utility, 0.7)
+
+    monkeypatch.setattr(dynamics, "optimum", off)
+    with pytest.raises(SystemExit) as e:
+        main(["hetero", "run", "--json", str(ROOT / "scenarios" / "tang2010" / "example3.toml")])
+    err = capsys.readouterr().err.strip().splitlines()
+    assert e.value.code == 2 and len(err) == 1 and "KKT violation 0.7" in err[0]

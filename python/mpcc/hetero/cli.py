@@ -78,6 +78,10 @@ def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None
     seed = seed if seed is not None else cfg.get("seed", 1)
     a = net.arrays()
     opt = optimum(net)
+    if not opt.kkt <= OPTIMUM_KKT_TOL:
+        raise MpccError(f"{net.name}: the convex optimum (Theorem 11) could not be computed to tolerance (largest "
+                        f"relative KKT violation {opt.kkt:.2g}): the utilities are too ill-conditioned "
+                        f"(fix: use utility_alpha ≤ 10 and utility_weight within a few decades of each other)")
     unweighted = optimum(net, weights=1.0)
     search = find_equilibria(net, optimum_rates=unweighted.rates)
     p0 = np.array((net.settings.get("dynamics", {}).get("starts") or [[1.0] * len(net.links)])[0])
@@ -99,6 +103,10 @@ def analyse(net: model.Network, *, mode=None, kappa=None, prob=None, period=None
         "optimum": {"prices": opt.prices.tolist(), "rates": dict(zip(names, opt.rates.tolist())),
                     "utility": opt.utility, "kkt_violation": opt.kkt},
     })
+
+
+#: Largest relative KKT violation of an optimum reported as such (the solver reaches ~1e-13).
+OPTIMUM_KKT_TOL = 1e-6
 
 
 def run_cost(net: model.Network, period=None, *, plot: bool, where: str, force: bool):
