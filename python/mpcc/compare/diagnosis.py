@@ -114,6 +114,22 @@ def _window_mean(t: np.ndarray, v: np.ndarray, a: float, b: float) -> float:
     return float(np.mean(v[m])) if m.any() else math.nan
 
 
+def _merge_runs(s: Scenario, run, per_run: list[dict]) -> dict[str, list[dict[str, Any]]]:
+    """Per group and route, the mean over runs of every quantity (NaN where no run has a finite
+    value), the least-used link of the route and the fluid model's window (``_fill_model``)."""
+    merged = {}
+    for g in s.groups:
+        rows = []
+        for r in range(len(g.paths)):
+            vals = {k: [pr[g.name][r][k] for pr in per_run] for k in per_run[0][g.name][r]}
+            rows.append({k: float(np.nanmean(v)) if any(math.isfinite(x) for x in v) else math.nan
+                         for k, v in vals.items()})
+            rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
+        _fill_model(s, g, rows)
+        merged[g.name] = rows
+    return merged
+
+
 def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
     """Means over the runs (seeds) of the per-route quantities."""
     per_run = []
@@ -151,16 +167,7 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "min_utilisation": _utilisation(s, g, r, res.links)["min_utilisation"]})
             out[g.name] = rows
         per_run.append(out)
-    merged = {}
-    for g in s.groups:
-        rows = []
-        for r in range(len(g.paths)):
-            keys = per_run[0][g.name][r].keys()
-            rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) for k in keys})
-            rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
-        _fill_model(s, g, rows)
-        merged[g.name] = rows
-    return merged
+    return _merge_runs(s, run, per_run)
 
 
 #: tcp_info windows above this (packets) are not windows (seen with BPF congestion controls:
@@ -240,18 +247,11 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     **_chrono(sm, gi, r)})
             out[g.name] = rows
         per_run.append(out)
-    merged = {}
+    merged = _merge_runs(s, run, per_run)
     for g in s.groups:
-        rows = []
-        for r in range(len(g.paths)):
-            keys = per_run[0][g.name][r].keys()
-            rows.append({k: float(np.nanmean([pr[g.name][r][k] for pr in per_run])) if any(
-                math.isfinite(pr[g.name][r][k]) for pr in per_run) else math.nan for k in keys})
-            rows[-1]["min_utilisation_link"] = _utilisation(s, g, r, run.result.links)["min_utilisation_link"]
-            limits = run.result.groups[g.name].extra.get("route_limits") or []
-            rows[-1]["window_full"] = float(limits[r].get("cwnd_limited", math.nan)) if r < len(limits) else math.nan
-        _fill_model(s, g, rows)
-        merged[g.name] = rows
+        limits = run.result.groups[g.name].extra.get("route_limits") or []
+        for r, row in enumerate(merged[g.name]):
+            row["window_full"] = float(limits[r].get("cwnd_limited", math.nan)) if r < len(limits) else math.nan
     return merged
 
 
