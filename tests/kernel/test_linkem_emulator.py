@@ -16,18 +16,14 @@ import time
 import pytest
 
 from mpcc import scenario
-from mpcc.errors import EnvironmentProblem
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
 
 
 def _ready():
-    from mpcc.testbed import netns, topology
-    try:
-        netns.check_environment()
-        topology.linkem_binary()
-    except EnvironmentProblem as e:
-        pytest.skip(str(e))
+    from mpcc.testbed import topology
+    if problem := topology.environment_problem():
+        pytest.skip(problem)
     if subprocess.run(["which", "ping"], capture_output=True).returncode != 0:
         pytest.skip("ping (iputils-ping) not installed")
 

@@ -7,7 +7,6 @@ import os
 
 import pytest
 
-from mpcc.errors import EnvironmentProblem
 
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
 
@@ -17,15 +16,9 @@ def test_forced_failure_of_one_cell_keeps_the_others(monkeypatch, tmp_path):
     from mpcc.reproduce import peng2016 as rp
     from mpcc.reproduce.peng2016 import testbed as tbp
     from mpcc.reproduce.peng2016.budget import QUICK
-    from mpcc.testbed import bpf, engine, netns, topology
+    from mpcc.testbed import bpf, engine, topology
 
-    try:
-        netns.check_environment()
-        topology.linkem_binary()
-        problem = bpf.environment_problem()
-    except EnvironmentProblem as e:
-        pytest.skip(str(e))
-    if problem:
+    if problem := topology.environment_problem() or bpf.environment_problem():
         pytest.skip(problem)
 
     real, attempts = engine.run_once, []

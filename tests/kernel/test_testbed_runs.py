@@ -27,12 +27,9 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests 
 
 
 def _ready():
-    from mpcc.testbed import netns, topology
-    try:
-        netns.check_environment()
-        topology.linkem_binary()
-    except EnvironmentProblem as e:
-        pytest.skip(str(e))
+    from mpcc.testbed import topology
+    if problem := topology.environment_problem():
+        pytest.skip(problem)
 
 
 def _bpf_algorithms() -> list[str]:

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from mpcc import scenario
-from mpcc.errors import EnvironmentProblem, ScenarioError
+from mpcc.errors import ScenarioError
 
 ROOT = Path(__file__).resolve().parents[2]
 FIG1 = ROOT / "scenarios" / "peng2016" / "fig1.toml"
@@ -23,12 +23,9 @@ PAYLOAD = 1448 / 1500  # payload share of an IP packet (TCP timestamps on)
 
 
 def _ready():
-    from mpcc.testbed import netns, topology
-    try:
-        netns.check_environment()
-        topology.linkem_binary()
-    except EnvironmentProblem as e:
-        pytest.skip(str(e))
+    from mpcc.testbed import topology
+    if problem := topology.environment_problem():
+        pytest.skip(problem)
 
 
 def _run(s, on_built=None, **kw):

@@ -173,6 +173,18 @@ def check_supported(s: Scenario, cpus: int | None = None) -> None:
                             f"this machine has {n}", "scale capacities down, use fewer links, or run `mpcc sim`")
 
 
+def environment_problem() -> str | None:
+    """Why this machine cannot run the testbed (root, tools, MPTCP, the linkem binary), as the
+    one-line message, or None (as :func:`mpcc.testbed.bpf.environment_problem` for BPF)."""
+    from .netns import check_environment
+    try:
+        check_environment()
+        linkem_binary()
+    except EnvironmentProblem as e:
+        return str(e)
+    return None
+
+
 def linkem_binary() -> str:
     env = os.environ.get("MPCC_LINKEM")
     if env:
