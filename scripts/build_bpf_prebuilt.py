@@ -1,9 +1,11 @@
 """`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/):
 every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, through the
-loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index."""
+loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index and a copy
+of the sources (bpf_prebuilt/src/) for the installed package."""
 
 from __future__ import annotations
 
+import shutil
 import sys
 from pathlib import Path
 
@@ -24,6 +26,13 @@ def main() -> int:
         print(f"bpf-prebuilt: error: {e}", file=sys.stderr)
         return 2
     bpf_prebuilt.write(out, built, bpf.clang_version(), bpf.BPF_DIR)
+    # the sources the objects were built from, for an installed package (no bpf/ beside it): the
+    # loader reads algorithm names and parameters from them and compiles a new parameter set
+    src = out / "src"
+    shutil.rmtree(src, ignore_errors=True)
+    (src / "include").mkdir(parents=True)
+    for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *(bpf.BPF_DIR / "include").glob("*.h")]:
+        shutil.copy2(f, src / f.relative_to(bpf.BPF_DIR))
     print(f"bpf-prebuilt: {len(built)} objects in {out} ({', '.join(sp.describe() for sp, _ in built)})")
     return 0
 

@@ -49,10 +49,14 @@ from pathlib import Path
 from ..errors import EnvironmentProblem, MpccError
 from . import bpf_prebuilt as _prebuilt
 from . import bpf_sources as _sources
-from .bpf_sources import ALIASES, BPF_DIR, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
+from .bpf_sources import ALIASES, BPF_DIR, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
 
 
-OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT", BPF_DIR / ".output"))
+#: where objects compiled on this machine go: bpf/.output in a checkout; for an installed package
+#: (whose directory may not be writable) the user's cache directory
+OUTPUT_DIR = Path(os.environ.get("MPCC_BPF_OUTPUT") or (
+    BPF_DIR / ".output" if IN_CHECKOUT
+    else Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "mpcc" / "bpf"))
 STATE_DIR = Path(os.environ.get("MPCC_RUN_DIR", "/run/mpcc")) / "struct_ops"
 _APT_FIX = "apt-get install clang llvm bpftool libbpf-dev (or: make setup)"
 

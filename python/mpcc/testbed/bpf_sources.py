@@ -31,7 +31,18 @@ from pathlib import Path
 from .. import algorithms as _pyalgos
 from ..errors import EnvironmentProblem, MpccError
 
-BPF_DIR = Path(__file__).resolve().parents[3] / "bpf"
+def _bpf_dir() -> tuple[Path, bool]:
+    """(directory of the algorithm files, whether it is a checkout's bpf/). An installed package has
+    no bpf/ beside it; it carries a copy of the sources its prebuilt objects were built from in
+    bpf_prebuilt/src/ (scripts/build_bpf_prebuilt.py), so names, parameters and the clang
+    fallback for a new parameter set work there too."""
+    checkout = Path(__file__).resolve().parents[3] / "bpf"
+    if (checkout / "include" / "mpcc_algo.h").exists():
+        return checkout, True
+    return Path(__file__).resolve().with_name("bpf_prebuilt") / "src", False
+
+
+BPF_DIR, IN_CHECKOUT = _bpf_dir()
 #: the reference's plain aliases ("max" → "lia"); presets with parameters (MTCP's) are PRESETS
 ALIASES = {k: name for k, (name, preset) in _pyalgos.ALIASES.items() if not preset}
 #: the reference's named parameter sets ("coupled-increase" → mtcp, alpha = 1, beta = 0)
