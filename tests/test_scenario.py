@@ -1,6 +1,7 @@
 """Scenario loading: the bundled files load; every error class gives one clear message
 (file, field, fix) and exit code 2 from the CLI."""
 
+import os
 import subprocess
 import sys
 import textwrap
@@ -114,6 +115,26 @@ def test_cli_missing_file(tmp_path):
     p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(tmp_path / "none.toml")],
                        capture_output=True, text=True)
     assert p.returncode == 2 and "no such file" in p.stderr
+
+
+@pytest.mark.parametrize("kind", ["fifo", "device", "unreadable"])
+def test_cli_file_that_is_not_a_readable_regular_file(tmp_path, kind):
+    """A FIFO must not block the read; a device or an unreadable file is one line, exit 2."""
+    if kind == "fifo":
+        f = tmp_path / "s.toml"
+        os.mkfifo(f)
+    elif kind == "device":
+        f = Path("/dev/null")
+    else:
+        if os.geteuid() == 0:
+            pytest.skip("root reads any file")
+        f = tmp_path / "s.toml"
+        f.write_text(GOOD)
+        f.chmod(0)
+    p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(f)], capture_output=True, text=True,
+                       timeout=60)
+    want = "permission denied" if kind == "unreadable" else "not a regular file"
+    assert p.returncode == 2 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
 def test_background_traffic():

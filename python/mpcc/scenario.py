@@ -432,9 +432,13 @@ def read_toml(path: str | Path, where: str = "scenarios/") -> dict[str, Any]:
     every TOML input of the project (scenarios, heterogeneous networks)."""
     p = Path(path)
     if not p.is_file():
+        if p.exists():      # a directory, device or FIFO (reading a FIFO would block)
+            raise ScenarioError(str(p), "(file)", "not a regular file", "give the path of a TOML file")
         raise ScenarioError(str(p), "(file)", "no such file", f"check the path; bundled files live in {where}")
     try:
         return tomllib.loads(p.read_text())
+    except PermissionError:
+        raise ScenarioError(str(p), "(file)", "permission denied", "make the file readable (chmod a+r)") from None
     except UnicodeDecodeError:
         raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
     except tomllib.TOMLDecodeError as e:
