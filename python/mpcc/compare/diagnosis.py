@@ -266,36 +266,56 @@ def routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]] | None:
 #: cause tag → what it means (docs/compare.md has the measurements behind each)
 CAUSES = {
     "underused-link": "a link of the route carries < 95% of its capacity; the fluid model fills every priced link",
-    "rtt": "the mean RTT differs by > 10% from the fluid model's RTT (its queueing-delay model)",
     "small-window": "mean window < 4 packets or ≥ 1 timeout per flow: losses recovered by timeout, outside eq. (7)",
     "boundary": "the fluid rate of the route is 0 (boundary equilibrium, e.g. Coupled); a packet flow keeps ≥ 1 packet",
-    "window-vs-eq7": "the mean window is > 25% off eq. (7) at the measured price and RTT (sawtooth averaging, MIMD, bursts)",
-    "price": "the loss-event rate differs by > 20% from the fluid price while the window follows eq. (7)",
+    "window-vs-eq7": "the mean window is off eq. (7) at the measured price and RTT (sawtooth averaging, MIMD, bursts)",
+    "price": "the prices the flow measures put eq. (7)'s window off the fluid window (other flows on its links differ)",
+    "rtt": "the mean RTT differs from the fluid model's RTT (its queueing-delay model)",
+    "delivery": "the route delivers less (or more) than its mean window per mean RTT (loss recovery, timeouts)",
 }
+
+#: The rate ratio sim/fluid of a route is the exact product of four factors (``factors``); a
+#: factor is named as a cause when it points the way of the difference and carries at least this
+#: share of |log(ratio)| (so a difference always has one: the four logs sum to the total).
+SHARE = 0.25
+
+
+def factors(row: dict[str, Any], fluid_row: dict[str, Any]) -> dict[str, float]:
+    """rate/rate_fluid = (w/w_eq7) · (w_eq7/w_fluid) · (τ_fluid/τ) · (rate·τ/w), with w the mean
+    window, w_eq7 eq. (7)'s window at the measured prices and RTTs, τ the mean RTT: the
+    algorithm's packet dynamics ("window-vs-eq7"), the prices ("price"), the RTT ("rtt") and
+    what the window delivers ("delivery"). Empty when a quantity is missing."""
+    w, wm, wf = row.get("mean_cwnd_pkts", math.nan), row.get("model_cwnd_pkts", math.nan), fluid_row.get("mean_cwnd_pkts", math.nan)
+    t, tf = row.get("mean_rtt_ms", math.nan), fluid_row.get("mean_rtt_ms", math.nan)
+    r, rf = row.get("rate_mbps", math.nan), fluid_row.get("rate_mbps", math.nan)
+    vals = (w, wm, wf, t, tf, r, rf)
+    if not all(math.isfinite(v) and v > 0 for v in vals):
+        return {}
+    out = {"window-vs-eq7": w / wm, "price": wm / wf, "rtt": tf / t}
+    out["delivery"] = (r / rf) / (out["window-vs-eq7"] * out["price"] * out["rtt"])
+    return out
 
 
 def causes(row: dict[str, Any], fluid_row: dict[str, Any] | None) -> list[str]:
-    """The cause tags (:data:`CAUSES`) that a route's quantities show against the fluid model."""
+    """The cause tags (:data:`CAUSES`) that a route's quantities show against the fluid model:
+    the conditions outside the model's assumptions, then the factors of :func:`factors` that carry
+    at least :data:`SHARE` of the difference in its direction."""
     out = []
     u = row.get("min_utilisation", math.nan)
     if math.isfinite(u) and u < 0.95:
         out.append("underused-link")
-    if fluid_row is not None:
-        fr = fluid_row.get("mean_rtt_ms", math.nan)
-        if math.isfinite(fr) and fr > 0 and abs(row.get("mean_rtt_ms", math.nan) / fr - 1) > 0.10:
-            out.append("rtt")
-        if fluid_row.get("rate_mbps", 1.0) <= 1e-9:
-            out.append("boundary")
-    w, wm = row.get("mean_cwnd_pkts", math.nan), row.get("model_cwnd_pkts", math.nan)
+    if fluid_row is not None and fluid_row.get("rate_mbps", 1.0) <= 1e-9:
+        out.append("boundary")
+    w = row.get("mean_cwnd_pkts", math.nan)
     if (math.isfinite(w) and w < 4) or row.get("timeouts", 0) >= 1:
         out.append("small-window")
-    ratio = w / wm if (math.isfinite(w) and math.isfinite(wm) and wm > 0) else math.nan
-    if math.isfinite(ratio) and abs(ratio - 1) > 0.25:
-        out.append("window-vs-eq7")
-    elif math.isfinite(ratio) and fluid_row is not None:
-        q, fq = row.get("loss_event_rate", math.nan), fluid_row.get("loss_event_rate", math.nan)
-        if math.isfinite(q) and math.isfinite(fq) and fq > 0 and abs(q / fq - 1) > 0.2:
-            out.append("price")
+    f = factors(row, fluid_row) if fluid_row is not None else {}
+    if f:
+        total = math.log(row["rate_mbps"] / fluid_row["rate_mbps"])
+        for tag, v in f.items():
+            lv = math.log(v)
+            if total != 0 and lv * total > 0 and abs(lv) >= SHARE * abs(total) and abs(v - 1) >= 0.01:
+                out.append(tag)
     return out
 
 
@@ -328,6 +348,11 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
         if row.get("model_residual", 0) > 0.5:
             verdict += " (no interior solution of φ = q for this flow: the model puts the rate on other routes)"
     lines.append(f"{name}: mean cwnd {_num(w)} pkts vs model {_num(wm)} at the measured price/RTT{verdict}")
+    f = factors(row, ref_row) if (ref == "fluid" and ref_row) else {}
+    if f:
+        lines.append(f"{name}: rate / fluid rate = " + " · ".join(f"{k} {v:.2f}" for k, v in f.items())
+                     + " (window vs eq. (7) at the measured price · eq. (7) vs fluid window · fluid/measured RTT · "
+                       "rate per window/RTT)")
     u = row.get("min_utilisation", math.nan)
     if math.isfinite(u) and u < 0.95:
         uref = ref_row.get("min_utilisation", math.nan) if ref_row else math.nan

@@ -12,7 +12,8 @@ from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from .analysis import oscillation
 from .dynamics import GAMMA_TIME_S, Trajectory, integrate
-from .network import Network, check_at, from_scenario, queue_delay_s, settings
+from .network import Network, check_at, from_scenario, settings
+from .queueing import target_backlog
 from .solver import Equilibrium, SolverFailure, solve
 
 
@@ -41,19 +42,49 @@ def equilibrium(scenario: Scenario, *, algorithm: Algorithm | None = None, at_s:
     net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm)
     eq = _solve_or_explain(net, scenario.source)
     if rtt == "propagation+queue":
-        qd = queue_delay_s(scenario)
-        priced = None
-        for _ in range(10):
-            now = eq.p > 0
-            if priced is not None and np.array_equal(now, priced):
-                break
-            priced = now
-            net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm,
-                                        extra_delay_s=np.where(priced, qd, 0.0))
-            eq = _solve_or_explain(net, scenario.source)
+        eq, groups = _queue_fixed_point(scenario, eq, groups, at_s, algorithm)
     eq.groups = groups
     _check_prices(scenario, eq)
     return eq
+
+
+#: Fixed point backlog ↔ equilibrium of rtt = "propagation+queue": tolerance (packets, times
+#: 1 + backlog), most iterations, smallest damping factor.
+QUEUE_TOL_PKTS = 1e-6
+QUEUE_MAX_ITER = 200
+QUEUE_MIN_DAMPING = 1.0 / 64
+
+
+def _queue_fixed_point(scenario: Scenario, eq: Equilibrium, groups, at_s, algorithm):
+    """τ_r = propagation + Σ_l b_l/c_l with b_l the mean backlog at the equilibrium price
+    (:mod:`.queueing`): iteration b ← b + α (T(b) − b) from the propagation-only equilibrium,
+    re-solving (8)–(9) with the new RTTs each time, until |T(b) − b| ≤ tol. α starts at 1 (the
+    map is a contraction when the price moves little with the RTT) and halves whenever the
+    step does not shrink (a link flipping between priced and unpriced)."""
+    c_full = np.array([scenario.capacity_pps(l) for l in scenario.links])
+    b = np.zeros(len(scenario.links))
+    alpha, prev, worst = 1.0, np.inf, np.inf
+    for it in range(QUEUE_MAX_ITER):
+        net = eq.network
+        load = net.Hm @ (eq.x * net.tau)
+        tau_bar = np.divide(load, eq.y, out=np.zeros_like(load), where=eq.y > 0)
+        t = target_backlog(scenario, b, eq.p, eq.y, net.capacity, tau_bar)
+        step = t - b
+        worst = float(np.max(np.abs(step) - QUEUE_TOL_PKTS * (1.0 + b))) if b.size else -1.0
+        if worst <= 0:
+            eq.queue_pkts, eq.queue_iterations = b, it
+            return eq, groups
+        norm = float(np.max(np.abs(step)))
+        if norm > 0.9 * prev:
+            alpha = max(alpha / 2.0, QUEUE_MIN_DAMPING)
+        prev = norm
+        b = np.maximum(b + alpha * step, 0.0)
+        net, groups = from_scenario(scenario, at_s=at_s, algorithm=algorithm, extra_delay_s=b / c_full)
+        eq = _solve_or_explain(net, scenario.source)
+    raise FluidSolverError(
+        f"{scenario.source}: [fluid] rtt = \"propagation+queue\": the queueing delays and the equilibrium "
+        f"did not reach a fixed point in {QUEUE_MAX_ITER} iterations (backlog still moving by "
+        f"{worst:.3g} packets) (fix: use rtt = \"propagation\", or check the scenario with `mpcc fluid dynamics`)")
 
 
 #: Largest equilibrium price accepted: p_l is (Peng et al.) the loss probability, and above 1 the
@@ -92,11 +123,13 @@ def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
                                   [mb(float(v)) for v in eq.x[r]], extra)
     links = {}
     for l, link in enumerate(scenario.links):
-        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]),
-                                      {"utilization": float(eq.y[l] / net.capacity[l])})
+        ex = {"utilization": float(eq.y[l] / net.capacity[l])}
+        if eq.queue_pkts is not None:
+            ex["queue_pkts"] = float(eq.queue_pkts[l])
+        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]), ex)
     rtt = settings(scenario).rtt
     return RunResult("fluid", scenario.name, out, links,
-                     {"unique": eq.unique, "residuals": eq.residuals, "rtt_model": rtt,
+                     {"unique": eq.unique, "residuals": eq.residuals, "rtt_model": rtt, "queue_iterations": eq.queue_iterations,
                       "newton_steps": eq.iterations})
 
 

@@ -158,16 +158,6 @@ def background_load_pps(scenario: Scenario, at_s: float | None) -> np.ndarray:
     return load
 
 
-def queue_delay_s(scenario: Scenario) -> np.ndarray:
-    """Queueing delay a congested link (p_l > 0) adds to an RTT under rtt = "propagation+queue":
-    half the buffer drained at capacity (droptail), or the mid-point of RED's thresholds."""
-    out = np.zeros(len(scenario.links))
-    for i, l in enumerate(scenario.links):
-        backlog = (l.red.min_th + l.red.max_th) / 2.0 if l.red is not None else l.buffer_pkts / 2.0
-        out[i] = backlog / scenario.capacity_pps(l)
-    return out
-
-
 def from_scenario(scenario: Scenario, *, at_s: float | None = None, extra_delay_s=None,
                   algorithm: Algorithm | None = None) -> tuple[Network, list]:
     """Network of a scenario: one source per group (multiplicity = count). ``extra_delay_s``

@@ -72,6 +72,8 @@ class Equilibrium:
     iterations: int = 0       # Newton linearisations (barrier path, polish, continuation)
     tau: np.ndarray | None = None
     groups: list | None = None        # scenario groups in source order (when built from a scenario)
+    queue_pkts: np.ndarray | None = None  # per link mean backlog (rtt = "propagation+queue")
+    queue_iterations: int = 0         # fixed-point iterations backlog ↔ equilibrium
 
     @property
     def residual(self) -> float:
