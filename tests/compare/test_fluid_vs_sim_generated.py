@@ -9,9 +9,11 @@ different price). An unexplained miss fails. The 10 % target itself is not met e
 docs/compare.md for the causes and their counts.
 """
 
+import functools
 import math
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from mpcc import compare, scenario_gen
@@ -19,10 +21,15 @@ from mpcc import compare, scenario_gen
 RANGES = replace(scenario_gen.Ranges(), duration_s=30.0, red_min_th_bdp=(0.2, 0.5))
 
 
+@functools.lru_cache(maxsize=None)
+def _compare(seed):
+    s = scenario_gen.generate(seed, aqm="red", algorithms_=scenario_gen.FLUID_ALGORITHMS, ranges=RANGES)
+    return s, compare.compare(s, engines=("fluid", "sim"), runs=2, seed=1)
+
+
 @pytest.mark.parametrize("seed", [1, 2, 3])
 def test_every_disagreement_is_explained(seed):
-    s = scenario_gen.generate(seed, aqm="red", algorithms_=scenario_gen.FLUID_ALGORITHMS, ranges=RANGES)
-    c = compare.compare(s, engines=("fluid", "sim"), runs=2, seed=1)
+    s, c = _compare(seed)
     assert c.runs["fluid"].ok and c.runs["sim"].ok
     agree = 0
     for g in s.groups:
@@ -39,3 +46,19 @@ def test_every_disagreement_is_explained(seed):
             assert causes <= set(compare.diagnosis.CAUSES)
             assert any(g.name in line for line in c.diagnosis)
     assert agree > 0
+
+
+def test_fluid_rtt_is_the_sims():
+    """The fluid RTT (propagation + RED's inverse at the price, docs/fluid.md) against the sim's mean
+    RTT on every route of the three networks: within 20 % everywhere, 10 % in the median (the claim
+    bench/compare/RESULTS.md measures on 30 networks). With the former midpoint of RED's thresholds
+    the sim's RTT was 0.65–0.90 of the fluid one on these 16 routes (median 0.75). The sim's queue
+    sits below RED's inverse by the few flows' sawtooth (RESULTS.md), so not closer."""
+    ratios = []
+    for seed in (1, 2, 3):
+        s, c = _compare(seed)
+        ratios += [r["mean_rtt_ms"] / f["mean_rtt_ms"] for g in s.groups
+                   for r, f in zip(c.routes["sim"][g.name], c.routes["fluid"][g.name])]
+    assert len(ratios) == 16
+    assert all(abs(x - 1) <= 0.20 for x in ratios), ratios
+    assert abs(float(np.median(ratios)) - 1) <= 0.10, ratios
