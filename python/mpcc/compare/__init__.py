@@ -10,7 +10,8 @@
 Differences are relative: (a − b)/b for every pair "a vs b" of engines that ran, in the order
 fluid, sim, testbed (b the earlier one). Where the fluid equilibrium's path split is not unique
 (``path_rate_range_mbps``), a path's difference is measured to the nearest end of its range (0
-inside it). See docs/compare.md.
+inside it). A path that one engine leaves empty (rate 0, e.g. Coupled's boundary equilibrium) and
+the later one uses differs by +∞ (null in JSON). See docs/compare.md.
 """
 
 from __future__ import annotations
@@ -32,8 +33,12 @@ DISAGREE = 0.10
 
 
 def _rel(a: float, b: float) -> float:
-    if not (math.isfinite(a) and math.isfinite(b)) or b == 0:
+    """(a − b)/b; against b = 0 (a route the fluid model leaves empty): 0 if a = 0 too, else
+    +∞ — a disagreement the diagnosis explains, not a missing value."""
+    if not (math.isfinite(a) and math.isfinite(b)):
         return math.nan
+    if b == 0:
+        return 0.0 if a == 0 else math.copysign(math.inf, a)
     return (a - b) / b
 
 
@@ -67,7 +72,7 @@ def differences(results: dict[str, RunResult]) -> dict[str, Any]:
             paths.append({"rate_mbps": pr, "rel": prel})
         out["groups"][gname] = {"rate_mbps": rates, "rel": rel, "paths": paths}
     worst = [abs(v) for g in out["groups"].values() for v in [*g["rel"].values(),
-             *(x for p in g["paths"] for x in p["rel"].values())] if math.isfinite(v)]
+             *(x for p in g["paths"] for x in p["rel"].values())] if not math.isnan(v)]
     out["max_abs_rel"] = max(worst) if worst else None
     return out
 
@@ -106,8 +111,8 @@ def _diagnose(s: Scenario, diffs: dict[str, Any], routes: dict[str, Any], thresh
         group = next(x for x in s.groups if x.name == gname)
         for pair, v in g["rel"].items():
             a, b = pair.split(" vs ")
-            bad_paths = [k for k, p in enumerate(g["paths"]) if math.isfinite(p["rel"][pair]) and abs(p["rel"][pair]) > threshold]
-            if not (math.isfinite(v) and abs(v) > threshold) and not bad_paths:
+            bad_paths = [k for k, p in enumerate(g["paths"]) if abs(p["rel"][pair]) > threshold]
+            if not abs(v) > threshold and not bad_paths:
                 continue
             if a not in routes or routes[a] is None:
                 continue

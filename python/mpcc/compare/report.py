@@ -17,7 +17,9 @@ def _cell(v, ci=None) -> str:
 
 
 def _rel(v) -> str:
-    return "—" if v is None or not math.isfinite(v) else f"{100 * v:+.1f}%"
+    if v is None or math.isnan(v):
+        return "—"
+    return ("+∞" if v > 0 else "−∞") if math.isinf(v) else f"{100 * v:+.1f}%"
 
 
 def rate_table(c) -> Table:
