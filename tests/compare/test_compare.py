@@ -68,6 +68,27 @@ def test_non_unique_fluid_split_measures_to_the_range():
     assert p[1]["rel"]["sim vs fluid"] == pytest.approx(0.1)
 
 
+def test_a_path_the_fluid_model_leaves_empty_is_a_disagreement():
+    d = compare.differences({"fluid": _rr("fluid", 4.0, [4.0, 0.0]), "sim": _rr("sim", 4.0, [3.5, 0.5]),
+                             "testbed": _rr("testbed", 4.0, [4.0, 0.0])})
+    p = d["groups"]["g"]["paths"]
+    assert p[1]["rel"]["sim vs fluid"] == math.inf
+    assert p[1]["rel"]["testbed vs fluid"] == 0.0          # both empty: they agree
+    assert d["max_abs_rel"] == math.inf
+
+
+def test_cause_factors_multiply_to_the_rate_ratio():
+    row = {"rate_mbps": 1.3, "mean_cwnd_pkts": 9.0, "model_cwnd_pkts": 9.6, "mean_rtt_ms": 78.0,
+           "min_utilisation": 0.99, "timeouts": 0.0}
+    fluid_row = {"rate_mbps": 1.5, "mean_cwnd_pkts": 10.7, "mean_rtt_ms": 86.6}
+    f = diagnosis.factors(row, fluid_row)
+    assert math.prod(f.values()) == pytest.approx(1.3 / 1.5, rel=1e-12)
+    assert f["window-vs-eq7"] == pytest.approx(9.0 / 9.6) and f["rtt"] == pytest.approx(86.6 / 78.0)
+    # −13 %: window (−6 %) and price (−10 %) point that way, the shorter RTT (+11 %) the other
+    tags = diagnosis.causes(row, fluid_row)
+    assert {"window-vs-eq7", "price"} <= set(tags) and "rtt" not in tags
+
+
 def test_model_window_closed_forms():
     # Reno: φ = I/D = (1/w)/(w/2) = 2/w²  ⇒  w = √(2/q)
     w, res = diagnosis.model_window(algorithms.get("reno"), [0.05], [0.005])
