@@ -137,6 +137,33 @@ def test_fast_keeps_alpha_packets_queued():
     assert run.result.links["l"].extra["utilization"] > 0.95
 
 
+def test_fast_holds_alpha_on_a_long_rtt_path_with_sub_rtt_updates():
+    # 200 ms RTT, eq. (1) every 20 ms (10 updates per RTT): the window in eq. (1) is the one the
+    # RTT samples' packets were sent under. With the current window there, the 10 updates per RTT
+    # each move towards α·RTT/q of a one-RTT-old q and the queue swung between 0 and ≈ 200
+    # packets (std ≈ 54, utilization 0.94).
+    s = scenario.loads("""
+name = "fast-long-rtt"
+duration_s = 40.0
+[[links]]
+name = "l"
+capacity_mbps = 100.0
+delay_ms = 100.0
+buffer_pkts = 2000
+[[groups]]
+name = "a"
+count = 1
+algorithm = {name = "fast", alpha = 50, update_interval_s = 0.02}
+paths = [["l"]]
+""")
+    run = sim.run(s, seed=1, sample_interval_s=0.01)
+    t = run.timeseries["links"]
+    q = t["queue_pkts"][t["time_s"] >= 20.0]
+    assert q.std() < 5.0, q.std()
+    assert abs(q.mean() - 50) < 7.5, q.mean()
+    assert run.result.links["l"].extra["utilization"] > 0.99
+
+
 def test_background_on_off_traffic_takes_its_mean_rate():
     # on-off UDP at 4 Mb/s with mean on = mean off = 0.5 s: mean 2 Mb/s over 60 s; the Reno flow
     # takes the rest of the 10 Mb/s link.

@@ -2,9 +2,11 @@
 
 Delay-based: every update interval (20 ms by default) each route sets
 
-    w ← min(2w, (1−γ) w + γ (baseRTT/RTT · w + α))                           (1)
+    w ← min(2w, (1−γ) w + γ (baseRTT/RTT · w_old + α))                       (1)
 
-with γ ∈ (0, 1] (γ = 1 is eq. (1) of Tang et al. verbatim). There is no per-ACK increase
+with γ ∈ (0, 1] (γ = 1 is eq. (1) of Tang et al. verbatim). RTT is the mean RTT sample of the
+interval and w_old the window those packets were sent under, one RTT earlier (as ns-2's FAST
+module does; with several updates per RTT the current window there makes the window oscillate). There is no per-ACK increase
 (``on_ack`` is 0) and a loss halves the window as in Reno. α is in packets; Algorithm 2 of Tang
 et al. adapts it on a slow timescale (see :mod:`mpcc.hetero`). FAST has no loss-based fluid
 model of the form (3) of Peng et al."""
@@ -39,10 +41,12 @@ class Fast(Algorithm):
 
     on_loss = staticmethod(halve)
 
-    def on_update(self, cwnd, rtt, base_rtt) -> np.ndarray:
-        """New window after one periodic update (1)."""
+    def on_update(self, cwnd, rtt, base_rtt, old_cwnd=None) -> np.ndarray:
+        """New window after one periodic update (1); ``old_cwnd`` (default: ``cwnd``) is the window
+        the RTT samples' packets were sent under."""
         import numpy as np
         w, t = as_arrays(cwnd, rtt)
         base = np.broadcast_to(np.asarray(base_rtt, dtype=float), w.shape)
-        target = (1.0 - self.gamma) * w + self.gamma * (base / t * w + self.alpha)
+        w_old = w if old_cwnd is None else np.broadcast_to(np.asarray(old_cwnd, dtype=float), w.shape)
+        target = (1.0 - self.gamma) * w + self.gamma * (base / t * w_old + self.alpha)
         return np.minimum(2.0 * w, target)

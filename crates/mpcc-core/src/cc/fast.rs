@@ -1,6 +1,11 @@
 //! FAST TCP (Tang et al. eq. (1)): every `update_interval_s` each route sets
-//!   w ← min(2w, (1−γ) w + γ (baseRTT/RTT · w + α)),
-//! no per-ACK increase, a loss halves the window. Algorithm 2 of Tang et al. adapts α every
+//!   w ← min(2w, (1−γ) w + γ (baseRTT/RTT · w_old + α)),
+//! no per-ACK increase, a loss halves the window. RTT is the mean RTT sample of the interval and
+//! w_old the window those samples' packets were sent under, one RTT ago (ns-2's FAST module uses
+//! the window at each acked packet's send time the same way): baseRTT/RTT · w_old is the
+//! sampled rate times baseRTT. With the current window instead, updates more frequent than the
+//! RTT converge within one RTT to α·RTT/q of a one-RTT-old q and the window oscillates
+//! (one flow, 200 ms RTT, 20 ms updates: queue 0–207 packets instead of ≈ α). Algorithm 2 of Tang et al. adapts α every
 //! `adapt_interval_s` (0 = off): α* = q/(l·w)·α₀ with q the mean queueing delay, l the loss
 //! rate over the interval, w = `adapt_w`; α ← min((1+δ)α, α*) if α < α*, max((1−δ)α, α*) if
 //! α > α*.
@@ -27,12 +32,18 @@ struct State {
     routes: Vec<Route>,
 }
 
-/// One route's counters at the last adaptation (Algorithm 2's interval starts there).
-#[derive(Clone, Copy, Default)]
+/// One route's counters at the last adaptation (Algorithm 2's interval starts there) and its
+/// window after each of the last periodic updates (newest last, at most [`HISTORY`]).
+#[derive(Clone, Default)]
 struct Route {
     a_sent: u64,
     a_signals: u64,
+    windows: std::collections::VecDeque<f64>,
 }
+
+/// Periodic updates of window history kept per route (20 s at the default 20 ms); an RTT
+/// longer than that uses the oldest window kept.
+const HISTORY: usize = 1024;
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "fast",
@@ -48,6 +59,12 @@ pub const ALGORITHM: Algorithm = Algorithm {
     make: |p| Box::new(Fast::new(p)),
 };
 
+/// Eq. (1): min(2w, (1−γ) w + γ (baseRTT/RTT · w_old + α)).
+fn eq1(gamma: f64, w: f64, w_old: f64, rtt: f64, base_rtt: f64, alpha: f64) -> f64 {
+    let target = (1.0 - gamma) * w + gamma * (base_rtt / rtt * w_old + alpha);
+    (2.0 * w).min(target)
+}
+
 impl Fast {
     /// From the parameter values in the order of [`ALGORITHM`]`.params`.
     pub fn new(p: &[f64]) -> Fast {
@@ -61,10 +78,15 @@ impl Fast {
             state: State::default(),
         }
     }
-    /// Eq. (1) with the given α (Algorithm 2 changes α per connection).
+    /// Eq. (1) with the given α (Algorithm 2 changes α per connection), for a window that has
+    /// not changed over the last RTT.
     pub fn update(&self, w: f64, rtt: f64, base_rtt: f64, alpha: f64) -> f64 {
-        let target = (1.0 - self.gamma) * w + self.gamma * (base_rtt / rtt * w + alpha);
-        (2.0 * w).min(target)
+        self.update_with_old(w, w, rtt, base_rtt, alpha)
+    }
+    /// Eq. (1) from the current window `w` and the window `w_old` under which the packets whose
+    /// mean RTT is `rtt` were sent.
+    pub fn update_with_old(&self, w: f64, w_old: f64, rtt: f64, base_rtt: f64, alpha: f64) -> f64 {
+        eq1(self.gamma, w, w_old, rtt, base_rtt, alpha)
     }
     /// One step of Algorithm 2: new α from the current one, the mean queueing delay `q` (s)
     /// and the loss rate `l` over the last interval.
@@ -85,19 +107,31 @@ impl Fast {
         }
     }
 
-    /// Eq. (1) on every route in congestion avoidance with the mean RTT of the interval.
+    /// Eq. (1) on every route in congestion avoidance with the mean RTT of the interval and the
+    /// window of round(RTT / interval) updates ago (the samples of this interval are of packets
+    /// sent around now − interval/2 − RTT); then the window is recorded.
     fn periodic_update(&mut self, p: &mut Periodic) {
         if !p.active {
             return;
         }
         let alpha = self.state.alpha;
+        let (gamma, interval) = (self.gamma, self.update_interval_s);
         for r in 0..p.cwnd.len() {
+            let hist = &mut self.state.routes[r].windows;
             if p.rtt_n[r] > 0 && p.in_ca[r] {
                 let rtt = p.rtt_sum[r] / p.rtt_n[r] as f64;
-                let target =
-                    (1.0 - self.gamma) * p.cwnd[r] + self.gamma * (p.base_rtt[r] / rtt * p.cwnd[r] + alpha);
-                p.cwnd[r] = (2.0 * p.cwnd[r]).min(target).max(1.0);
+                let lag = (rtt / interval).round() as usize;
+                let w_old = match hist.len() {
+                    0 => p.cwnd[r],
+                    n => hist[n - 1 - lag.min(n - 1)],
+                };
+                let w = eq1(gamma, p.cwnd[r], w_old, rtt, p.base_rtt[r], alpha);
+                p.cwnd[r] = w.max(1.0);
             }
+            if hist.len() == HISTORY {
+                hist.pop_front();
+            }
+            hist.push_back(p.cwnd[r]);
         }
     }
 
@@ -197,6 +231,46 @@ mod tests {
         // no loss in the interval: α* = ∞, up by δ; no loss and no queue: unchanged
         assert!((f.adapt(50.0, 0.01, 0.0) - 55.0).abs() < 1e-12);
         assert_eq!(f.adapt(50.0, 0.0, 0.0), 50.0);
+    }
+
+    /// Eq. (1) with the window of one RTT ago: 20 ms updates, RTT 40 ms (2 updates), base RTT
+    /// 20 ms. Windows 100, 120, 140 were in force over the last three intervals and the window is
+    /// 160 now: w_old = 100, 160/2 + (0.02/0.04·100 + 50)/2 = 130 (the current window in its
+    /// place would give 145).
+    #[test]
+    fn periodic_update_uses_the_window_of_one_rtt_ago() {
+        let mut c = Fast::new(&[50.0, 0.5, 0.02, 0.0, 125.0, 0.1]).connection(1);
+        let (base, in_ca, sent, signals) = ([0.02], [true], [0u64], [0u64]);
+        let (none_sum, none_n) = ([0.0], [0u64]);
+        for w in [100.0, 120.0, 140.0] {
+            let mut cwnd = [w];
+            let mut p = Periodic {
+                active: true,
+                cwnd: &mut cwnd,
+                base_rtt: &base,
+                in_ca: &in_ca,
+                sent: &sent,
+                signals: &signals,
+                rtt_sum: &none_sum,
+                rtt_n: &none_n,
+            };
+            c.on_timer(0, &mut p); // no samples: records the window, leaves it
+            assert_eq!(p.cwnd[0], w);
+        }
+        let mut cwnd = [160.0];
+        let (sum, n) = ([0.08], [2u64]);
+        let mut p = Periodic {
+            active: true,
+            cwnd: &mut cwnd,
+            base_rtt: &base,
+            in_ca: &in_ca,
+            sent: &sent,
+            signals: &signals,
+            rtt_sum: &sum,
+            rtt_n: &n,
+        };
+        c.on_timer(0, &mut p);
+        assert!((p.cwnd[0] - 130.0).abs() < 1e-12, "{}", p.cwnd[0]);
     }
 
     /// Eq. (1) with γ = 0.5: w ← min(2w, w/2 + (baseRTT/RTT·w + α)/2).

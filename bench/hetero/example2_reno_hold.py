@@ -1,0 +1,107 @@
+"""Example 2a Reno-first: how long the Reno state (Reno holding l12/l34, l23 nearly empty) holds after
+the FAST flows join at 100 s, against FAST's α and FAST's window-update details. Used for
+docs/hetero.md ("Why the Reno state of 2a is lost").
+
+Each run is the scenario file with the FAST groups' parameters replaced (α, and optionally
+update_interval_s, gamma), noise on unless --no-noise. The queues and rates are sampled every
+--dt s. The Reno state is lost at the first time after 100 s at which the l23 queue (5 s mean)
+exceeds 20 packets while the 8 Reno flows' total rate (5 s mean) is below half of their 50–100 s
+mean; "hold" = that time − 100 s (censored at the run's end: reported as ">T").
+
+    nice -n 10 .venv/bin/python bench/hetero/example2_reno_hold.py --alpha 8.2 20 50 --seeds 1 2 3 \\
+        [--update-interval 0.02 0.2] [--gamma 0.5] [--duration 900] [--json]
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import itertools
+import json
+from pathlib import Path
+
+import numpy as np
+
+from mpcc import algorithms
+from mpcc import scenario as sc
+from mpcc.hetero import packet
+from mpcc.reproduce.tang2010.packet import stretch as _stretch
+
+ROOT = Path(__file__).resolve().parents[2]
+FAST_START = 100.0
+
+
+def scenario(alpha: float, update: float, gamma: float, duration: float, noise: bool):
+    s = _stretch(sc.load(ROOT / "scenarios/tang2010/example2a-reno-first.toml"), duration)
+    if not noise:
+        s = s.with_changes(background=())
+    fast = algorithms.get({"name": "fast", "alpha": alpha, "update_interval_s": update, "gamma": gamma})
+    return s.with_changes(groups=tuple(dataclasses.replace(g, algorithm=fast) if g.name.startswith("fast") else g
+                                       for g in s.groups))
+
+
+def _mean_every(t: np.ndarray, x: np.ndarray, width: float) -> tuple[np.ndarray, np.ndarray]:
+    edges = np.arange(0.0, t[-1] + width, width)
+    idx = np.clip(np.digitize(t, edges) - 1, 0, len(edges) - 2)
+    tot = np.bincount(idx, weights=x, minlength=len(edges) - 1)
+    n = np.maximum(np.bincount(idx, minlength=len(edges) - 1), 1)
+    return edges[:-1], tot / n
+
+
+def one(alpha: float, seed: int, update: float, gamma: float, duration: float, dt: float, noise: bool) -> dict:
+    s = scenario(alpha, update, gamma, duration, noise)
+    fr = packet.run(s, seed=seed, measure=(FAST_START, duration), sample_interval_s=dt)
+    q = fr.queues
+    l23 = q["link"] == 1
+    t0, q23 = _mean_every(q["time_s"][l23], q["queue_pkts"][l23], 5.0)
+    qs = {name: _mean_every(q["time_s"][q["link"] == i], q["queue_pkts"][q["link"] == i], 5.0)[1]
+          for i, name in enumerate(("l12", "l23", "l34"))}
+    r = fr.rates
+    gi = packet.group_index(s, "reno")
+    sel = r["group"] == gi
+    # total Reno rate per sample time, then 5 s means (packets/ms)
+    tr, inv = np.unique(r["time_s"][sel], return_inverse=True)
+    reno_tot = np.bincount(inv, weights=r["rate_pps"][sel]) / 1e3
+    _, reno5 = _mean_every(tr, reno_tot, 5.0)
+    n = min(len(t0), len(reno5))
+    t0, q23, reno5 = t0[:n], q23[:n], reno5[:n]
+    before = reno5[(t0 >= 50) & (t0 < FAST_START)].mean()
+    lost = np.nonzero((t0 >= FAST_START) & (q23 > 20) & (reno5 < 0.5 * before))[0]
+    t_lost = float(t0[lost[0]] + 5.0) if lost.size else None
+    fr_tot = {}
+    for g in ("fast-123", "fast-234"):
+        sg = r["group"] == packet.group_index(s, g)
+        fr_tot[g] = float(r["rate_pps"][sg & (r["time_s"] >= FAST_START)].mean() * 2 / 1e3)
+    tail = t0 >= max(FAST_START, t0[-1] - 300)
+    return {"alpha": alpha, "seed": seed, "update_interval_s": update, "gamma": gamma, "noise": noise,
+            "duration_s": duration, "reno_before": float(before),
+            "hold_s": None if t_lost is None else t_lost - FAST_START,
+            "last300_queues": {k: float(v[:n][tail].mean()) for k, v in qs.items()},
+            "last300_reno_total": float(reno5[tail].mean()), "fast_total_mean": fr_tot, "wall_s": fr.wall_s}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--alpha", type=float, nargs="+", default=[8.2, 20, 50])
+    ap.add_argument("--seeds", type=int, nargs="+", default=[1, 2, 3])
+    ap.add_argument("--update-interval", type=float, nargs="+", default=[0.02])
+    ap.add_argument("--gamma", type=float, nargs="+", default=[0.5])
+    ap.add_argument("--duration", type=float, default=900.0)
+    ap.add_argument("--dt", type=float, default=0.5)
+    ap.add_argument("--no-noise", action="store_true")
+    ap.add_argument("--json", action="store_true")
+    a = ap.parse_args()
+    for alpha, u, g, seed in itertools.product(a.alpha, a.update_interval, a.gamma, a.seeds):
+        res = one(alpha, seed, u, g, a.duration, a.dt, not a.no_noise)
+        if a.json:
+            print(json.dumps(res), flush=True)
+        else:
+            hold = f">{a.duration - FAST_START:.0f}" if res["hold_s"] is None else f"{res['hold_s']:.0f}"
+            qq = res["last300_queues"]
+            print(f"α={alpha:g} update={u:g}s γ={g:g} seed={seed}: hold {hold} s; last 300 s queues "
+                  f"{qq['l12']:.0f}/{qq['l23']:.0f}/{qq['l34']:.0f}, Reno total {res['last300_reno_total']:.2f}, "
+                  f"FAST total {sum(res['fast_total_mean'].values()):.2f} packets/ms ({res['wall_s']:.0f} s wall)", flush=True)
+
+
+if __name__ == "__main__":
+    main()
