@@ -31,10 +31,17 @@ ROOT = Path(__file__).resolve().parents[2]
 FAST_START = 100.0
 
 
-def scenario(alpha: float, update: float, gamma: float, duration: float, noise: bool):
-    s = _stretch(sc.load(ROOT / "scenarios/tang2010/example2a-reno-first.toml"), duration)
+def scenario(alpha: float, update: float, gamma: float, duration: float, noise: bool,
+             red_weight: float | None = None, max_p_scale: float = 1.0, first: str = "reno"):
+    s = _stretch(sc.load(ROOT / f"scenarios/tang2010/example2a-{first}-first.toml"), duration)
+    if max_p_scale != 1.0:
+        s = s.with_changes(links=tuple(dataclasses.replace(lk, red=dataclasses.replace(
+            lk.red, max_p=lk.red.max_p * max_p_scale)) for lk in s.links))
     if not noise:
         s = s.with_changes(background=())
+    if red_weight is not None:
+        s = s.with_changes(links=tuple(dataclasses.replace(lk, red=dataclasses.replace(lk.red, weight=red_weight))
+                                       for lk in s.links))
     fast = algorithms.get({"name": "fast", "alpha": alpha, "update_interval_s": update, "gamma": gamma})
     return s.with_changes(groups=tuple(dataclasses.replace(g, algorithm=fast) if g.name.startswith("fast") else g
                                        for g in s.groups))
@@ -48,8 +55,24 @@ def _mean_every(t: np.ndarray, x: np.ndarray, width: float) -> tuple[np.ndarray,
     return edges[:-1], tot / n
 
 
-def one(alpha: float, seed: int, update: float, gamma: float, duration: float, dt: float, noise: bool) -> dict:
-    s = scenario(alpha, update, gamma, duration, noise)
+def marks(alpha: float, seed: int, update: float, gamma: float, duration: float, noise: bool,
+          red_weight: float | None, window: tuple[float, float]) -> dict:
+    """Marks per link, and the Reno flows' marks per packet sent, over ``window``."""
+    from mpcc import sim
+    s = scenario(alpha, update, gamma, duration, noise, red_weight)
+    c = sim.simulate(s, seed=seed, sample_interval_s=0.0, measure=window).columns
+    reno = c["sf_group"] == packet.group_index(s, "reno")
+    span = window[1] - window[0]
+    return {"alpha": alpha, "seed": seed, "window": list(window),
+            "link_marks": [int(m) for m in c["link_marks"]],
+            "link_load_pkts_per_ms": [float(a) / span / 1e3 for a in c["link_arrivals"]],
+            "reno_marks_per_sent": float(c["sf_marks"][reno].sum() / max(c["sf_sent"][reno].sum(), 1)),
+            "reno_loss_events": int(c["sf_loss_events"][reno].sum())}
+
+
+def one(alpha: float, seed: int, update: float, gamma: float, duration: float, dt: float, noise: bool,
+        red_weight: float | None = None, max_p_scale: float = 1.0, first: str = "reno") -> dict:
+    s = scenario(alpha, update, gamma, duration, noise, red_weight, max_p_scale, first)
     fr = packet.run(s, seed=seed, measure=(FAST_START, duration), sample_interval_s=dt)
     q = fr.queues
     l23 = q["link"] == 1
@@ -74,6 +97,7 @@ def one(alpha: float, seed: int, update: float, gamma: float, duration: float, d
         fr_tot[g] = float(r["rate_pps"][sg & (r["time_s"] >= FAST_START)].mean() * 2 / 1e3)
     tail = t0 >= max(FAST_START, t0[-1] - 300)
     return {"alpha": alpha, "seed": seed, "update_interval_s": update, "gamma": gamma, "noise": noise,
+            "red_weight": red_weight, "max_p_scale": max_p_scale, "first": first,
             "duration_s": duration, "reno_before": float(before),
             "hold_s": None if t_lost is None else t_lost - FAST_START,
             "last300_queues": {k: float(v[:n][tail].mean()) for k, v in qs.items()},
@@ -89,16 +113,32 @@ def main():
     ap.add_argument("--duration", type=float, default=900.0)
     ap.add_argument("--dt", type=float, default=0.5)
     ap.add_argument("--no-noise", action="store_true")
+    ap.add_argument("--red-weight", type=float, default=None,
+                    help="RED EWMA weight on every link instead of the file's 0.002")
+    ap.add_argument("--max-p-scale", type=float, default=1.0,
+                    help="RED max_p × this on every link (1/3: the mean marking rate of ns-2's default "
+                         "wait_ = true, ≈ 2/3·p_b, instead of the FJ93 count rule's ≈ 2·p_b)")
+    ap.add_argument("--first", default="reno", choices=["reno", "fast"])
+    ap.add_argument("--marks-window", type=float, nargs=2, default=None, metavar=("T0", "T1"),
+                    help="instead: marks per link and Reno's marks per packet over [T0, T1]")
     ap.add_argument("--json", action="store_true")
     a = ap.parse_args()
     for alpha, u, g, seed in itertools.product(a.alpha, a.update_interval, a.gamma, a.seeds):
-        res = one(alpha, seed, u, g, a.duration, a.dt, not a.no_noise)
+        if a.marks_window:
+            m = marks(alpha, seed, u, g, a.duration, not a.no_noise, a.red_weight, tuple(a.marks_window))
+            print(json.dumps(m) if a.json else
+                  f"α={alpha:g} seed={seed} {a.marks_window}: link marks {m['link_marks']}, link load "
+                  f"{' / '.join(f'{x:.2f}' for x in m['link_load_pkts_per_ms'])} packets/ms, Reno marks/sent "
+                  f"{m['reno_marks_per_sent']:.2e}, Reno window reductions {m['reno_loss_events']}", flush=True)
+            continue
+        res = one(alpha, seed, u, g, a.duration, a.dt, not a.no_noise, a.red_weight, a.max_p_scale, a.first)
         if a.json:
             print(json.dumps(res), flush=True)
         else:
             hold = f">{a.duration - FAST_START:.0f}" if res["hold_s"] is None else f"{res['hold_s']:.0f}"
             qq = res["last300_queues"]
-            print(f"α={alpha:g} update={u:g}s γ={g:g} seed={seed}: hold {hold} s; last 300 s queues "
+            print(f"{a.first}-first α={alpha:g} update={u:g}s γ={g:g} red_weight={a.red_weight} "
+                  f"max_p×{a.max_p_scale:g} seed={seed}: hold {hold} s; last 300 s queues "
                   f"{qq['l12']:.0f}/{qq['l23']:.0f}/{qq['l34']:.0f}, Reno total {res['last300_reno_total']:.2f}, "
                   f"FAST total {sum(res['fast_total_mean'].values()):.2f} packets/ms ({res['wall_s']:.0f} s wall)", flush=True)
 
