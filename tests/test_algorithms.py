@@ -138,6 +138,14 @@ def test_min_cwnd_rules():
     assert after[0] == 1.0  # 1.5 − 0.75·1.5 clamps at 1 with two routes
 
 
+def test_fast_update_uses_the_window_the_rtt_samples_were_sent_under():
+    # Tang et al. (1) with the window of one RTT ago (as cc/fast.rs): γ = 0.5, base 20 ms, RTT 40 ms,
+    # window 160 now and 100 when the sampled packets were sent: 160/2 + (0.5·100 + 50)/2 = 130
+    fast = algorithms.get({"name": "fast", "alpha": 50, "gamma": 0.5})
+    assert fast.on_update([160.0], [0.04], [0.02], old_cwnd=[100.0])[0] == pytest.approx(130.0)
+    assert fast.on_update([160.0], [0.04], [0.02])[0] == pytest.approx(145.0)  # w_old = w by default
+
+
 def test_fast_update_equilibrium():
     fast = algorithms.get({"name": "fast", "alpha": 50, "gamma": 1.0})
     # at w = α·RTT/q the update is a fixed point: w·base/RTT + α = w
