@@ -41,8 +41,8 @@ struct Route {
     windows: std::collections::VecDeque<f64>,
 }
 
-/// Periodic updates of window history kept per route (20 s at the default 20 ms); an RTT
-/// longer than that uses the oldest window kept.
+/// At most this many periodic updates of window history are kept per route (20 s at the default
+/// 20 ms; otherwise 2·RTT/interval + 4); an RTT longer than that uses the oldest window kept.
 const HISTORY: usize = 1024;
 
 pub const ALGORITHM: Algorithm = Algorithm {
@@ -118,17 +118,22 @@ impl Fast {
         let (gamma, interval) = (self.gamma, self.update_interval_s);
         for r in 0..p.cwnd.len() {
             let hist = &mut self.state.routes[r].windows;
-            if p.rtt_n[r] > 0 && p.in_ca[r] {
+            let mut keep = HISTORY;
+            if p.rtt_n[r] > 0 {
                 let rtt = p.rtt_sum[r] / p.rtt_n[r] as f64;
                 let lag = (rtt / interval).round() as usize;
-                let w_old = match hist.len() {
-                    0 => p.cwnd[r],
-                    n => hist[n - 1 - lag.min(n - 1)],
-                };
-                let w = eq1(gamma, p.cwnd[r], w_old, rtt, p.base_rtt[r], alpha);
-                p.cwnd[r] = w.max(1.0);
+                // twice the current lag (and a few) is enough history; memory follows RTT/interval
+                keep = (2 * lag + 4).min(HISTORY);
+                if p.in_ca[r] {
+                    let w_old = match hist.len() {
+                        0 => p.cwnd[r],
+                        n => hist[n - 1 - lag.min(n - 1)],
+                    };
+                    let w = eq1(gamma, p.cwnd[r], w_old, rtt, p.base_rtt[r], alpha);
+                    p.cwnd[r] = w.max(1.0);
+                }
             }
-            if hist.len() == HISTORY {
+            while hist.len() >= keep {
                 hist.pop_front();
             }
             hist.push_back(p.cwnd[r]);
