@@ -4,6 +4,7 @@ use super::{ns, Pkt, Sim, BG, K_BG_SEND, K_BG_TOGGLE};
 use crate::config::BackgroundCfg;
 
 pub(super) struct Background {
+    /// Index of the path's first link in `Sim::hops`.
     pub(super) path: u32,
     interval_ns: u64,
     mean_on_s: f64,
@@ -86,13 +87,14 @@ impl Sim {
         }
         g.next_send = now + g.interval_ns;
         let t = g.next_send;
+        let path = g.path;
         self.push(t, K_BG_SEND, b as u32);
         self.forward(
             Pkt {
                 ts: now,
                 owner: BG | b as u32,
                 seq: 0,
-                hop: 0,
+                hop: path,
                 ce: false,
                 ect: false,
             },

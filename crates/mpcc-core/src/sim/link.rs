@@ -1,19 +1,22 @@
 //! Links: a FIFO server with a constant service time per packet, a propagation delay, a
 //! buffer (drop-tail or RED, the queue model of `mpcc-queue`) and random loss; forwarding of
 //! packets hop by hop along their path.
+//!
+//! The queue needs no per-packet state: service is FIFO with a constant time per packet, so
+//! while the link is busy its departures are exactly `tx_ns` apart and end at `busy_until`,
+//! and the packets still queued at `now` are ⌈(busy_until − now) / tx_ns⌉ (see `queue_at`).
 use std::collections::VecDeque;
 
 use mpcc_queue::{Arrival, Queue, Verdict};
 
-use super::{ns, Pkt, Sim, BG, K_PIPE};
+use super::{ns, Pkt, Sim, BG, K_PIPE, NO_HOP};
 use crate::config::LinkCfg;
 
 pub(super) struct Link {
     pub(super) tx_ns: u64,
     pub(super) delay_ns: u64,
+    /// Departure time of the last accepted packet (the queue is empty from then on).
     pub(super) busy_until: u64,
-    /// Departure times of the packets in the queue (the head one is in transmission).
-    departs: VecDeque<u64>,
     /// Packets propagating to their next hop: (arrival time there, packet).
     pipe: VecDeque<(u64, Pkt)>,
     /// Buffer management: drop-tail or RED (shared with linkem).
@@ -61,7 +64,6 @@ impl Link {
             tx_ns: ns(tx).max(1),
             delay_ns: ns(l.delay_ms * 1e-3),
             busy_until: 0,
-            departs: VecDeque::with_capacity(l.buffer_pkts.min(4096) as usize),
             pipe: VecDeque::new(),
             queue,
             loss: l.loss,
@@ -73,21 +75,22 @@ impl Link {
         })
     }
 
-    /// Packets in the queue at `now` (the one in transmission included).
-    pub(super) fn queue_at(&mut self, now: u64) -> u32 {
-        while let Some(&d) = self.departs.front() {
-            if d <= now {
-                self.departs.pop_front();
-            } else {
-                break;
-            }
+    /// Packets in the queue at `now` (the one in transmission included): those whose departure
+    /// is later than `now`. The current busy period began with an arrival at some a ≤ now and
+    /// its n packets leave at a + tx, a + 2·tx, …, busy_until = a + n·tx, so the count is
+    /// ⌈(busy_until − now) / tx⌉ (≤ n). `now` never decreases (the event loop's clock).
+    #[inline(always)]
+    pub(super) fn queue_at(&self, now: u64) -> u32 {
+        if self.busy_until > now {
+            (self.busy_until - now).div_ceil(self.tx_ns) as u32
+        } else {
+            0
         }
-        self.departs.len() as u32
     }
 
-    /// Bytes held by this link's rings.
+    /// Bytes held by this link's ring.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.departs.capacity() * 8 + self.pipe.capacity() * std::mem::size_of::<(u64, Pkt)>()
+        self.pipe.capacity() * std::mem::size_of::<(u64, Pkt)>()
     }
 
     /// Offer a packet at `now`: drop (random loss, then the queue's verdict) or accept (ECN
@@ -123,7 +126,6 @@ impl Link {
         }
         let depart = self.busy_until.max(now) + self.tx_ns;
         self.busy_until = depart;
-        self.departs.push_back(depart);
         self.accepted += 1;
         self.max_queue = self.max_queue.max(q + 1);
         Some(depart)
@@ -179,14 +181,8 @@ impl Sim {
     /// last one, or put it in the link's pipe to the next hop.
     pub(super) fn forward(&mut self, mut pkt: Pkt, now: u64) {
         let bg = pkt.owner & BG != 0;
-        let path_id = if bg {
-            self.bgs[(pkt.owner & !BG) as usize].path
-        } else {
-            self.sf[pkt.owner as usize].path
-        };
-        let path = &self.paths[path_id as usize];
-        let l = path[pkt.hop as usize] as usize;
-        let last = pkt.hop as usize + 1 == path.len();
+        let l = self.hops[pkt.hop as usize] as usize;
+        let last = self.hops[pkt.hop as usize + 1] == NO_HOP;
         let was_ce = pkt.ce;
         match self.enqueue(l, &mut pkt, now) {
             None => {

@@ -77,6 +77,9 @@ const K_SAMPLE: u64 = K_STOP + 1;
 /// Owner ids with this bit set are background (UDP) sources, otherwise subflows.
 const BG: u32 = 1 << 31;
 
+/// Ends each path in [`Sim::hops`].
+const NO_HOP: u32 = u32::MAX;
+
 /// A data packet on the forward path (24 bytes).
 #[derive(Debug, Clone, Copy, Default)]
 struct Pkt {
@@ -84,7 +87,9 @@ struct Pkt {
     ts: u64,
     owner: u32,
     seq: u32,
-    hop: u8,
+    /// Index in [`Sim::hops`] of the link the packet goes through next: forwarding reads no
+    /// per-subflow state.
+    hop: u32,
     ce: bool,
     ect: bool,
 }
@@ -107,7 +112,9 @@ pub struct Sim {
     heap: BinaryHeap<Reverse<u128>>,
     rng: Rng,
     links: Vec<Link>,
-    paths: Vec<Vec<u32>>,
+    /// Every path's links, one path after the other, each ended by [`NO_HOP`]; a subflow or
+    /// background source holds the index of its path's first link.
+    hops: Vec<u32>,
     // Per subflow, contiguous per connection: the controller's view.
     cwnd: Vec<f64>,
     srtt: Vec<f64>,
@@ -167,7 +174,7 @@ impl Sim {
             heap: BinaryHeap::new(),
             rng: Rng::new(0),
             links: Vec::new(),
-            paths: Vec::with_capacity(n_sf + cfg.background.len()),
+            hops: Vec::new(),
             cwnd: Vec::with_capacity(n_sf),
             srtt: Vec::with_capacity(n_sf),
             base_rtt: Vec::with_capacity(n_sf),
@@ -233,8 +240,8 @@ impl Sim {
                 let c = sim.conns.len() as u32;
                 let first = sim.sf.len() as u32;
                 for (r, p) in g.paths.iter().enumerate() {
-                    let path_id = sim.paths.len() as u32;
-                    sim.paths.push(p.clone());
+                    let path_id = sim.hops.len() as u32;
+                    sim.hops.extend(p.iter().copied().chain([NO_HOP]));
                     let rev_ns: u64 = p.iter().map(|&l| links[l as usize].delay_ns).sum();
                     let tx: u64 = p.iter().map(|&l| links[l as usize].tx_ns).sum();
                     let prop_rtt = (2 * rev_ns + tx) as f64 / NS_PER_S;
@@ -270,8 +277,8 @@ impl Sim {
         sim.scratch_rtt_n = vec![0; n_routes];
         for (bi, b) in cfg.background.iter().enumerate() {
             check_path(&b.path, &format!("background[{bi}].path"))?;
-            let path_id = sim.paths.len() as u32;
-            sim.paths.push(b.path.clone());
+            let path_id = sim.hops.len() as u32;
+            sim.hops.extend(b.path.iter().copied().chain([NO_HOP]));
             sim.bgs.push(
                 Background::new(b, path_id, pkt_bits, end)
                     .map_err(|e| format!("background[{bi}].{e}"))?,

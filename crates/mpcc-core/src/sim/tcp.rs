@@ -29,6 +29,7 @@ pub(super) const MAX_SCOREBOARD: usize = 1 << 22;
 #[derive(Default)]
 pub(super) struct Subflow {
     pub(super) conn: u32,
+    /// Index of the path's first link in `Sim::hops`.
     pub(super) path: u32,
     /// Reverse-path (ACK) delay: Σ one-way delays of the path.
     pub(super) rev_ns: u64,
@@ -196,6 +197,7 @@ impl Sim {
             sf.tsorted.push_back((seq, now));
             sf.inflight += 1;
             sf.sent += 1;
+            let sf_path = sf.path;
             if sf.rto_deadline == 0 {
                 let d = now + sf.rto_backed_off();
                 self.arm_rto(s, d);
@@ -206,7 +208,7 @@ impl Sim {
                     ts: now,
                     owner: s as u32,
                     seq,
-                    hop: 0,
+                    hop: sf_path,
                     ce: false,
                     ect,
                 },
