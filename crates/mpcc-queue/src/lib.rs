@@ -101,12 +101,13 @@ pub struct RedState {
     idle_decayed: Option<(u64, u64)>,
 }
 
-/// The buffer of one link.
+/// The buffer of one link (16 bytes: RED's parameters and state are boxed, so that a
+/// simulator link keeps its per-packet state in one cache line).
 #[derive(Clone, Debug)]
 pub struct Queue {
     /// Capacity in packets, the one in service included.
     pub buffer: u32,
-    pub red: Option<(RedParams, RedState)>,
+    pub red: Option<Box<(RedParams, RedState)>>,
 }
 
 /// The state of the FIFO when a packet arrives.
@@ -131,14 +132,14 @@ impl Queue {
         Ok(Queue {
             buffer,
             red: red.map(|r| {
-                (
+                Box::new((
                     r,
                     RedState {
                         avg: 0.0,
                         count: -1,
                         idle_decayed: None,
                     },
-                )
+                ))
             }),
         })
     }
@@ -147,7 +148,8 @@ impl Queue {
     pub fn arrive(&mut self, a: Arrival, uniform: impl FnOnce() -> f64) -> Verdict {
         let mut verdict = Verdict::Accept;
         let mut above_min = false;
-        if let Some((p, st)) = &mut self.red {
+        if let Some(red) = &mut self.red {
+            let (p, st) = &mut **red;
             // 1. the average
             if a.queue == 0 {
                 let from = match st.idle_decayed {
@@ -190,7 +192,8 @@ impl Queue {
         }
         // 3. the hard limit
         if a.queue >= self.buffer && verdict != Verdict::Drop(Drop::Red) {
-            if let Some((_, st)) = &mut self.red {
+            if let Some(red) = &mut self.red {
+                let st = &mut red.1;
                 if above_min {
                     st.count = 0;
                 }
@@ -202,7 +205,7 @@ impl Queue {
 
     /// RED's average queue (0 for drop-tail).
     pub fn avg(&self) -> f64 {
-        self.red.as_ref().map(|(_, s)| s.avg).unwrap_or(0.0)
+        self.red.as_ref().map(|r| r.1.avg).unwrap_or(0.0)
     }
 }
 

@@ -12,21 +12,38 @@ use mpcc_queue::{Arrival, Queue, Verdict};
 use super::{ns, Pkt, Sim, BG, K_PIPE, NO_HOP};
 use crate::config::LinkCfg;
 
+/// Packets of a link's pipe kept in the link's second cache line; more (a propagation delay
+/// longer than the service time) go to `pipe_spill`.
+const PIPE_INLINE: usize = 2;
+
+/// A link. Laid out by hand: every arrival reads and writes the first cache line only, a
+/// packet entering or leaving the pipe to the next hop the second one (`repr(C)`; a fat tree
+/// has thousands of links, so each line touched per hop is a cache miss).
+#[repr(C, align(64))]
 pub(super) struct Link {
-    pub(super) tx_ns: u64,
-    pub(super) delay_ns: u64,
+    // --- line 1 (62 bytes)
     /// Departure time of the last accepted packet (the queue is empty from then on).
     pub(super) busy_until: u64,
-    /// Packets propagating to their next hop: (arrival time there, packet).
-    pipe: VecDeque<(u64, Pkt)>,
+    pub(super) tx_ns: u64,
+    pub(super) delay_ns: u64,
+    pub(super) accepted: u64,
+    loss: f64,
     /// Buffer management: drop-tail or RED (shared with linkem).
     queue: Queue,
-    loss: f64,
-    pub(super) arrivals: u64,
+    pub(super) max_queue: u32,
+    /// Packets propagating to their next hop, in departure order: `pipe_n` of them in
+    /// `pipe_inline` from `pipe_head` on (a ring of PIPE_INLINE), then those in `pipe_spill`
+    /// (non-empty only when the inline ring is full).
+    pipe_head: u8,
+    pipe_n: u8,
+    // --- line 2
+    /// (arrival time at the next hop, packet).
+    pipe_inline: [(u64, Pkt); PIPE_INLINE],
+    // --- line 3 (rarely touched)
+    pipe_spill: VecDeque<(u64, Pkt)>,
+    /// Arrivals = accepted + drops.
     pub(super) drops: u64,
     pub(super) marks: u64,
-    pub(super) accepted: u64,
-    pub(super) max_queue: u32,
 }
 
 impl Link {
@@ -64,15 +81,54 @@ impl Link {
             tx_ns: ns(tx).max(1),
             delay_ns: ns(l.delay_ms * 1e-3),
             busy_until: 0,
-            pipe: VecDeque::new(),
             queue,
             loss: l.loss,
-            arrivals: 0,
             drops: 0,
             marks: 0,
             accepted: 0,
             max_queue: 0,
+            pipe_head: 0,
+            pipe_n: 0,
+            pipe_inline: Default::default(),
+            pipe_spill: VecDeque::new(),
         })
+    }
+
+    /// A packet enters the pipe to the next hop (where it arrives at `arrive`); true when it
+    /// is the only one (the pipe needs an event).
+    #[inline(always)]
+    fn pipe_push(&mut self, arrive: u64, pkt: Pkt) -> bool {
+        let n = self.pipe_n as usize;
+        if n < PIPE_INLINE && self.pipe_spill.is_empty() {
+            self.pipe_inline[(self.pipe_head as usize + n) % PIPE_INLINE] = (arrive, pkt);
+            self.pipe_n += 1;
+            n == 0
+        } else {
+            self.pipe_spill.push_back((arrive, pkt));
+            false
+        }
+    }
+
+    /// The pipe's first packet leaves it; returns it and the arrival time of the next one.
+    #[inline(always)]
+    fn pipe_pop(&mut self) -> (Pkt, Option<u64>) {
+        assert!(self.pipe_n > 0, "pipe event without packet");
+        let h = self.pipe_head as usize;
+        let (_, pkt) = self.pipe_inline[h];
+        self.pipe_head = ((h + 1) % PIPE_INLINE) as u8;
+        self.pipe_n -= 1;
+        if let Some(e) = self.pipe_spill.pop_front() {
+            let i = (self.pipe_head as usize + self.pipe_n as usize) % PIPE_INLINE;
+            self.pipe_inline[i] = e;
+            self.pipe_n += 1;
+        }
+        let next = (self.pipe_n > 0).then(|| self.pipe_inline[self.pipe_head as usize].0);
+        (pkt, next)
+    }
+
+    /// Arrivals so far (every arrival is accepted or dropped).
+    pub(super) fn arrivals(&self) -> u64 {
+        self.accepted + self.drops
     }
 
     /// Packets in the queue at `now` (the one in transmission included): those whose departure
@@ -90,7 +146,7 @@ impl Link {
 
     /// Bytes held by this link's ring.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.pipe.capacity() * std::mem::size_of::<(u64, Pkt)>()
+        self.pipe_spill.capacity() * std::mem::size_of::<(u64, Pkt)>()
     }
 
     /// Offer a packet at `now`: drop (random loss, then the queue's verdict) or accept (ECN
@@ -100,7 +156,6 @@ impl Link {
     #[inline(always)]
     fn offer(&mut self, pkt: &mut Pkt, now: u64, mut uniform: impl FnMut() -> f64) -> Option<u64> {
         let q = self.queue_at(now);
-        self.arrivals += 1;
         if self.loss > 0.0 && uniform() < self.loss {
             self.drops += 1;
             return None;
@@ -201,9 +256,7 @@ impl Sim {
                     }
                 } else {
                     pkt.hop += 1;
-                    let pipe = &mut self.links[l].pipe;
-                    pipe.push_back((arrive, pkt));
-                    if pipe.len() == 1 {
+                    if self.links[l].pipe_push(arrive, pkt) {
                         self.push(arrive, K_PIPE, l as u32);
                     }
                 }
@@ -212,11 +265,8 @@ impl Sim {
     }
 
     pub(super) fn pipe_event(&mut self, l: usize) {
-        let (_, pkt) = self.links[l]
-            .pipe
-            .pop_front()
-            .expect("pipe event without packet");
-        if let Some(&(t, _)) = self.links[l].pipe.front() {
+        let (pkt, next) = self.links[l].pipe_pop();
+        if let Some(t) = next {
             self.push(t, K_PIPE, l as u32);
         }
         self.forward(pkt, self.now);
@@ -250,11 +300,49 @@ mod tests {
             d,
             vec![Some(1_000_000), Some(2_000_000), Some(3_000_000), None]
         );
-        assert_eq!((l.arrivals, l.accepted, l.drops, l.max_queue), (4, 3, 1, 3));
+        assert_eq!((l.arrivals(), l.accepted, l.drops, l.max_queue), (4, 3, 1, 3));
         assert_eq!(l.queue_at(1_999_999), 2);
         assert_eq!(l.queue_at(3_000_000), 0);
         // idle link: service starts at the arrival
         assert_eq!(l.offer(&mut p, 10_000_000, || 0.5), Some(11_000_000));
+    }
+
+    /// The per-arrival fields fill the first cache line, the inline pipe the second.
+    #[test]
+    fn link_layout() {
+        use std::mem::{offset_of, size_of};
+        assert_eq!(size_of::<Pkt>(), 24);
+        assert!(offset_of!(Link, pipe_n) < 64);
+        assert_eq!(offset_of!(Link, pipe_inline), 64);
+        assert_eq!(offset_of!(Link, pipe_spill), 128);
+    }
+
+    /// The pipe keeps departure order through its inline slots and the spill ring, and asks
+    /// for an event only when it goes from empty to one packet.
+    #[test]
+    fn pipe_is_fifo() {
+        let mut l = link(3, None);
+        let pkt = |seq| Pkt {
+            seq,
+            ..Default::default()
+        };
+        let mut out = vec![];
+        let mut events = 0;
+        for round in 0..3u32 {
+            for i in 0..5 {
+                events += l.pipe_push(10 * (round * 5 + i) as u64, pkt(round * 5 + i)) as u32;
+            }
+            for _ in 0..4 {
+                let (p, next) = l.pipe_pop();
+                out.push(p.seq);
+                assert_eq!(next.is_some(), l.pipe_n > 0);
+            }
+        }
+        while l.pipe_n > 0 {
+            out.push(l.pipe_pop().0.seq);
+        }
+        assert_eq!(out, (0..15).collect::<Vec<_>>());
+        assert_eq!(events, 1, "the pipe was never empty after the first push");
     }
 
     /// Random loss draws first: u < loss drops before the queue sees the packet.

@@ -145,7 +145,7 @@ impl Sim {
             link: self
                 .links
                 .iter()
-                .map(|l| [l.arrivals, l.drops, l.marks, l.accepted])
+                .map(|l| [l.arrivals(), l.drops, l.marks, l.accepted])
                 .collect(),
         };
     }

@@ -13,13 +13,16 @@
 //!
 //! Events. Time is integer nanoseconds. Because a link is FIFO with a constant service time,
 //! a packet's departure time is known when it is enqueued (`busy_until + tx`), so a link needs
-//! no per-packet departure event: it keeps a ring of departure times (its queue) and, for
-//! multi-hop paths, a ring ("pipe") of packets propagating to the next hop with one heap entry
-//! for the pipe's head. The receiver of a subflow sees that subflow's packets in the order they
-//! are accepted by the last link, so its ACK is computed at that moment and appended to the
-//! subflow's ACK ring (ACKs of a subflow arrive in order after a constant delay); again one
-//! heap entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale heap entry is skipped.
-//! On single-link paths a data packet therefore costs one heap push and pop (its ACK).
+//! no per-packet departure event and no per-packet queue state (its queue length follows from
+//! `busy_until`), and, for multi-hop paths, a ring ("pipe") of packets propagating to the next
+//! hop with one heap entry for the pipe's head. A packet carries the index of its next hop in
+//! the flat table of paths. The receiver of a subflow sees that subflow's packets in the order
+//! they are accepted by the last link, so its ACK is computed at that moment and appended to
+//! the subflow's ACK ring (ACKs of a subflow arrive in order after a constant delay); again
+//! one heap entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale heap entry is
+//! skipped. On single-link paths a data packet therefore costs one heap push and pop (its
+//! ACK), on a path of h links h. The heap is 4-ary (`dary_heap`): half the depth of a binary
+//! heap for the ~10^4 pending events of a fat tree, same order (smallest key first).
 //!
 //! Modules: this one holds the event loop and the run's set-up; [`link`] the links and
 //! forwarding, [`tcp`] the subflow sender, [`receiver`] the subflow receiver, [`mptcp`] the
@@ -27,7 +30,7 @@
 //! [`background`] the on/off UDP sources, [`measure`] the time series and the output, and
 //! [`budget`] the event and memory limits of a run.
 use std::cmp::Reverse;
-use std::collections::BinaryHeap;
+use dary_heap::QuaternaryHeap as EventHeap;
 
 use crate::cc::{self, Controller};
 use crate::config::{Config, Options};
@@ -109,7 +112,7 @@ pub struct Sim {
     pkt_bits: f64,
     now: u64,
     end: u64,
-    heap: BinaryHeap<Reverse<u128>>,
+    heap: EventHeap<Reverse<u128>>,
     rng: Rng,
     links: Vec<Link>,
     /// Every path's links, one path after the other, each ended by [`NO_HOP`]; a subflow or
@@ -171,7 +174,7 @@ impl Sim {
             pkt_bits,
             now: 0,
             end,
-            heap: BinaryHeap::new(),
+            heap: EventHeap::new(),
             rng: Rng::new(0),
             links: Vec::new(),
             hops: Vec::new(),
