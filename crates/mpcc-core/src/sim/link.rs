@@ -300,7 +300,10 @@ mod tests {
             d,
             vec![Some(1_000_000), Some(2_000_000), Some(3_000_000), None]
         );
-        assert_eq!((l.arrivals(), l.accepted, l.drops, l.max_queue), (4, 3, 1, 3));
+        assert_eq!(
+            (l.arrivals(), l.accepted, l.drops, l.max_queue),
+            (4, 3, 1, 3)
+        );
         assert_eq!(l.queue_at(1_999_999), 2);
         assert_eq!(l.queue_at(3_000_000), 0);
         // idle link: service starts at the arrival
