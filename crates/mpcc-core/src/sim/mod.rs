@@ -21,16 +21,17 @@
 //! the subflow's ACK ring (ACKs of a subflow arrive in order after a constant delay); again
 //! one heap entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale heap entry is
 //! skipped. On single-link paths a data packet therefore costs one heap push and pop (its
-//! ACK), on a path of h links h. The heap is 4-ary (`dary_heap`): half the depth of a binary
-//! heap for the ~10^4 pending events of a fat tree, same order (smallest key first).
+//! ACK), on a path of h links h. (A 4-ary heap (`dary_heap`) was 2–4 % faster on the k = 16
+//! fat tree and 8 % slower on the dumbbell; a radix heap cost 30 % more instructions at k = 8:
+//! bench/sim/FATTREE.md.)
 //!
 //! Modules: this one holds the event loop and the run's set-up; [`link`] the links and
 //! forwarding, [`tcp`] the subflow sender, [`receiver`] the subflow receiver, [`mptcp`] the
 //! connections and their controllers (window increase and decrease, periodic updates),
 //! [`background`] the on/off UDP sources, [`measure`] the time series and the output, and
 //! [`budget`] the event and memory limits of a run.
-use dary_heap::QuaternaryHeap as EventHeap;
 use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 use crate::cc::{self, Controller};
 use crate::config::{Config, Options};
@@ -112,7 +113,7 @@ pub struct Sim {
     pkt_bits: f64,
     now: u64,
     end: u64,
-    heap: EventHeap<Reverse<u128>>,
+    heap: BinaryHeap<Reverse<u128>>,
     rng: Rng,
     links: Vec<Link>,
     /// Every path's links, one path after the other, each ended by [`NO_HOP`]; a subflow or
@@ -174,7 +175,7 @@ impl Sim {
             pkt_bits,
             now: 0,
             end,
-            heap: EventHeap::new(),
+            heap: BinaryHeap::new(),
             rng: Rng::new(0),
             links: Vec::new(),
             hops: Vec::new(),
