@@ -38,7 +38,7 @@ def build(src: Path, target: Path) -> Path:
 
 def build_ref(ref: str, tmp: Path) -> Path:
     src = tmp / "src"
-    src.mkdir()
+    src.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", ref], cwd=ROOT, check=True, capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(src)], input=archive, check=True)
     return build(src, tmp / "target")
