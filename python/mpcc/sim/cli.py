@@ -21,7 +21,7 @@ from ..ranges import Number
 @click.option("--algorithm", default=None, metavar="NAME",
               help="Override the algorithm of the multipath groups (e.g. balia, olia).")
 @click.option("--sample-interval", type=Number("sim.sample_interval_s"), default=0.1, show_default=True,
-              help="Time-series sampling (s); 0 = none.")
+              help="Time-series sampling (s) for --out; 0 = none.")
 @click.option("--measure", nargs=2, type=Number("time_s"), default=None, metavar="T0 T1", help="Measurement window (s).")
 @click.option("--force", is_flag=True, help="Run even when the cost estimate exceeds the limits (docs/scenario.md).")
 @click.option("--quiet", "-q", is_flag=True, help="No progress bar.")
@@ -37,6 +37,11 @@ def command(scenario_file, as_json, out_dir, runs, seed, scheduler, algorithm, s
         sc = with_algorithm(sc, algorithm)
     sim_options(sc)
     measurement_window(sc, tuple(measure) if measure else None)
+    if not out_dir:
+        # only --out writes the time series: without it, sampling would be work and memory for
+        # nothing (the summary and --json do not use it; a scenario's own [sim] sample_interval_s
+        # still applies)
+        sample_interval = 0.0
     cost.guard(cost.sim(sc, runs=runs, sample_interval_s=sample_interval), f"{scenario_file}", force,
                "shorten duration_s, lower capacities, flows or --runs, or raise --sample-interval")
     show = not quiet and sys.stderr.isatty()
