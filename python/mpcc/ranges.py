@@ -65,7 +65,8 @@ class Range:
             return None, f"{_show(value)} is not a finite number"
         if not self.contains(v):
             return None, f"{_show(value)} is out of range {self.describe()}"
-        return (int(value) if self.integer else v), None
+        # -0.0 passes a lower bound of 0 but flips signs downstream (numpy's uniform(0, -0) fails)
+        return (int(value) if self.integer else v + 0.0), None
 
 
 def _show(value: Any) -> str:
