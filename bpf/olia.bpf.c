@@ -4,8 +4,12 @@
  * with B the routes that maximise ℓ_p/τ_p² (ℓ = bytes between losses, MPCC_LOSS_INTERVAL) and
  * M those that maximise w_p:
  *     ε_r = 1/(n|B∖M|) for r ∈ B∖M;  −1/(n|M|) for r ∈ M when B∖M ≠ ∅;  0 otherwise.
+ * per_ack = 1 applies I_r as the out-of-tree mptcp_olia.c did (once per ACK through a 2^-10-packet
+ * counter; mpcc_algo.h, "Per-ACK window update"); per_ack = 0 (default) per acknowledged packet.
  */
 #define MPCC_KERNEL_NAME mpcc_olia
+#define MPCC_PARAMS(P) P(per_ack, FLAG, 0, 0, 1)
+#define MPCC_PER_ACK_MODE 1
 #define MPCC_LOSS_INTERVAL 1
 #include "mpcc_algo.h"
 

@@ -206,3 +206,15 @@ def test_every_registry_parameter_has_a_physical_range():
     missing = [f"{name}.{p}" for name, (_, schema) in REGISTRY.items() for p in schema
                if f"{name}.{p}" not in ranges.R]
     assert not missing, f"parameters without a range in mpcc/ranges.py: {missing}"
+
+
+def test_olia_per_ack_counter_reference_by_hand():
+    """mptcp_olia.c's counter (scale 10), worked by hand: I = 0.1 adds ⌊102.4⌋ = 102 per ACK and
+    the 11th ACK reaches 1122 ≥ 1023; I = −0.5 adds −512, the 2nd ACK reaches −1024 ≤ −1023;
+    I = 0.9/1024 rounds to 0 (never moves); I = 1 adds 1024 (a step every ACK)."""
+    from mpcc.algorithms.olia import per_ack_counter
+    assert per_ack_counter(0.1) == (102, 11)
+    assert per_ack_counter(-0.5) == (-512, 2)
+    assert per_ack_counter(0.9 / 1024) == (0, 0)
+    assert per_ack_counter(1.0) == (1024, 1)
+    assert per_ack_counter(-2.5 / 1024) == (-2, 512)

@@ -16,6 +16,8 @@
  *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
  *   #define MPCC_MIN_CWND_SINGLE 1         (optional) ssthresh floor with 1 route (default 2)
  *   #define MPCC_PERIODIC 1                (optional) a periodic window update (below)
+ *   #define MPCC_PER_ACK_MODE 1            (optional) the file has a FLAG parameter per_ack that
+ *                                          selects the per-ACK window update (below)
  *   #include "mpcc_algo.h"
  *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
@@ -32,10 +34,21 @@
  * subflow is cwnd-limited, and a decrease always. With MPCC_OWN_ROUTE the update (and I_r) also
  * run on a plain TCP socket; a loss still uses D_r.
  *
+ * Per-ACK window update (MPCC_PER_ACK_MODE 1 and the parameter per_ack = 1; OLIA). The default
+ * update adds I_r per acknowledged packet to a fractional accumulator that keeps its remainder
+ * (Linux ≥ 4.0 counts acknowledged packets) and caches I_r between window changes. per_ack = 1
+ * instead runs the update of the out-of-tree mptcp_olia.c (MPTCP v0.88, Linux 3.11; what Peng et
+ * al. measured, and the simulator's WindowUpdate::FixedPoint): once per ACK whatever it
+ * acknowledges, slow start (one packet per ACK) while w ≤ ssthresh, otherwise I_r computed afresh
+ * on every ACK goes through the 2^-10-packet counter of mpcc_counter_step (mpcc_math.h), and a
+ * sibling in fast recovery counts with its ssthresh (mptcp_get_crt_cwnd). The rule (I_r, D_r) is
+ * the same in both modes.
+ *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding
  *     Q32   value · 2^32, rounded (a real number in [min, max]);
- *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0).
+ *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0);
+ *     FLAG  0 or 1 (a switch of the kernel glue, such as per_ack; not a parameter of the rule).
  * The loader (python/mpcc/testbed/bpf.py) reads the same lines, checks a requested value
  * against [min, max], and compiles one object per parameter set with the encoded values as
  * -DMPCC_PARAM_VALUES=v1,…,0 and its kernel name as -DMPCC_KERNEL_SYM=… (bpftool cannot set
@@ -66,6 +79,9 @@
 #ifndef MPCC_PERIODIC
 #define MPCC_PERIODIC 0
 #endif
+#ifndef MPCC_PER_ACK_MODE
+#define MPCC_PER_ACK_MODE 0
+#endif
 #ifndef MPCC_KERNEL_SYM
 #define MPCC_KERNEL_SYM MPCC_KERNEL_NAME
 #endif
@@ -91,6 +107,7 @@ struct mpcc_params {
 #define MPCC_NORM_2 2
 #define MPCC_NORM_INF 0
 #define MPCC_ENC_NORM(v) MPCC_NORM_##v
+#define MPCC_ENC_FLAG(v) ((__u64)(v))
 #ifndef MPCC_PARAM_VALUES
 #define MPCC_PARAM_DEFAULT(name, enc, dflt, lo, hi) MPCC_ENC_##enc(dflt),
 #define MPCC_PARAM_VALUES MPCC_PARAMS(MPCC_PARAM_DEFAULT) 0
@@ -108,6 +125,13 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 #if MPCC_PERIODIC
 MPCC_RULE __u64 mpcc_on_update(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
 MPCC_RULE __u64 mpcc_update_interval_us(const struct mpcc_params *p);
+#endif
+
+/* The per-ACK update is on (MPCC_PER_ACK_MODE files only: they declare P(per_ack, FLAG, ...)). */
+#if MPCC_PER_ACK_MODE
+#define MPCC_PER_ACK(p) ((p)->per_ack != 0)
+#else
+#define MPCC_PER_ACK(p) ((void)(p), 0)
 #endif
 
 MPCC_INLINE int mpcc_route_ok(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)

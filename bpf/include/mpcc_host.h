@@ -80,6 +80,19 @@ uint64_t mpcc_host_update_interval_us(const uint64_t *params)
 }
 #endif
 
+/* One ACK of the per-ACK update's counter: *cnt += the increment of inc (I_r, packets · 2^40);
+ * returns the window step (+1, −1, 0). */
+int32_t mpcc_host_counter_step(int64_t *cnt, int64_t inc)
+{
+	return mpcc_counter_step(cnt, mpcc_counter_increment(inc));
+}
+
+/* The counter increment of inc: I_r·2^10 rounded toward zero. */
+int64_t mpcc_host_counter_increment(int64_t inc)
+{
+	return mpcc_counter_increment(inc);
+}
+
 uint64_t mpcc_host_cwnd_after_loss(uint32_t n, uint64_t cwnd, uint64_t dec)
 {
 	return mpcc_cwnd_after_loss(cwnd, dec, mpcc_min_cwnd(n));

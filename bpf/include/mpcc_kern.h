@@ -47,19 +47,21 @@ struct mpcc_ca {
 	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
 	__u32 inc_age;  /* ACK events since inc was computed */
 	__u64 upd_stamp; /* MPCC_PERIODIC: tcp_mstamp (µs) of the last periodic update */
+	__s64 cnt;      /* per-ACK update: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
 };
 
 /* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
  * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
  * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
  * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route), 2 = last periodic update (MPCC_PERIODIC;
- * the new window, packets · 2^32, in dec). */
+ * the new window, packets · 2^32, in dec). In the per-ACK update (MPCC_PER_ACK), entry 0 has
+ * per_ack = 1 and dec = the counter increment of inc (mpcc_counter_increment, two's complement). */
 struct mpcc_trace {
 	struct bpf_spin_lock lock;
 	__u32 n;
 	__u32 self;
 	__u32 ssthresh;
-	__u32 pad;
+	__u32 per_ack;
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
 	__u64 ell[MPCC_MAX_ROUTES];
@@ -84,7 +86,7 @@ struct {
 } mpcc_trace SEC(".maps");
 
 static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, __u32 self,
-					__s64 inc, __u64 dec, __u32 ssthresh, __u32 min_routes)
+					__s64 inc, __u64 dec, __u32 ssthresh, __u32 min_routes, __u32 per_ack)
 {
 	__u32 zero = 0, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
 	struct mpcc_trace *t;
@@ -101,6 +103,7 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
 	t->inc = inc;
 	t->dec = dec;
 	t->ssthresh = ssthresh;
+	t->per_ack = per_ack;
 	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
 		t->cwnd[k] = c->cwnd[k];
 		t->rtt[k] = c->rtt[k];
@@ -182,8 +185,10 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 }
 
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
- * sk is not an MPTCP subflow (the caller falls back to Reno). */
-static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self)
+ * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
+ * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
+ * (the per-ACK update). */
+static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mptcp_subflow_context *sf, *ctx;
@@ -247,6 +252,9 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		if (!srtt)
 			continue;
 		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
+		if (crt && BPF_CORE_READ_BITFIELD_PROBED((struct inet_connection_sock *)ssk, icsk_ca_state) ==
+			   TCP_CA_Recovery)
+			c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_ssthresh) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
 		if (MPCC_PERIODIC)
 			c->base_rtt[k] = mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt);
@@ -284,14 +292,16 @@ static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 	const struct mpcc_params p = { MPCC_PARAM_VALUES };
 	struct mpcc_conn c = {};
 	__u32 self = 0;
+	int per_ack = MPCC_PER_ACK(&p);
 
 	if (MPCC_OWN_ROUTE) {              /* I_r reads route r only: no walk */
 		mpcc_fill_own(sk, &c);
-	} else if (mpcc_gather(sk, &c, &self) < 0) {
+	} else if (mpcc_gather(sk, &c, &self, per_ack) < 0) {
 		return -1;
 	}
 	*inc = mpcc_on_ack(&c, self, &p);
-	mpcc_record(0, &c, self, *inc, 0, 0, MPCC_OWN_ROUTE ? 1 : 2);
+	mpcc_record(0, &c, self, *inc, per_ack ? (__u64)mpcc_counter_increment(*inc) : 0, 0,
+		    MPCC_OWN_ROUTE ? 1 : 2, per_ack);
 	return 0;
 }
 
@@ -306,6 +316,34 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->loss1 = tcp_sk(sk)->bytes_acked;
 	ca->loss2 = ca->loss1;
 	ca->upd_stamp = 0;
+	ca->cnt = 0;
+}
+
+/* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
+ * packet while w ≤ ssthresh (Linux 3.11's tcp_slow_start), else I_r afresh through the counter. */
+static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__s64 inc;
+	__s32 step;
+
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tp->snd_cwnd <= tp->snd_ssthresh) {
+		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
+			tp->snd_cwnd++;
+		return;
+	}
+	if (mpcc_compute_inc(sk, &inc) < 0) {
+		tcp_cong_avoid_ai(tp, tp->snd_cwnd, 1);
+		return;
+	}
+	step = mpcc_counter_step(&ca->cnt, mpcc_counter_increment(inc));
+	if (step > 0 && tp->snd_cwnd < tp->snd_cwnd_clamp)
+		tp->snd_cwnd++;
+	else if (step < 0 && tp->snd_cwnd > 1)
+		tp->snd_cwnd--;
 }
 
 #if MPCC_PERIODIC
@@ -326,14 +364,14 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 	if (!tp->srtt_us)
 		return;
 	ca->upd_stamp = now ? now : 1;
-	if (MPCC_OWN_ROUTE || mpcc_gather(sk, &c, &self) < 0) {
+	if (MPCC_OWN_ROUTE || mpcc_gather(sk, &c, &self, 0) < 0) {
 		c = (struct mpcc_conn){};
 		self = 0;
 		mpcc_fill_own(sk, &c);
 	}
 	self &= MPCC_MAX_ROUTES - 1;
 	w = mpcc_on_update(&c, self, &p);
-	mpcc_record(2, &c, self, 0, w, 0, 1);
+	mpcc_record(2, &c, self, 0, w, 0, 1, 0);
 	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;
 	floor = mpcc_min_cwnd(c.n);
 	if (w < floor)
@@ -366,8 +404,14 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	}
 	mpcc_periodic(sk);
 #else
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
+
 	if (!tp->is_mptcp) {
 		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (MPCC_PER_ACK(&p)) {
+		mpcc_cong_avoid_per_ack(sk);
 		return;
 	}
 #endif
@@ -422,12 +466,12 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 		ca->loss2 = tp->bytes_acked;
 	}
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
-	if (mpcc_gather(sk, &c, &self) < 0)
+	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
 		return tcp_reno_ssthresh(sk);
 	self &= MPCC_MAX_ROUTES - 1;
 	dec = mpcc_on_loss(&c, self, &p);
 	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
-	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2);
+	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2, MPCC_PER_ACK(&p));
 	return (__u32)(w >> MPCC_CWND_SHIFT);
 }
 

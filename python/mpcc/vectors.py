@@ -12,7 +12,10 @@ Case schema::
      "cwnd": [..packets..], "rtt": [..seconds..], "state": {"loss_interval": [...]},
      "increase": [I_r per route], "decrease": [D_r per route],
      "cwnd_after_loss": [max(w_r − D_r, min_cwnd)], "min_cwnd": FLOAT,
-     "update": [FAST only: window after one periodic update]}
+     "update": [FAST only: window after one periodic update],
+     "per_ack": {OLIA only: mptcp_olia.c's per-ACK counter, per route — "counter_increment":
+                 trunc(2^10·I_r), "acks_per_step": ACKs from a zero counter until the window
+                 moves one packet (0: never)}}
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import numpy as np
 from .errors import MpccError
 
 from . import algorithms
+from .algorithms import olia
 
 SPEC_PATH = Path(__file__).resolve().parents[2] / "spec" / "vectors" / "algorithms.json"
 
@@ -102,6 +106,9 @@ def build() -> dict:
             }
             if hasattr(algo, "on_update"):
                 case["update"] = algo.on_update(cwnd, rtt, state["base_rtt"]).tolist()
+            if algo.name == "olia":
+                steps = [olia.per_ack_counter(i) for i in case["increase"]]
+                case["per_ack"] = {"counter_increment": [d for d, _ in steps], "acks_per_step": [k for _, k in steps]}
             cases.append(case)
     return {
         "schema": 1,
@@ -122,6 +129,8 @@ def compare(a: dict, b: dict, rel: float = 1e-12) -> list[str]:
     for missing in sorted(set(ia) ^ set(ib)):
         problems.append(f"case {missing} present in only one file")
     for cid in sorted(set(ia) & set(ib)):
+        if ia[cid].get("per_ack") != ib[cid].get("per_ack"):
+            problems.append(f"case {cid}: per_ack differs")
         for key in ("cwnd", "rtt", "increase", "decrease", "cwnd_after_loss", "update"):
             va, vb = ia[cid].get(key), ib[cid].get(key)
             if (va is None) != (vb is None) or (va is not None and not np.allclose(va, vb, rtol=rel, atol=0)):

@@ -323,6 +323,22 @@ def test_mptcp_connection_over_two_paths(two_paths, host_math, algo):
         assert s["cwnd"] >= floor                     # 1 for Coupled, Balia, MSTCP, MTCP; else 2
 
 
+def test_olia_per_ack_update_loads_carries_two_paths_and_unloads(two_paths):
+    """olia(per_ack=1), the out-of-tree mptcp_olia.c's window update, is its own registration
+    (a hashed name next to mpcc_olia), carries a two-path transfer on both subflows, and is gone
+    after release."""
+    sp = bpf.spec("olia(per_ack=1)")
+    assert sp.kernel_name != bpf.kernel_name("olia") and sp.kernel_name.startswith("mpcc_o")
+    with _load("olia(per_ack=1)") as reg:
+        assert reg.kernel_name == sp.kernel_name in _struct_ops_names()
+        sent, received, subflows = _transfer(two_paths, 5398, reg.kernel_name, secs=2.0)
+    assert received == sent > 10_000_000
+    assert len(subflows) == 2 and {s["ca"] for s in subflows} == {sp.kernel_name}, subflows
+    assert all(s["bytes_acked"] > 1_000_000 and s["cwnd"] >= 1 for s in subflows), subflows
+    if reg.created:
+        assert _gone(reg.map_id), "the per-ACK OLIA registration outlived its sockets"
+
+
 def test_plain_tcp_socket_falls_back_to_reno(two_paths):
     with _load("balia") as reg:
         sent, received, flows = _transfer(two_paths, 5399, reg.kernel_name, secs=1.0, proto="tcp")
@@ -335,7 +351,8 @@ def test_plain_tcp_socket_falls_back_to_reno(two_paths):
 # family at a point that takes the √ of ‖x‖_2 and MTCP fully coupled (own-route algorithms: the
 # EWTCP, MSTCP and FAST tests below)
 OWN_ROUTE = ("ewtcp", "scalable", "mstcp", "fast")
-TRACED = [a for a in ALGOS if a not in OWN_ROUTE] + ["generalized(beta=0.5, eta=1.0, n=2)", "fully-coupled"]
+TRACED = [a for a in ALGOS if a not in OWN_ROUTE] + ["generalized(beta=0.5, eta=1.0, n=2)", "fully-coupled",
+                                                     "olia(per_ack=1)"]
 
 
 @pytest.fixture(scope="module")
@@ -367,6 +384,11 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
         if kind == "ack":
             host = lib.on_ack(cwnd, rtt, t["self"], sp.values, ell)
             assert host == t["inc"], (host, t)
+            per_ack = dict(sp.params).get("per_ack", 0)
+            assert t["per_ack"] == per_ack, t       # the window update the parameter set selects ran
+            if per_ack:                            # and fed this I_r to mptcp_olia.c's counter
+                d = t["dec"] - (1 << 64) if t["dec"] >= 1 << 63 else t["dec"]
+                assert d == lib.counter_increment(host), (d, t)
         else:
             dec = lib.on_loss(cwnd, rtt, t["self"], sp.values, ell)
             assert dec == t["dec"], (dec, t)

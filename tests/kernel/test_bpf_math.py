@@ -128,6 +128,8 @@ def test_file_declarations_agree_with_the_loader_and_the_reference(host, algo):
     if algo in pyalgos.REGISTRY:
         schema = pyalgos.REGISTRY[algo][1]
         for p in src.params:
+            if p.encoding == "FLAG":     # a switch of the kernel glue (per_ack), not of the rule:
+                continue                 # test_flag_parameters_leave_the_rule_unchanged
             assert p.name in schema, f"{algo}: BPF parameter {p.name} unknown to the reference"
             assert float(schema[p.name][0]) == p.default, (algo, p.name)
 
@@ -269,3 +271,78 @@ def test_fast_update_holds_alpha_packets_queued_and_caps_growth_at_double(host):
     sp = bpf.make_spec("fast", {"update_interval_s": 0.005})
     assert lib.update_interval_us(sp.values) in (4999, 5000)
     assert lib.update_interval_us(bpf.make_spec("fast").values) in (19999, 20000)
+
+
+# --- OLIA's per-ACK update (per_ack = 1): mptcp_olia.c's 2^-10-packet counter ----------------
+OLIA_CASES = [c for c in CASES if "per_ack" in c]
+
+
+def test_flag_parameters_leave_the_rule_unchanged(host):
+    """A FLAG parameter switches the window update of the kernel glue (mpcc_algo.h): with either
+    value the rule gives bit-identical I_r and D_r on every vector connection."""
+    flags = [(a, p) for a, src in bpf.sources().items() for p in src.params if p.encoding == "FLAG"]
+    assert ("olia", "per_ack") in [(a, p.name) for a, p in flags]
+    for algo, p in flags:
+        lib, names = host(algo), [q.name for q in bpf.sources()[algo].params]
+        v0 = bpf.make_spec(algo, {p.name: 0}).values
+        v1 = bpf.make_spec(algo, {p.name: 1}).values
+        assert v0 != v1 and v0[names.index(p.name)] == 0 and v1[names.index(p.name)] == 1
+        for case in [c for c in CASES if c["algorithm"]["name"] == algo]:
+            cwnd = [_q32(w) for w in case["cwnd"]]
+            rtt = [round(t * 1e12) for t in case["rtt"]]
+            ell = [round(v) for v in case["state"].get("loss_interval", [0] * len(cwnd))]
+            for r in range(len(cwnd)):
+                assert lib.on_ack(cwnd, rtt, r, v0, ell) == lib.on_ack(cwnd, rtt, r, v1, ell), case["id"]
+                assert lib.on_loss(cwnd, rtt, r, v0, ell) == lib.on_loss(cwnd, rtt, r, v1, ell), case["id"]
+
+
+def test_per_ack_counter_by_hand(host):
+    """mptcp_olia.c's counter (scale = 10), values worked out by hand: I = 0.3 packet/ACK adds
+    ⌊307.2⌋ = 307 per ACK, the 4th ACK reaches 1228 ≥ 1023 → +1 packet and the counter restarts
+    from 0 (the remainder 205 is dropped), so after 5 ACKs it holds 307; I = 0.9/1024 adds 0 and
+    the window never moves; I = −0.5 adds −512, the 2nd ACK reaches −1024 ≤ −1023 → −1; I = 1
+    adds 1024 → +1 on every ACK."""
+    lib = host("olia")
+    steps, cnt = lib.counter_steps(round(0.3 * 2**40), 5)
+    assert (steps, cnt) == ([0, 0, 0, 1, 0], 307)
+    steps, cnt = lib.counter_steps(round(0.9 / 1024 * 2**40), 10_000)
+    assert set(steps) == {0} and cnt == 0
+    steps, cnt = lib.counter_steps(-round(0.5 * 2**40), 3)
+    assert (steps, cnt) == ([0, -1, 0], -512)
+    assert lib.counter_steps(2**40, 3) == ([1, 1, 1], 0)
+    # rounded toward zero on both sides, as div64_u64 of the magnitude with the sign after
+    assert lib.counter_increment(round(2.5 / 1024 * 2**40)) == 2
+    assert lib.counter_increment(-round(2.5 / 1024 * 2**40)) == -2
+
+
+def _near_integer(x: float, slack: float) -> bool:
+    return abs(x - round(x)) <= slack
+
+
+@pytest.mark.parametrize("case", OLIA_CASES, ids=[c["id"] for c in OLIA_CASES])
+def test_per_ack_counter_matches_vectors(host, case):
+    """The host build's counter on the host build's I_r gives the vectors' increment per ACK and
+    ACKs per window step (from the Python reference's I_r). The increment may differ by one only
+    where 2^10·I is within the fixed-point bound of an integer (the rounding then depends on the
+    last bits)."""
+    lib, sp = host("olia"), bpf.make_spec("olia", {"per_ack": 1})
+    cwnd = [_q32(w) for w in case["cwnd"]]
+    rtt = [round(t * 1e12) for t in case["rtt"]]
+    ell = [round(v) for v in case["state"]["loss_interval"]]
+    want = case["per_ack"]
+    for r in range(len(cwnd)):
+        inc = lib.on_ack(cwnd, rtt, r, sp.values, ell)
+        d = lib.counter_increment(inc)
+        ref_i = case["increase"][r]
+        slack = 1024 * (REL * abs(ref_i) + ABS_INC)
+        if d != want["counter_increment"][r]:
+            assert abs(d - want["counter_increment"][r]) == 1 and _near_integer(1024 * ref_i, slack), (r, d, want)
+            continue
+        steps, _ = lib.counter_steps(inc, 2 * 1023 + 1)
+        moved = [k + 1 for k, st in enumerate(steps) if st]
+        if d == 0:
+            assert moved == [] and want["acks_per_step"][r] == 0
+        else:
+            assert moved[0] == want["acks_per_step"][r], (r, moved[:3], want)
+            assert steps[moved[0] - 1] == (1 if d > 0 else -1)
+            assert moved[1] == 2 * moved[0]          # the counter restarts from 0 after a step

@@ -15,10 +15,13 @@ OLIA has no fluid model of the form (3) (Peng et al. §II-B).
 
 These are the per-ACK and per-loss rules. mptcp_olia.c applies them with integer arithmetic
 (whole-packet windows, ⌊2^10·I_r⌋ per ACK into a counter reset at ±1023, one step per ACK
-whatever it acknowledges); the simulator models that in its window update (docs/sim.md)."""
+whatever it acknowledges); the simulator models that in its window update (docs/sim.md), the BPF
+program with ``per_ack = 1`` (docs/algorithms.md). :func:`per_ack_counter` is that counter's
+reference for the shared vectors."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 # numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
@@ -58,3 +61,17 @@ class Olia(Algorithm):
         return coupled + self.epsilon(w, t, loss_interval) / w
 
     on_loss = staticmethod(halve)
+
+
+#: mptcp_olia.c's ``scale``: its window counter counts 2^-10 packets.
+COUNTER_BITS = 10
+
+
+def per_ack_counter(increase: float, bits: int = COUNTER_BITS) -> tuple[int, int]:
+    """mptcp_olia.c's per-ACK update of one route whose increase is I = ``increase`` packets per
+    ACK: (d, acks). Every ACK adds d = I·2^bits rounded toward zero to a counter that starts at 0;
+    when the counter reaches ±(2^bits − 1) the window moves one packet up (down) and the counter
+    is reset to 0. acks = the number of ACKs until that first step, ⌈(2^bits − 1)/|d|⌉, or 0 when
+    d = 0 (the window never moves: I below 2^-bits packet is lost entirely)."""
+    d = int(math.trunc(increase * 2**bits))
+    return d, (-(-(2**bits - 1) // abs(d)) if d else 0)

@@ -565,17 +565,18 @@ def trace_set(algo, on: bool) -> None:
 def trace_read(algo) -> dict[str, dict]:
     """The last recorded multi-route computations: {"ack": {...}, "loss": {...}} and, for a
     periodic algorithm, {"update": {...}}, with n, self, cwnd (packets·2^32), rtt (srtt_us), ell,
-    base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32),
-    ssthresh, samples."""
+    base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32;
+    in the per-ACK update's "ack" entry the counter increment, two's complement), ssthresh,
+    samples, per_ack (1: the per-ACK update computed it)."""
     mid = _trace_maps(algo)["mpcc_trace"]
     rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
     out = {}
     for row in rows:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
-        _, n, self_, ssthresh, _, *rest = v
+        _, n, self_, ssthresh, per_ack, *rest = v
         cwnd, rtt, ell, base, (inc, dec, samples) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:35]
         out[("ack", "loss", "update")[key]] = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt,
                                                "ell": ell, "base_rtt": base, "inc": inc, "dec": dec,
-                                               "samples": samples}
+                                               "samples": samples, "per_ack": per_ack}
     return out

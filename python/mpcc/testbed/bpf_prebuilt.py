@@ -24,9 +24,9 @@ PREBUILT_DIR = Path(__file__).with_name("bpf_prebuilt")
 INDEX = "index.json"
 #: parameter sets built besides each algorithm's defaults: the generalized variants of
 #: spec/vectors/algorithms.json (the defaults (0.2, 0.5, ∞) are the file's own) and EWTCP's
-#: a = 1/n² for two paths
+#: a = 1/n² for two paths, and OLIA's per-ACK update (mptcp_olia.c's, what Peng et al. measured)
 COMMON_SETS = ("generalized(beta=0.5, eta=1, n=2)", "generalized(beta=1, eta=0, n=1)", "ewtcp(a=0.25)",
-               "coupled-decrease", "coupled-increase", "fully-coupled")
+               "coupled-decrease", "coupled-increase", "fully-coupled", "olia(per_ack=1)")
 
 
 def source_digest(sp, bpf_dir: Path) -> str | None:

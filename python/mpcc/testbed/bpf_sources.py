@@ -5,6 +5,7 @@ An algorithm file declares (``bpf/include/mpcc_algo.h`` describes the shape)::
 
     #define MPCC_KERNEL_NAME mpcc_ewtcp                       kernel name, default parameters
     #define MPCC_PARAMS(P) P(a, Q32, 1.0, 0.00390625, 65536)  name, encoding, default, min, max
+                                                      (Q32: value·2^32; NORM: 1, 2, inf; FLAG: 0, 1)
 
 Nothing else lists the algorithms: :func:`sources` globs ``bpf/*.bpf.c``, so adding a file adds
 an algorithm to the loader, ``mpcc kernel``, the testbed and the tests.
@@ -57,7 +58,7 @@ class BpfUnsupported(MpccError):
     its program does not take. One line naming it; exit code 2 like every MpccError."""
 
 
-_P_LINE = re.compile(r"\bP\(\s*(\w+)\s*,\s*(Q32|NORM)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)")
+_P_LINE = re.compile(r"\bP\(\s*(\w+)\s*,\s*(Q32|NORM|FLAG)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*,\s*([^,()]+?)\s*\)")
 
 
 def _number(text) -> float:
@@ -73,21 +74,23 @@ class Param:
     """One ``P(name, encoding, default, min, max)`` line of an algorithm file."""
 
     name: str
-    encoding: str          # "Q32" (value · 2^32) or "NORM" (1, 2, inf → 0)
+    encoding: str          # "Q32" (value · 2^32), "NORM" (1, 2, inf → 0) or "FLAG" (0, 1)
     default: float
     lo: float
     hi: float
 
     def encode(self, v: float) -> int:
-        return NORMS[v] if self.encoding == "NORM" else round(v * 2**32)
+        if self.encoding == "NORM":
+            return NORMS[v]
+        return int(v) if self.encoding == "FLAG" else round(v * 2**32)
 
     def hash_key(self, v: float) -> str:
-        return f"{self.name}={self.encode(v)}" if self.encoding == "NORM" else f"{self.name}_q32={self.encode(v)}"
+        return f"{self.name}_q32={self.encode(v)}" if self.encoding == "Q32" else f"{self.name}={self.encode(v)}"
 
     def show(self, v: float):
         if self.encoding == "NORM":
             return "inf" if math.isinf(v) else int(v)
-        return v
+        return int(v) if self.encoding == "FLAG" else v
 
 
 @dataclass(frozen=True)
@@ -189,6 +192,9 @@ def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
         if p.encoding == "NORM" and v not in NORMS:
             raise BpfUnsupported(f"{src.algorithm}: {p.name}={v:g} has no BPF implementation (fix: use {p.name} = 1, 2 "
                             f"or inf; the fixed-point header computes ‖x‖_n for those only)")
+        if p.encoding == "FLAG" and v not in (0.0, 1.0):
+            raise BpfUnsupported(f"{src.algorithm}: {p.name}={v:g} is not a switch value (fix: use {p.name}=0 or "
+                                 f"{p.name}=1)")
         if not p.lo <= v <= p.hi:
             raise BpfUnsupported(f"{src.algorithm}: {p.name}={v:g} is out of range for the BPF program "
                             f"(fix: use {p.lo:g} <= {p.name} <= {p.hi:g})")
@@ -293,6 +299,9 @@ class HostMath:
         lib.mpcc_host_cwnd_after_loss.restype = ctypes.c_uint64
         lib.mpcc_host_min_cwnd.argtypes, lib.mpcc_host_min_cwnd.restype = [ctypes.c_uint32], ctypes.c_uint32
         lib.mpcc_host_param_count.restype = ctypes.c_uint32
+        lib.mpcc_host_counter_step.argtypes = [ctypes.POINTER(ctypes.c_int64), ctypes.c_int64]
+        lib.mpcc_host_counter_step.restype = ctypes.c_int32
+        lib.mpcc_host_counter_increment.argtypes, lib.mpcc_host_counter_increment.restype = [ctypes.c_int64], ctypes.c_int64
         lib.mpcc_host_param_defaults.argtypes = [u64p]
         self.periodic = hasattr(lib, "mpcc_host_on_update")      # MPCC_PERIODIC files only
         if self.periodic:
@@ -343,6 +352,17 @@ class HostMath:
 
     def update_interval_us(self, values=()) -> int:
         return self.lib.mpcc_host_update_interval_us((ctypes.c_uint64 * 8)(*values))
+
+    def counter_increment(self, inc: int) -> int:
+        """The per-ACK update's counter increment for I_r = inc (packets · 2^40): 2^-10 packets."""
+        return self.lib.mpcc_host_counter_increment(inc)
+
+    def counter_steps(self, inc: int, acks: int, cnt: int = 0) -> tuple[list[int], int]:
+        """``acks`` ACKs of the per-ACK update with I_r = inc from counter ``cnt``: the window step
+        of each (+1, −1, 0) and the counter after them."""
+        c = ctypes.c_int64(cnt)
+        steps = [self.lib.mpcc_host_counter_step(ctypes.byref(c), inc) for _ in range(acks)]
+        return steps, c.value
 
     def cwnd_after_loss(self, n: int, cwnd: int, dec: int) -> int:
         return self.lib.mpcc_host_cwnd_after_loss(n, cwnd, dec)

@@ -84,8 +84,8 @@ def list_cmd():
         click.echo(f"{sp.algorithm:<12} {sp.kernel_name:<16} {state:<11} {extra}".rstrip())
     for src in bpf.sources().values():
         if src.params:
-            ranges = ", ".join(f"{p.name} in {{1, 2, inf}}" if p.encoding == "NORM" else f"{p.name} in [{p.lo:g}, {p.hi:g}]"
-                               for p in src.params)
+            shown = {"NORM": "{1, 2, inf}", "FLAG": "{0, 1}"}
+            ranges = ", ".join(f"{p.name} in {shown.get(p.encoding, f'[{p.lo:g}, {p.hi:g}]')}" for p in src.params)
             click.echo(f"({src.algorithm}: {ranges}: mpcc kernel load {src.algorithm} "
                        + " ".join(f"-p {p.name}=…" for p in src.params) + ")")
 
