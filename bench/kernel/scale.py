@@ -316,6 +316,7 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
     try:
         reg = None if builtin else bpf.load(cc)
         kname = cc if builtin else reg.kernel_name
+        my_id = None if builtin else reg.map_id
         res["kernel_name"] = kname
         mine = {i: m for i, m in bpf_maps().items() if i not in maps0}
         res["bpf_map_bytes"] = sum(int(m.get("bytes_memlock", 0)) for m in mine.values())
@@ -355,6 +356,8 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
             res["per_group"] = dist
             idle = snapshot(lab)
             res["mem_idle"] = mem_delta(base, idle, conns)
+            rtx0 = {k: lab.tcp_counter(f"c{k}", "RetransSegs") for k in GROUPS}
+            out0 = {k: lab.tcp_counter(f"c{k}", "OutSegs") for k in GROUPS}
             for p in cli.values():
                 p.stdin.write("go\n")
                 p.stdin.flush()
@@ -371,8 +374,15 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
             res["busy_ca"] = sorted({r["ca"] for r in rows})
             res["busy_subflows_with_other_ca"] = sum(1 for r in rows if r["ca"] != kname)
             res["busy_subflows_acked_nothing"] = sum(1 for r in rows if r["bytes_acked"] <= 1)
+            # per group: connections whose subflows all carried data by mid-run, and idle subflows
+            res["busy_per_group"] = {k: {"idle_subflows": sum(1 for r in sf[k] if r["bytes_acked"] <= 1),
+                                         "conns_all_subflows_used": sum(
+                                             1 for v in per_connection(sf[k]).values()
+                                             if all(r["bytes_acked"] > 1 for r in v))} for k in GROUPS}
             sent = {k: json.loads(_readline(p, "sent", secs + 60)) for k, p in cli.items()}
             res["send_errors"] = [e for v in sent.values() for e in v["errors"]][:5]
+            res["retrans_segs"] = sum(lab.tcp_counter(f"c{k}", "RetransSegs") - rtx0[k] for k in GROUPS)
+            res["out_segs"] = sum(lab.tcp_counter(f"c{k}", "OutSegs") - out0[k] for k in GROUPS)
             res["sent_bytes"] = sum(sum(v["sent"]) for v in sent.values())
             for p in cli.values():
                 p.stdin.write("close\n")
@@ -396,10 +406,12 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
     # nothing left behind
     t2 = time.monotonic()
     left_maps = lambda: [i for i in mine if i in bpf_maps()]           # noqa: E731
-    while time.monotonic() - t2 < 60 and ((not builtin and kname in bpf.struct_ops_maps()) or left_maps()):
+    # by map id: other processes may hold struct_ops of the same name (another worktree's load)
+    mine_left = lambda: my_id is not None and my_id in bpf_maps()          # noqa: E731
+    while time.monotonic() - t2 < 60 and (mine_left() or left_maps()):
         time.sleep(0.5)
     res["freed_after_s"] = round(time.monotonic() - t2, 1)
-    res["struct_ops_left"] = (not builtin) and kname in bpf.struct_ops_maps() and reg is not None and reg.created
+    res["struct_ops_left"] = bool(mine_left() and reg is not None and reg.created)
     res["leaked_maps"] = sorted({str(mine[i].get("name", "")) for i in left_maps()}) if reg is not None and reg.created else []
     time.sleep(2.0)
     after = snapshot()
@@ -420,18 +432,22 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
 def table(results: list[dict]) -> list[str]:
     kib = lambda b: f"{b / 1024:.1f}"                                       # noqa: E731
     lines = ["| congestion control | connections (with 2/3/4 subflows) | subflows up / expected | connections "
-             "that carried data | subflows mid-run: other CC / nothing acked | goodput (Mb/s) | socket objects per "
+             "that carried data | subflows mid-run: other CC / nothing acked yet | connections using all their subflows "
+             "mid-run (2/3/4) | goodput (Mb/s), retransmitted segments | socket objects per "
              "connection, idle: MPTCP, TCP (their size, KiB) | socket caches per connection, idle (KiB) | kmalloc per connection, "
              "idle (KiB) | all slab per connection, idle / sending (KiB) | TCP buffers per connection, sending "
              "(KiB) | BPF maps (KiB per load) | after close: MPTCP, TCP slab objects left per connection | left "
              "behind | pass |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in results:
         g, mi, mb, ma = r["per_group"], r["mem_idle"], r["mem_busy"], r["mem_after"]
         lines.append(
             f"| {r['cc']} | {r['conns']} ({'/'.join(str(g[k]['with_k_subflows']) for k in GROUPS)}) | "
             f"{r['subflows_established']} / {r['subflows_expected']} | {r['conns'] - r['conns_without_data']} | "
-            f"{r['busy_subflows_with_other_ca']} / {r['busy_subflows_acked_nothing']} | {r['goodput_mbit_s']} | "
+            f"{r['busy_subflows_with_other_ca']} / {r['busy_subflows_acked_nothing']} | "
+            f"{'/'.join(str(r['busy_per_group'][k]['conns_all_subflows_used']) for k in GROUPS)} | "
+            f"{r['goodput_mbit_s']}, {100 * r['retrans_segs'] / max(r['out_segs'], 1):.2f} % |"
+            " "
             f"{mi['sockets_per_conn']['MPTCP']:.2f}, {mi['sockets_per_conn']['TCP']:.2f} "
             f"({kib(mi['socket_structs_per_conn'])}) | "
             f"{kib(mi['socket_caches_per_conn'])} | {kib(mi['kmalloc_per_conn'])} | "
