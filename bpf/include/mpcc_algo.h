@@ -18,11 +18,15 @@
  *   #define MPCC_PERIODIC 1                (optional) a periodic window update (below)
  *   #define MPCC_PER_ACK_MODE 1            (optional) the file has a FLAG parameter per_ack that
  *                                          selects the per-ACK window update (below)
+ *   #define MPCC_ADAPT 1                   (optional, with MPCC_PERIODIC) a slow-timescale
+ *                                          adaptation of one parameter (below)
  *   #include "mpcc_algo.h"
  *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_update(...)  and  MPCC_RULE __u64 mpcc_update_interval_us(...)
  *                                          (only with MPCC_PERIODIC)
+ *   MPCC_RULE __u64 mpcc_on_adapt(const struct mpcc_adapt_in *a, const struct mpcc_params *p)
+ *   and  MPCC_RULE __u64 mpcc_adapt_interval_us(...)  (only with MPCC_ADAPT)
  *   MPCC_STRUCT_OPS(foo);
  *
  * Periodic update (MPCC_PERIODIC 1; delay-based controls such as FAST TCP). Every
@@ -43,6 +47,15 @@
  * on every ACK goes through the 2^-10-packet counter of mpcc_counter_step (mpcc_math.h), and a
  * sibling in fast recovery counts with its ssthresh (mptcp_get_crt_cwnd). The rule (I_r, D_r) is
  * the same in both modes.
+ *
+ * Slow-timescale adaptation (MPCC_ADAPT 1; Tang et al.'s Algorithm 2 for FAST). At each periodic
+ * update the subflow adds one queueing-delay sample, srtt − baseRTT (≥ 0), to its interval; every
+ * mpcc_adapt_interval_us(p) microseconds (0 = never: the option is off) it calls
+ * mpcc_on_adapt with the interval's samples and its own counters (struct mpcc_adapt_in: packets
+ * lost + CE-marked, tp->lost + tp->delivered_ce; packets sent, tp->data_segs_out) and keeps the
+ * result as c->adapted, which every later mpcc_on_update reads. The state lives in the subflow's
+ * congestion-control area (struct mpcc_ca), so it goes with the socket; per subflow, i.e. per
+ * connection for a single-path flow.
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding
@@ -81,6 +94,12 @@
 #endif
 #ifndef MPCC_PER_ACK_MODE
 #define MPCC_PER_ACK_MODE 0
+#endif
+#ifndef MPCC_ADAPT
+#define MPCC_ADAPT 0
+#endif
+#if MPCC_ADAPT && !MPCC_PERIODIC
+#error "MPCC_ADAPT needs MPCC_PERIODIC (the adaptation samples the queue at each periodic update)"
 #endif
 #ifndef MPCC_KERNEL_SYM
 #define MPCC_KERNEL_SYM MPCC_KERNEL_NAME
@@ -125,6 +144,10 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 #if MPCC_PERIODIC
 MPCC_RULE __u64 mpcc_on_update(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
 MPCC_RULE __u64 mpcc_update_interval_us(const struct mpcc_params *p);
+#endif
+#if MPCC_ADAPT
+MPCC_RULE __u64 mpcc_on_adapt(const struct mpcc_adapt_in *a, const struct mpcc_params *p);
+MPCC_RULE __u64 mpcc_adapt_interval_us(const struct mpcc_params *p);
 #endif
 
 /* The per-ACK update is on (MPCC_PER_ACK_MODE files only: they declare P(per_ack, FLAG, ...)). */

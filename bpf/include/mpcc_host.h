@@ -57,9 +57,10 @@ uint64_t mpcc_host_on_loss(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt
 }
 
 #if MPCC_PERIODIC
-/* The periodic update: route r's new window (packets · 2^32) given every route's minimum RTT. */
+/* The periodic update: route r's new window (packets · 2^32) given every route's minimum RTT
+ * and the adapted parameter (c->adapted; 0 = as loaded). */
 uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt, const uint64_t *base_rtt,
-			     uint32_t r, const uint64_t *params)
+			     uint32_t r, const uint64_t *params, uint64_t adapted)
 {
 	struct mpcc_conn c;
 	struct mpcc_params p;
@@ -67,6 +68,7 @@ uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *r
 	mpcc_host_fill(&c, &p, n, cwnd, rtt, rtt, params);
 	memset(c.ell, 0, sizeof(c.ell));
 	memcpy(c.base_rtt, base_rtt, c.n * sizeof(uint64_t));
+	c.adapted = adapted;
 	return mpcc_on_update(&c, r, &p);
 }
 
@@ -92,6 +94,28 @@ int64_t mpcc_host_counter_increment(int64_t inc)
 {
 	return mpcc_counter_increment(inc);
 }
+
+#if MPCC_ADAPT
+/* The slow-timescale adaptation: in[] = value, q_sum, q_n, lost, sent (struct mpcc_adapt_in). */
+uint64_t mpcc_host_on_adapt(const uint64_t *in, const uint64_t *params)
+{
+	struct mpcc_adapt_in a = { in[0], in[1], in[2], in[3], in[4] };
+	struct mpcc_params p;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	return mpcc_on_adapt(&a, &p);
+}
+
+uint64_t mpcc_host_adapt_interval_us(const uint64_t *params)
+{
+	struct mpcc_params p;
+
+	memset(&p, 0, sizeof(p));
+	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	return mpcc_adapt_interval_us(&p);
+}
+#endif
 
 uint64_t mpcc_host_cwnd_after_loss(uint32_t n, uint64_t cwnd, uint64_t dec)
 {

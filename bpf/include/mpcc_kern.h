@@ -48,14 +48,26 @@ struct mpcc_ca {
 	__u32 inc_age;  /* ACK events since inc was computed */
 	__u64 upd_stamp; /* MPCC_PERIODIC: tcp_mstamp (µs) of the last periodic update */
 	__s64 cnt;      /* per-ACK update: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
+	/* MPCC_ADAPT (mpcc_algo.h): the slow-timescale interval under way and its result */
+	__u64 adapted;   /* the adapted parameter (FAST: α · 2^32); 0 = as loaded */
+	__u64 ad_stamp;  /* tcp_mstamp (µs) at the start of the interval; 0 = none yet */
+	__u64 ad_q_sum;  /* Σ srtt − baseRTT over the interval's periodic updates, 1/8 µs */
+	__u32 ad_q_n;    /* number of those samples */
+	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */
+	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
+	__u32 ad_pad;
 };
+_Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
+	       "struct mpcc_ca must fit in the socket's congestion-control area");
 
 /* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
  * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
  * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
  * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route), 2 = last periodic update (MPCC_PERIODIC;
- * the new window, packets · 2^32, in dec). In the per-ACK update (MPCC_PER_ACK), entry 0 has
- * per_ack = 1 and dec = the counter increment of inc (mpcc_counter_increment, two's complement). */
+ * the new window, packets · 2^32, in dec; c->adapted in adapted), 3 = last slow-timescale
+ * adaptation (MPCC_ADAPT; the five fields of struct mpcc_adapt_in in cwnd[0..4], the result in
+ * dec). In the per-ACK update (MPCC_PER_ACK), entry 0 has per_ack = 1 and dec = the counter
+ * increment of inc (mpcc_counter_increment, two's complement). */
 struct mpcc_trace {
 	struct bpf_spin_lock lock;
 	__u32 n;
@@ -69,6 +81,7 @@ struct mpcc_trace {
 	__s64 inc;
 	__u64 dec;
 	__u64 samples;
+	__u64 adapted;
 };
 
 struct {
@@ -80,7 +93,7 @@ struct {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 3);
+	__uint(max_entries, 4);
 	__type(key, __u32);
 	__type(value, struct mpcc_trace);
 } mpcc_trace SEC(".maps");
@@ -110,9 +123,34 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
 		t->ell[k] = c->ell[k];
 		t->base_rtt[k] = c->base_rtt[k];
 	}
+	t->adapted = c->adapted;
 	t->samples++;
 	bpf_spin_unlock(&t->lock);
 }
+
+#if MPCC_ADAPT
+static __always_inline void mpcc_record_adapt(const struct mpcc_adapt_in *a, __u64 out)
+{
+	__u32 zero = 0, kind = 3, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
+	struct mpcc_trace *t;
+
+	if (!on || !*on)
+		return;
+	t = bpf_map_lookup_elem(&mpcc_trace, &kind);
+	if (!t)
+		return;
+	bpf_spin_lock(&t->lock);
+	t->n = 1;
+	t->cwnd[0] = a->value;
+	t->cwnd[1] = a->q_sum;
+	t->cwnd[2] = a->q_n;
+	t->cwnd[3] = a->lost;
+	t->cwnd[4] = a->sent;
+	t->dec = out;
+	t->samples++;
+	bpf_spin_unlock(&t->lock);
+}
+#endif
 
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
  * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
@@ -317,6 +355,8 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->loss2 = ca->loss1;
 	ca->upd_stamp = 0;
 	ca->cnt = 0;
+	ca->adapted = 0;
+	ca->ad_stamp = 0;
 }
 
 /* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
@@ -346,6 +386,53 @@ static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
 		tp->snd_cwnd--;
 }
 
+#if MPCC_ADAPT
+static __always_inline __u32 mpcc_signals(const struct tcp_sock *tp)
+{
+	return tp->lost + tp->delivered_ce;
+}
+
+/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update: one queueing-delay
+ * sample srtt − baseRTT; at the end of each interval, c->adapted ← mpcc_on_adapt over it. The
+ * first interval starts at the first periodic update. Counter differences are taken modulo
+ * 2^32 like the kernel's own. */
+static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	struct mpcc_adapt_in a = {};
+	__u64 iv = mpcc_adapt_interval_us(p), srtt = tp->srtt_us;
+	__u64 base = mpcc_base_rtt(tp->rtt_min.s[0].v, srtt);
+
+	if (!iv)
+		return;
+	if (!ca->ad_stamp) {
+		ca->ad_stamp = now ? now : 1;
+		ca->ad_q_sum = 0;
+		ca->ad_q_n = 0;
+		ca->ad_lost = mpcc_signals(tp);
+		ca->ad_sent = tp->data_segs_out;
+		return;
+	}
+	ca->ad_q_sum += srtt > base ? srtt - base : 0;
+	ca->ad_q_n++;
+	if (now - ca->ad_stamp < iv)
+		return;
+	a.value = ca->adapted;          /* 0 = as loaded: the rule reads its parameter */
+	a.q_sum = ca->ad_q_sum;
+	a.q_n = ca->ad_q_n;
+	a.lost = (__u32)(mpcc_signals(tp) - ca->ad_lost);
+	a.sent = (__u32)(tp->data_segs_out - ca->ad_sent);
+	ca->adapted = mpcc_on_adapt(&a, p);
+	mpcc_record_adapt(&a, ca->adapted);
+	ca->ad_stamp = now ? now : 1;
+	ca->ad_q_sum = 0;
+	ca->ad_q_n = 0;
+	ca->ad_lost = mpcc_signals(tp);
+	ca->ad_sent = tp->data_segs_out;
+}
+#endif
+
 #if MPCC_PERIODIC
 /* The periodic update (mpcc_algo.h): every mpcc_update_interval_us(p), w_r ← mpcc_on_update,
  * rounded to the nearest packet, at least min_cwnd and at most snd_cwnd_clamp. An increase is
@@ -370,6 +457,10 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 		mpcc_fill_own(sk, &c);
 	}
 	self &= MPCC_MAX_ROUTES - 1;
+#if MPCC_ADAPT
+	mpcc_adapt(sk, &p, now);
+#endif
+	c.adapted = ca->adapted;
 	w = mpcc_on_update(&c, self, &p);
 	mpcc_record(2, &c, self, 0, w, 0, 1, 0);
 	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;

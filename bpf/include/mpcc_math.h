@@ -25,7 +25,10 @@
  *     rtt   any unit, the same for every route — every rule depends on RTTs only through
  *           their ratios (the kernel passes srtt_us, i.e. 1/8 µs; the host tests picoseconds);
  *     ell   OLIA's loss interval ℓ_r in any unit, the same for every route (kernel: bytes);
- *     base_rtt  minimum RTT of each route, in the unit of rtt (filled for MPCC_PERIODIC only).
+ *     base_rtt  minimum RTT of each route, in the unit of rtt (filled for MPCC_PERIODIC only);
+ *     adapted   the current value of the parameter the algorithm adapts on a slow timescale
+ *           (MPCC_ADAPT; FAST's α under Tang et al.'s Algorithm 2), in that parameter's
+ *           encoding; 0 = not adapted (yet): the rule uses the parameter as loaded.
  * Outputs of an algorithm's rules:
  *     on_ack  → I_r in packets · 2^MPCC_INC_SHIFT (signed: OLIA's ε_r can make it negative);
  *     on_loss → D_r in packets · 2^MPCC_CWND_SHIFT.
@@ -66,6 +69,18 @@ struct mpcc_conn {
 	__u64 rtt[MPCC_MAX_ROUTES];
 	__u64 ell[MPCC_MAX_ROUTES];
 	__u64 base_rtt[MPCC_MAX_ROUTES];
+	__u64 adapted;
+};
+
+/* One slow-timescale interval (MPCC_ADAPT, mpcc_algo.h): the inputs of mpcc_on_adapt. The kernel
+ * fills it per subflow from its own counters; the host tests from spec/vectors/algorithms.json. */
+#define MPCC_RTT_UNITS_PER_S 8000000ULL   /* q_sum's unit: the kernel's srtt_us, 1/8 µs */
+struct mpcc_adapt_in {
+	__u64 value;    /* the adapted parameter now, in its encoding (FAST: α · 2^32); 0 = as loaded */
+	__u64 q_sum;    /* Σ of the interval's queueing-delay samples RTT − baseRTT, 1/8 µs */
+	__u64 q_n;      /* number of those samples */
+	__u64 lost;     /* congestion signals in the interval: packets lost + CE-marked */
+	__u64 sent;     /* packets sent in the interval, retransmissions included */
 };
 
 /* ---------------------------------------------------------------------------------------- */

@@ -15,7 +15,12 @@ Case schema::
      "update": [FAST only: window after one periodic update],
      "per_ack": {OLIA only: mptcp_olia.c's per-ACK counter, per route — "counter_increment":
                  trunc(2^10·I_r), "acks_per_step": ACKs from a zero counter until the window
-                 moves one packet (0: never)}}
+                 moves one packet (0: never)},
+     "adapt": [FAST with Algorithm 2 only: {"alpha", "q_s", "lost", "sent", "alpha_next"}, ...]}
+
+``adapt`` steps are Algorithm 2 of Tang et al. (:meth:`mpcc.algorithms.fast.Fast.adapt`): from α,
+the mean queueing delay q_s (a whole number of 1/8 µs, the kernel's srtt unit) and the interval's
+``lost`` congestion signals out of ``sent`` packets (l = lost/sent), the next α.
 """
 
 from __future__ import annotations
@@ -53,7 +58,13 @@ VECTOR_ALGORITHMS: list[dict] = [
     {"name": "mtcp", "alpha": 0.3, "beta": 0.7, "a": 1.0, "b": 0.5},
     {"name": "fast", "alpha": 50.0, "gamma": 0.5},
     {"name": "scalable"}, {"name": "scalable", "a": 0.02, "b": 0.25},
+    # Tang et al. Algorithm 2: the paper's Example 1b setting and one far from it
+    {"name": "fast", "alpha": 50.0, "gamma": 0.5, "adapt_interval_s": 120.0, "adapt_w": 125.0, "adapt_delta": 0.1},
+    {"name": "fast", "alpha": 20.0, "gamma": 1.0, "adapt_interval_s": 10.0, "adapt_w": 1820.0, "adapt_delta": 0.25},
 ]
+
+#: the kernel's RTT unit (srtt_us: 1/8 µs) per second; the adapt steps' q_s are whole multiples
+Q_UNITS_PER_S = 8e6
 
 
 def _connections(rng: np.random.Generator):
@@ -84,8 +95,32 @@ def _state(algo, label, cwnd, rtt, rng):
     return state
 
 
+def _adapt_steps(algo, rng) -> list[dict]:
+    """Algorithm 2 steps for one case: a random one, no loss with and without a queue, a queue-free
+    interval with losses (α* = 0), α just below and just above α* (lands on it), a huge and a
+    tiny α."""
+    def q_of(lo, hi):
+        return float(rng.integers(round(lo * Q_UNITS_PER_S), round(hi * Q_UNITS_PER_S))) / Q_UNITS_PER_S
+
+    def target(q, lost, sent):
+        return q / (lost / sent * algo.adapt_w) * algo.alpha
+
+    steps = [(round(float(rng.uniform(1, 500)), 3), q_of(1e-4, 0.2), int(rng.integers(1, 500)), int(rng.integers(1000, 10**7))),
+             (round(float(rng.uniform(1, 500)), 3), q_of(1e-4, 0.2), 0, int(rng.integers(1, 10**6))),
+             (round(float(rng.uniform(1, 500)), 3), 0.0, 0, int(rng.integers(1, 10**6))),
+             (round(float(rng.uniform(1, 500)), 3), 0.0, int(rng.integers(1, 100)), int(rng.integers(100, 10**6))),
+             (round(float(rng.uniform(5000, 60000)), 1), q_of(1e-3, 0.5), int(rng.integers(1, 10)), int(rng.integers(10**4, 10**7))),
+             (round(float(rng.uniform(0.01, 1)), 4), q_of(1e-3, 0.5), int(rng.integers(1, 10)), int(rng.integers(10**4, 10**7)))]
+    for side in (-0.5, 0.5):                      # within one step of α*
+        q, lost, sent = q_of(1e-3, 0.1), int(rng.integers(1, 200)), int(rng.integers(10**4, 10**6))
+        steps.append((round(target(q, lost, sent) * (1 + side * algo.adapt_delta), 4), q, lost, sent))
+    return [{"alpha": a, "q_s": q, "lost": lost, "sent": sent,
+             "alpha_next": algo.adapt(a, q, lost / sent)} for a, q, lost, sent in steps]
+
+
 def build() -> dict:
     rng = np.random.default_rng(20261122)
+    rng_adapt = np.random.default_rng(20261124)   # separate: the other cases do not move
     cases = []
     for spec in VECTOR_ALGORITHMS:
         algo = algorithms.get(spec)
@@ -109,6 +144,8 @@ def build() -> dict:
             if algo.name == "olia":
                 steps = [olia.per_ack_counter(i) for i in case["increase"]]
                 case["per_ack"] = {"counter_increment": [d for d, _ in steps], "acks_per_step": [k for _, k in steps]}
+            if getattr(algo, "adapt_interval_s", 0.0) > 0:
+                case["adapt"] = _adapt_steps(algo, rng_adapt)
             cases.append(case)
     return {
         "schema": 1,
@@ -135,6 +172,12 @@ def compare(a: dict, b: dict, rel: float = 1e-12) -> list[str]:
             va, vb = ia[cid].get(key), ib[cid].get(key)
             if (va is None) != (vb is None) or (va is not None and not np.allclose(va, vb, rtol=rel, atol=0)):
                 problems.append(f"case {cid}: {key} differs")
+        sa, sb = ia[cid].get("adapt"), ib[cid].get("adapt")
+        if (sa is None) != (sb is None) or (sa is not None and (
+                len(sa) != len(sb) or any(not np.allclose([x[k] for k in ("alpha", "q_s", "lost", "sent", "alpha_next")],
+                                                          [y[k] for k in ("alpha", "q_s", "lost", "sent", "alpha_next")],
+                                                          rtol=rel, atol=0) for x, y in zip(sa, sb)))):
+            problems.append(f"case {cid}: adapt differs")
     return problems
 
 

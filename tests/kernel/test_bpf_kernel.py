@@ -466,3 +466,19 @@ def test_fast_periodic_update_in_the_kernel_is_bit_identical_to_the_host(two_pat
     assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1])
     if loss["samples"]:
         assert loss["dec"] == loss["cwnd"][loss["self"]] // 2
+
+
+def test_fast_algorithm2_in_the_kernel_is_bit_identical_to_the_host(two_paths, host_math):
+    """FAST with Tang et al.'s Algorithm 2 every 0.2 s: the last adaptation the program made, from
+    the interval's queueing-delay samples and the subflow's lost/sent counters it read, is the host
+    build's, and so is the last periodic update made with the adapted α (which moved off α₀)."""
+    algo = {"name": "fast", "alpha": 20, "adapt_interval_s": 0.2, "adapt_w": 1.0}
+    sp, lib = bpf.spec(algo), host_math(algo)
+    tr = _traced_transfer(two_paths, algo, 5484, secs=3.0)
+    ad, up = tr["adapt"], tr["update"]
+    assert ad["samples"] >= 2, ad                        # 3 s at 0.2 s per interval, on each subflow
+    a = ad["adapt_in"]
+    assert a["q_n"] >= 5 and a["sent"] > 0, a            # ~10 periodic updates (20 ms) per interval
+    assert ad["dec"] == lib.on_adapt(a["value"], a["q_sum"], a["q_n"], a["lost"], a["sent"], sp.values)
+    assert up["adapted"] != 0 and up["adapted"] != 20 << 32, up
+    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1], up["adapted"])

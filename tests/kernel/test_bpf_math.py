@@ -346,3 +346,69 @@ def test_per_ack_counter_matches_vectors(host, case):
             assert moved[0] == want["acks_per_step"][r], (r, moved[:3], want)
             assert steps[moved[0] - 1] == (1 if d > 0 else -1)
             assert moved[1] == 2 * moved[0]          # the counter restarts from 0 after a step
+
+# --- Tang et al.'s Algorithm 2 (FAST's α adaptation, MPCC_ADAPT) -------------------------------
+Q_UNITS = 8_000_000          # the kernel's srtt unit (1/8 µs) per second
+ADAPT_CASES = [c for c in CASES if "adapt" in c]
+
+
+def test_vectors_have_algorithm2_steps():
+    """Two FAST parameter sets with Algorithm 2 on, 48 connections each, 8 steps per connection."""
+    assert len(ADAPT_CASES) == 2 * 48
+    assert all(len(c["adapt"]) == 8 for c in ADAPT_CASES)
+
+
+@pytest.mark.parametrize("case", ADAPT_CASES, ids=[c["id"] for c in ADAPT_CASES])
+def test_host_algorithm2_matches_vectors_within_bound(host, case):
+    """Each step from α, q (as a sum over 1 and over 7 samples, in 1/8 µs) and lost/sent, as the
+    kernel gives them, lands within the header's bound of the reference's next α."""
+    sp = _bpf_spec(case["algorithm"])
+    lib = host(sp.algorithm)
+    for k, st in enumerate(case["adapt"]):
+        q_units = round(st["q_s"] * Q_UNITS)
+        assert abs(q_units / Q_UNITS - st["q_s"]) <= 1e-15, "q_s is a whole number of 1/8 µs"
+        want = st["alpha_next"]
+        for n in (1, 7):
+            got = lib.on_adapt(_q32(st["alpha"]), q_units * n, n, st["lost"], st["sent"], sp.values) / 2**32
+            assert abs(got - want) <= 8 * REL * want + 2.0**-32, (k, n, st, got)
+
+
+def test_algorithm2_by_hand(host):
+    """Algorithm 2 from the paper's formula (α₀ = 50, w = 125 s, δ = 0.1), independent of the
+    reference: α* = q/(l·w)·α₀, one step of at most δ towards it; value 0 means the loaded α."""
+    lib = host("fast")
+    vals = bpf.make_spec("fast", {"adapt_interval_s": 120.0}).values
+
+    def step(alpha, q_s, lost, sent, n=1):
+        return lib.on_adapt(_q32(alpha) if alpha else 0, round(q_s * Q_UNITS) * n, n, lost, sent, vals) / 2**32
+
+    def near(a, b):
+        return abs(a - b) <= 8 * REL * b + 2.0**-32
+    assert near(step(50, 0.02, 1, 10_000), 55.0)          # α* = 0.02/(1e-4·125)·50 = 80: up 10 %
+    assert near(step(75, 0.02, 1, 10_000), 80.0)          # 82.5 would overshoot α* = 80
+    assert near(step(50, 0.002, 1, 1_000), 45.0)          # α* = 0.8: down 10 %
+    assert near(step(0.85, 0.002, 1, 1_000), 0.8)         # stops at α*
+    assert near(step(50, 0.01, 0, 5_000), 55.0)           # no loss, a queue: α* = ∞
+    assert near(step(50, 0.0, 0, 5_000), 50.0)            # no loss, no queue: unchanged
+    assert near(step(50, 0.0, 3, 5_000), 45.0)            # losses, no queue: α* = 0, down δ
+    assert near(step(0, 0.02, 1, 10_000), 55.0)           # 0 = the loaded α₀ = 50
+    assert near(step(30, 0.05, 0, 0), 30.0)               # nothing sent: unchanged
+    assert lib.on_adapt(_q32(30), 0, 0, 0, 100, vals) == _q32(30)   # no samples: unchanged
+    assert step(65000, 0.1, 0, 10) == 65536.0             # α stays within the parameter's range
+    assert step(2.0**-8, 0.0, 5, 10) == 2.0**-8
+    assert lib.adapt_interval_us(vals) == 120_000_000
+    assert lib.adapt_interval_us(bpf.make_spec("fast").values) == 0          # off by default
+    assert lib.adapt_interval_us(bpf.make_spec("fast", {"adapt_interval_s": 10_000}).values) == 10**10
+
+
+def test_fast_update_uses_the_adapted_alpha(host):
+    """Eq. (1) with c->adapted set uses that α, not the loaded one: at α' packets queued the
+    window is a fixed point; with an empty queue it grows by γα'."""
+    lib, vals = host("fast"), bpf.make_spec("fast", {"alpha": 50.0}).values
+    for alpha in (5.0, 20.0, 137.5):
+        base, rtt = 0.02, 0.026
+        w = alpha * rtt / (rtt - base)
+        got = lib.on_update([_q32(w)], [round(rtt * 1e12)], 0, vals, [round(base * 1e12)], _q32(alpha)) / 2**32
+        assert abs(got - w) <= 4 * REL * w + ABS_DEC, (alpha, w, got)
+        got = lib.on_update([_q32(400.0)], [10**9], 0, vals, [10**9], _q32(alpha)) / 2**32
+        assert abs(got - (400.0 + 0.5 * alpha)) <= 4 * REL * 400 + ABS_DEC, (alpha, got)

@@ -32,6 +32,7 @@ fn all_vectors() {
         cases.len()
     );
     let mut checked = 0;
+    let mut adapt_steps = 0;
     for case in cases {
         let id = case["id"].as_str().unwrap();
         let spec = case["algorithm"].as_object().unwrap();
@@ -92,9 +93,38 @@ fn all_vectors() {
                 per_ack_counter(id, r, i, pa, algo.window_update());
             }
         }
+        if let Some(steps) = case.get("adapt") {
+            // Algorithm 2 (Tang et al.): the next α from α, q and l = lost/sent
+            let f = fast_with(spec);
+            for (k, st) in steps.as_array().unwrap().iter().enumerate() {
+                let g = |key: &str| st[key].as_f64().unwrap();
+                let got = f.adapt(g("alpha"), g("q_s"), g("lost") / g("sent"));
+                assert!(
+                    close(got, g("alpha_next")),
+                    "{id} adapt step {k}: {got} != {}",
+                    g("alpha_next")
+                );
+                adapt_steps += 1;
+            }
+        }
         checked += 1;
     }
     assert_eq!(checked, cases.len());
+    assert!(adapt_steps >= 96, "Algorithm 2 steps checked: {adapt_steps}");
+}
+
+/// FAST with the parameters of a vector case (the registry's defaults otherwise).
+fn fast_with(spec: &serde_json::Map<String, Value>) -> mpcc_core::cc::Fast {
+    let entry = mpcc_core::cc::REGISTRY
+        .iter()
+        .find(|a| a.name == "fast")
+        .unwrap();
+    let p: Vec<f64> = entry
+        .params
+        .iter()
+        .map(|&(k, d)| spec.get(k).and_then(Value::as_f64).unwrap_or(d))
+        .collect();
+    mpcc_core::cc::Fast::new(&p)
 }
 
 /// OLIA's per-ACK counter (mptcp_olia.c, scale 10) on the simulator's I_r: the increment per ACK

@@ -7,9 +7,17 @@ Delay-based: every update interval (20 ms by default) each route sets
 with γ ∈ (0, 1] (γ = 1 is eq. (1) of Tang et al. verbatim). RTT is the mean RTT sample of the
 interval and w_old the window those packets were sent under, one RTT earlier (as ns-2's FAST
 module does; with several updates per RTT the current window there makes the window oscillate). There is no per-ACK increase
-(``on_ack`` is 0) and a loss halves the window as in Reno. α is in packets; Algorithm 2 of Tang
-et al. adapts it on a slow timescale (see :mod:`mpcc.hetero`). FAST has no loss-based fluid
-model of the form (3) of Peng et al."""
+(``on_ack`` is 0) and a loss halves the window as in Reno. α is in packets.
+
+Algorithm 2 of Tang et al. (``adapt_interval_s`` > 0; 0 = off) adapts α on a slow timescale:
+every ``adapt_interval_s``
+
+    α* = q/(l·w)·α₀,   α ← min((1+δ)α, α*) if α < α*,  max((1−δ)α, α*) if α > α*      (Alg. 2)
+
+with q the mean queueing delay (s) and l the loss rate (congestion signals per packet sent) over
+the interval, α₀ = ``alpha``, w = ``adapt_w`` (s, the unit of q/l), δ = ``adapt_delta``
+(:meth:`Fast.adapt`; run by the simulator and the BPF program, see :mod:`mpcc.hetero`). FAST has
+no loss-based fluid model of the form (3) of Peng et al."""
 
 from __future__ import annotations
 
@@ -34,6 +42,18 @@ class Fast(Algorithm):
     def gamma(self) -> float:
         return float(self.params.get("gamma", 0.5))
 
+    @property
+    def adapt_w(self) -> float:
+        return float(self.params.get("adapt_w", 125.0))
+
+    @property
+    def adapt_delta(self) -> float:
+        return float(self.params.get("adapt_delta", 0.1))
+
+    @property
+    def adapt_interval_s(self) -> float:
+        return float(self.params.get("adapt_interval_s", 0.0))
+
     def on_ack(self, cwnd, rtt, **state):
         import numpy as np
         w, _ = as_arrays(cwnd, rtt)
@@ -50,3 +70,19 @@ class Fast(Algorithm):
         w_old = w if old_cwnd is None else np.broadcast_to(np.asarray(old_cwnd, dtype=float), w.shape)
         target = (1.0 - self.gamma) * w + self.gamma * (base / t * w_old + self.alpha)
         return np.minimum(2.0 * w, target)
+
+    def adapt(self, alpha: float, q: float, l: float) -> float:
+        """One step of Algorithm 2: the new α from the current one, the mean queueing delay ``q``
+        (s) and the loss rate ``l`` over the interval. No loss and a queue: α* = ∞ (up by δ); no
+        loss and no queue: α unchanged."""
+        if l > 0:
+            target = q / (l * self.adapt_w) * self.alpha
+        elif q > 0:
+            target = float("inf")
+        else:
+            return alpha
+        if alpha < target:
+            return min((1.0 + self.adapt_delta) * alpha, target)
+        if alpha > target:
+            return max((1.0 - self.adapt_delta) * alpha, target)
+        return alpha

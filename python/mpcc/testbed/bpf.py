@@ -532,7 +532,7 @@ def cleanup_stale() -> list[str]:
 
 
 # --- trace of the kernel's computations (tests) ------------------------------------------------
-_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQ")   # struct mpcc_trace in bpf/include/mpcc_kern.h
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQ")   # struct mpcc_trace in bpf/include/mpcc_kern.h
 
 
 def _trace_maps(algo) -> dict[str, int]:
@@ -567,7 +567,9 @@ def trace_read(algo) -> dict[str, dict]:
     periodic algorithm, {"update": {...}}, with n, self, cwnd (packets·2^32), rtt (srtt_us), ell,
     base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32;
     in the per-ACK update's "ack" entry the counter increment, two's complement), ssthresh,
-    samples, per_ack (1: the per-ACK update computed it)."""
+    samples, per_ack (1: the per-ACK update computed it), adapted (the adapted parameter the update
+    used; 0 = as loaded); with MPCC_ADAPT also {"adapt": {..., "adapt_in": {value, q_sum, q_n,
+    lost, sent}, "dec": result}}."""
     mid = _trace_maps(algo)["mpcc_trace"]
     rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
     out = {}
@@ -575,8 +577,10 @@ def trace_read(algo) -> dict[str, dict]:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
         _, n, self_, ssthresh, per_ack, *rest = v
-        cwnd, rtt, ell, base, (inc, dec, samples) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:35]
-        out[("ack", "loss", "update")[key]] = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt,
-                                               "ell": ell, "base_rtt": base, "inc": inc, "dec": dec,
-                                               "samples": samples, "per_ack": per_ack}
+        cwnd, rtt, ell, base, (inc, dec, samples, adapted) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:36]
+        rec = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt, "ell": ell, "base_rtt": base,
+               "inc": inc, "dec": dec, "samples": samples, "per_ack": per_ack, "adapted": adapted}
+        if key == 3:   # MPCC_ADAPT: struct mpcc_adapt_in in cwnd[0..4], the result in dec
+            rec["adapt_in"] = dict(zip(("value", "q_sum", "q_n", "lost", "sent"), cwnd[:5]))
+        out[("ack", "loss", "update", "adapt")[key]] = rec
     return out

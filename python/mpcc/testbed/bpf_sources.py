@@ -305,9 +305,15 @@ class HostMath:
         lib.mpcc_host_param_defaults.argtypes = [u64p]
         self.periodic = hasattr(lib, "mpcc_host_on_update")      # MPCC_PERIODIC files only
         if self.periodic:
-            lib.mpcc_host_on_update.argtypes, lib.mpcc_host_on_update.restype = args, ctypes.c_uint64
+            lib.mpcc_host_on_update.argtypes = [*args, ctypes.c_uint64]
+            lib.mpcc_host_on_update.restype = ctypes.c_uint64
             lib.mpcc_host_update_interval_us.argtypes = [u64p]
             lib.mpcc_host_update_interval_us.restype = ctypes.c_uint64
+        self.adapts = hasattr(lib, "mpcc_host_on_adapt")          # MPCC_ADAPT files only
+        if self.adapts:
+            lib.mpcc_host_on_adapt.argtypes, lib.mpcc_host_on_adapt.restype = [u64p, u64p], ctypes.c_uint64
+            lib.mpcc_host_adapt_interval_us.argtypes = [u64p]
+            lib.mpcc_host_adapt_interval_us.restype = ctypes.c_uint64
         self.lib = lib
 
     def name(self) -> tuple[str, str]:
@@ -342,13 +348,14 @@ class HostMath:
         n, c, t, e, v = self._arrays(cwnd, rtt, ell, values)
         return self.lib.mpcc_host_on_loss(n, c, t, e, r, v)
 
-    def on_update(self, cwnd, rtt, r: int, values=(), base_rtt=None) -> int:
+    def on_update(self, cwnd, rtt, r: int, values=(), base_rtt=None, adapted: int = 0) -> int:
         """The periodic update (MPCC_PERIODIC): route r's new window in packets · 2^32, with each
-        route's minimum RTT ``base_rtt`` in the unit of ``rtt``."""
+        route's minimum RTT ``base_rtt`` in the unit of ``rtt`` and the adapted parameter
+        ``adapted`` (its encoding; 0 = as loaded)."""
         if not self.periodic:
             raise MpccError(f"{self.source.path.name} has no periodic update (MPCC_PERIODIC)")
         n, c, t, b, v = self._arrays(cwnd, rtt, base_rtt, values)
-        return self.lib.mpcc_host_on_update(n, c, t, b, r, v)
+        return self.lib.mpcc_host_on_update(n, c, t, b, r, v, adapted)
 
     def update_interval_us(self, values=()) -> int:
         return self.lib.mpcc_host_update_interval_us((ctypes.c_uint64 * 8)(*values))
@@ -363,6 +370,18 @@ class HostMath:
         c = ctypes.c_int64(cnt)
         steps = [self.lib.mpcc_host_counter_step(ctypes.byref(c), inc) for _ in range(acks)]
         return steps, c.value
+
+    def on_adapt(self, value: int, q_sum: int, q_n: int, lost: int, sent: int, values=()) -> int:
+        """The slow-timescale adaptation (MPCC_ADAPT): the next value of the adapted parameter
+        (FAST: α · 2^32) from the current one (0 = as loaded), the interval's queueing-delay
+        samples (Σ in 1/8 µs, count) and its lost and sent packets."""
+        if not self.adapts:
+            raise MpccError(f"{self.source.path.name} has no slow-timescale adaptation (MPCC_ADAPT)")
+        arr = ctypes.c_uint64 * 8
+        return self.lib.mpcc_host_on_adapt(arr(value, q_sum, q_n, lost, sent), arr(*values))
+
+    def adapt_interval_us(self, values=()) -> int:
+        return self.lib.mpcc_host_adapt_interval_us((ctypes.c_uint64 * 8)(*values))
 
     def cwnd_after_loss(self, n: int, cwnd: int, dec: int) -> int:
         return self.lib.mpcc_host_cwnd_after_loss(n, cwnd, dec)
