@@ -347,7 +347,8 @@ def _w_option(value):
               help="Write rate / α(t) plots (PNG+SVG) here.")
 @click.option("--json", "as_json", is_flag=True)
 def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_json, w="calibrate"):
-    """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2."""
+    """Examples 1a/1b (Table I): Reno vs FAST at packet level, with and without Algorithm 2.
+    Returns the result dict (for ``mpcc reproduce tang2010``'s side-by-side table)."""
     from ..reproduce.tang2010.example1 import example1
     w = _w_option(w)
     with maybe_staged(plot_dir, "--plot") as tmp:
@@ -356,7 +357,7 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
                                        w=None if w == "paper" else w)), tmp, plot_dir)
     if as_json:
         click.echo(json.dumps(rep, indent=2))
-        return
+        return rep
     from rich.console import Console
     from rich.table import Table
     m = rep["measure_s"]
@@ -382,6 +383,7 @@ def example1_cmd(runs, duration, measure, workers, scenario_dir, plot_dir, as_js
                    f"with l unchanged it would be {c['w_fixed_l_s']:.1f} s")
     for f in rep.get("plots", []):
         click.echo(f"wrote {f}")
+    return rep
 
 
 @command.command("example2")

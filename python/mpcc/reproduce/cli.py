@@ -100,11 +100,25 @@ def jiang2011(ctx, out_dir, quick, fmt):
 @click.option("--workers", type=click.IntRange(1), default=2, show_default=True,
               help="Parallel packet-level simulations.")
 @click.option("--no-packet", is_flag=True, help="Skip the packet-level Examples 1 and 2.")
+@click.option("--no-kernel", is_flag=True, help="Skip the kernel column of Table I (root, BPF struct_ops).")
+@click.option("--full", is_flag=True,
+              help="Kernel Table I at the paper's length scaled by 1/10: 20 runs × 540 s per cell (12 h). "
+                   "Default: a quick budget, 1 run × 60 s per cell (≈ 4 min), cells marked †.")
+@click.option("--kernel-runs", type=click.IntRange(1, 100), default=None,
+              help="Kernel runs per Table I cell (default: 1 quick, 20 with --full).")
 @click.pass_context
-def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet):
+def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet, no_kernel, full, kernel_runs):
     """Tang, Wei, Low, Chiang — Example 3 (multiple equilibria, Algorithm 1), Example 4
     (1000 random trials), Examples 1a/1b (Table I, at the paper's w and at w calibrated on B = 400) and
-    2a/2b (Fig. 4 network) at packet level and in the analytic model (RED mapping, α sweep, Algorithm 2)."""
+    2a/2b (Fig. 4 network) at packet level and in the analytic model (RED mapping, α sweep, Algorithm 2);
+    then Table I side by side, paper | sim | kernel (kernel Reno vs BPF FAST, the network scaled by 1/10;
+    docs/hetero.md)."""
+    from dataclasses import replace
+
+    from rich.console import Console
+
+    from .tang2010 import kernel as tang_kernel
+    from .tang2010.table1 import reproduce as table1
     from ..hetero.cli import example1_cmd, example2_cmd, example2_model_cmd, example3_cmd, example4_cmd
 
     ctx.invoke(example3_cmd, as_json=False, plot_dir=out_dir)
@@ -113,15 +127,24 @@ def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet):
 
     ctx.invoke(example2_model_cmd, path=str(SCENARIO_DIR / "tang2010" / "example2-model.toml"),
                reno_beta=None, capacity_scale=1.0, as_json=False)
+    sim1 = None
     if not no_packet:
-        ctx.invoke(example1_cmd, runs=runs, duration=None, measure=(1800.0, 5400.0), workers=workers,
-                   scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False, w="calibrate")
+        sim1 = ctx.invoke(example1_cmd, runs=runs, duration=None, measure=(1800.0, 5400.0), workers=workers,
+                          scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False, w="calibrate")
         ctx.invoke(example2_cmd, runs=runs2, duration=None, workers=workers,
                    scenario_dir=str(SCENARIO_DIR / "tang2010"), plot_dir=out_dir, as_json=False)
     from .index import write_index
 
+    budget = tang_kernel.FULL if full else tang_kernel.QUICK
+    if kernel_runs is not None:
+        budget = replace(budget, runs=kernel_runs)
+    rep, errors = table1(sim1, None if no_kernel else budget, Path(out_dir) / "table1", progress=True)
+    rep.print(Console())
     path = write_index(out_dir, "Tang, Wei, Low, Chiang (2010): reproduction report",
                        "Examples 3 and 4 (multiple equilibria, Algorithm 1, 1000 random trials) and, unless "
                        "--no-packet, the packet-level Examples 1 and 2; file names follow the paper's figure "
-                       "numbers. See docs/hetero.md for the comparison with the paper.")
+                       "numbers. Table I paper | sim | kernel: table1/results.md. See docs/hetero.md for the "
+                       "comparison with the paper.")
     click.echo(f"wrote {path} (open it first)")
+    if errors:
+        raise MpccError("; ".join(errors) + " — every other cell was computed and kept")

@@ -23,3 +23,23 @@ def with_algorithm(s: Scenario, algorithm, groups: tuple[str, ...] | None = None
         target = (g.name in groups) if groups is not None else g.multipath
         new.append(replace(g, algorithm=algo, algorithm_spec=algorithm) if target else g)
     return replace(s, groups=tuple(new), name=f"{s.name}[{algo.describe()}]")
+
+
+def kernel_cells(keys, measure) -> dict:
+    """``{key: measure(key)}`` for kernel (testbed) cells; a cell whose run failed twice
+    (:class:`mpcc.testbed.engine.RunFailed`: a flow that never connected, a sender error — already
+    retried once by the engine) becomes ``{"failed": reason}`` and every other cell is kept."""
+    from ..testbed import engine
+
+    res = {}
+    for k in keys:
+        try:
+            res[k] = measure(k)
+        except engine.RunFailed as e:
+            res[k] = {"failed": str(e)}
+    return res
+
+
+def failed(cell) -> str | None:
+    """The reason a cell of :func:`kernel_cells` failed, else None."""
+    return cell.get("failed") if isinstance(cell, dict) else None

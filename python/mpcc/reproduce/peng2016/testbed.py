@@ -29,28 +29,13 @@ import numpy as np
 from ... import scenario as scen
 from ...results import ci95
 from ...testbed import engine
-from ..common import SCENARIO_DIR
+from ..common import SCENARIO_DIR, failed, kernel_cells  # noqa: F401  (failed: part of this API)
 from .paper import PENG_COLUMNS as ALGORITHMS
 
 SCENARIOS = SCENARIO_DIR / "peng2016"
 
 
-def _cells(algorithms: Iterable[str], measure) -> dict:
-    """``{algorithm: measure(algorithm)}``; a cell whose run failed twice (:class:`engine.RunFailed`:
-    a flow that never connected, a sender error — already retried once by the engine) becomes
-    ``{"failed": reason}`` and every other cell is kept."""
-    res = {}
-    for a in algorithms:
-        try:
-            res[a] = measure(a)
-        except engine.RunFailed as e:
-            res[a] = {"failed": str(e)}
-    return res
-
-
-def failed(cell) -> str | None:
-    """The reason a cell of :func:`table3` … :func:`fig3` failed, else None."""
-    return cell.get("failed") if isinstance(cell, dict) else None
+_cells = kernel_cells   # one kernel cell per algorithm; failed(cell): the reason a cell failed
 
 
 def _algos(algorithms: Iterable[str] | None) -> list[str]:

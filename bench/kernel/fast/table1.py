@@ -1,0 +1,57 @@
+"""Tang et al. Example 1 / Table I on the kernel (issue 14): kernel Reno vs BPF ``fast`` without
+(1a) and with (1b) Algorithm 2, buffer 400 and 80 packets of the paper scaled by 1/10
+(mpcc.reproduce.tang2010.kernel explains the scaling). One configuration per call, so that each
+call holds the shared lock for one run only:
+
+    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR NAME [DURATION WARMUP]
+    .venv/bin/python bench/kernel/fast/table1.py OUTDIR --check      (rows for RESULTS.md; exit 1 on a miss)
+
+NAME ∈ example1a-b400, example1a-b80, example1b-b400, example1b-b80. Targets (issue 14): without
+Algorithm 2 the Reno/FAST ratio moves by ≥ 5× between the buffers; with it, within a factor 2 of 1
+in both.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+
+
+def run(out: Path, name: str, duration: float, warmup: float) -> None:
+    from mpcc.reproduce.tang2010 import kernel
+
+    b = replace(kernel.FULL, name="bench", duration_s=duration, warmup_s=warmup)
+    t0, load0 = time.time(), os.getloadavg()[0]
+    res = kernel.table1_cell(name, b, out / "runs")
+    res.update(started_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)), wall_s=round(time.time() - t0, 1),
+               load_start=round(load0, 2), load_end=round(os.getloadavg()[0], 2), duration_s=duration, warmup_s=warmup)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / f"{name}.json").write_text(json.dumps(res, indent=1) + "\n")
+    print(json.dumps(res))
+
+
+def check(out: Path) -> int:
+    r = {n: json.loads((out / f"{n}.json").read_text()) for n in
+         ("example1a-b400", "example1a-b80", "example1b-b400", "example1b-b80")}
+    for n, v in r.items():
+        print(f"| {n} (B = {v['buffer_pkts']}) | {v['reno']:.2f} / {v['fast']:.2f} | {v['ratio']:.2f} | "
+              f"{100 * v['utilisation']:.1f} % | {v['queue_mean_pkts']:.1f} | {v['drops']} | {v['started_utc']}, "
+              f"load {v['load_start']}–{v['load_end']} |")
+    move = r["example1a-b400"]["ratio"] / r["example1a-b80"]["ratio"]
+    with_ok = all(0.5 <= r[n]["ratio"] <= 2.0 for n in ("example1b-b400", "example1b-b80"))
+    print(f"without Algorithm 2 the ratio moves {move:.1f}× (target ≥ 5: {'pass' if move >= 5 else 'FAIL'}); "
+          f"with it {r['example1b-b400']['ratio']:.2f} and {r['example1b-b80']['ratio']:.2f} "
+          f"(target 0.5–2: {'pass' if with_ok else 'FAIL'})")
+    return 0 if move >= 5 and with_ok else 1
+
+
+if __name__ == "__main__":
+    out = Path(sys.argv[1])
+    if sys.argv[2] == "--check":
+        sys.exit(check(out))
+    run(out, sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 300.0,
+        float(sys.argv[4]) if len(sys.argv) > 4 else 120.0)

@@ -1,0 +1,90 @@
+"""Tang et al. Table I's kernel column without a kernel: the 1/10 scaling of the scenario files,
+the budgets, and the side-by-side table (paper | sim | kernel) with a failed cell and with a
+kernel column that cannot run ("unavailable")."""
+
+from __future__ import annotations
+
+import pytest
+
+from mpcc import scenario
+from mpcc.errors import EnvironmentProblem
+from mpcc.reproduce.common import SCENARIO_DIR
+from mpcc.reproduce.tang2010 import kernel, table1
+from mpcc.reproduce.tang2010.paper import PAPER_TABLE1
+
+
+def _load(name):
+    return scenario.load(SCENARIO_DIR / "tang2010" / f"{name}.toml")
+
+
+@pytest.mark.parametrize("name", list(PAPER_TABLE1))
+def test_scaled_down_keeps_the_papers_ratios(name):
+    """Rates ÷ 10 (capacity, buffer, noise, α₀) and RTT kept: α/B, B/BDP and q = B/C are the
+    paper's; Algorithm 2's interval ÷ 10 and w ÷ 100."""
+    s0 = _load(name)
+    s = kernel.scaled_down(s0)
+    (l0,), (l,) = s0.links, s.links
+    assert l.capacity_mbps == l0.capacity_mbps / 10 == 10.0 and l.delay_ms == l0.delay_ms
+    assert l.buffer_pkts == l0.buffer_pkts / 10 in (40, 8)
+    f0, f = s0.groups[1].algorithm, s.groups[1].algorithm
+    assert f.name == "fast" and f.alpha == f0.alpha / 10 == 5.0
+    assert f.alpha / l.buffer_pkts == pytest.approx(f0.alpha / l0.buffer_pkts)
+    bdp = lambda link: link.capacity_mbps * 1e6 / 8 / 1500 * 2 * link.delay_ms / 1e3  # noqa: E731
+    assert l.buffer_pkts / bdp(l) == pytest.approx(l0.buffer_pkts / bdp(l0))
+    assert s.groups[0].algorithm.name == "reno"
+    mean = sum(b.rate_mbps * b.mean_on_s / (b.mean_on_s + b.mean_off_s) for b in s.background)
+    assert mean == pytest.approx(0.1 * l.capacity_mbps)          # the paper's noise: 10 % of capacity
+    if f0.adapt_interval_s > 0:
+        assert f.adapt_interval_s == 12.0 and f.adapt_w == 1.25 and f.adapt_delta == f0.adapt_delta
+    else:
+        assert f.adapt_interval_s == 0.0
+
+
+def test_budgets():
+    """Quick: a few minutes of kernel time; full: the paper's 20 runs and 5400 s (from 1800 s) ÷ 10."""
+    assert kernel.QUICK.kernel_seconds() <= 300
+    assert (kernel.FULL.runs, kernel.FULL.duration_s * 10, kernel.FULL.warmup_s * 10) == (20, 5400.0, 1800.0)
+
+
+def _sim():
+    rows = {n: {"reno": 4.0 + i, "fast": 2.0, "ratio": (4.0 + i) / 2.0} for i, n in enumerate(PAPER_TABLE1)}
+    return {"runs": 20, "measure_s": [1800.0, 5400.0], "rows": rows}
+
+
+def test_table_with_a_failed_kernel_cell(monkeypatch, tmp_path):
+    """paper | sim | kernel; the failed cell says so in all three rows, the others are kept, and
+    the quick budget's cells carry a †."""
+    def fake_cell(name, budget, out=None, progress=False):
+        if name == "example1b-b80":
+            raise kernel_engine().RunFailed("group fast flow 0: never connected (forced)")
+        return {"reno": 3.0, "fast": 1.5, "ratio": 2.0}
+
+    def kernel_engine():
+        from mpcc.testbed import engine
+        return engine
+
+    monkeypatch.setattr(kernel, "table1_cell", fake_cell)
+    rep, errors = table1.reproduce(_sim(), kernel.QUICK, tmp_path)
+    assert rep.sources() == ["paper", "sim", "testbed"]
+    row = rep.row(table1.TABLE, table1.Q_RATIO, table1.LABELS["example1a-b80"])
+    assert row.cells["paper"].value == round(0.6 / 3.4, 2)
+    assert row.cells["sim"].value == pytest.approx(5.0 / 2.0)
+    assert rep.cell_text(row, "testbed") == "2 †"
+    for q in (table1.Q_RATIO, table1.Q_RENO, table1.Q_FAST):
+        bad = rep.row(table1.TABLE, q, table1.LABELS["example1b-b80"]).cells["testbed"]
+        assert bad.value is None and "failed" in bad.text()
+    assert len(errors) == 1 and "example1b-b80" in errors[0] and "never connected" in errors[0]
+    assert (tmp_path / "results.md").read_text().count("|") > 20
+
+
+def test_kernel_unavailable_keeps_paper_and_sim(monkeypatch, tmp_path):
+    def no_kernel(*a, **k):
+        raise EnvironmentProblem("kernel testbed needs root (fix: run as root)")
+
+    monkeypatch.setattr(kernel, "table1", no_kernel)
+    rep, errors = table1.reproduce(_sim(), kernel.QUICK, tmp_path)
+    row = rep.row(table1.TABLE, table1.Q_RATIO, table1.LABELS["example1a-b400"])
+    assert rep.cell_text(row, "testbed") == "unavailable"
+    assert row.cells["sim"].value == pytest.approx(2.0)
+    assert errors == ["kernel: kernel testbed needs root (fix: run as root)"]
+    assert "unavailable — kernel testbed needs root" in (tmp_path / "results.md").read_text()
