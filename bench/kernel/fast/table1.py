@@ -24,7 +24,7 @@ from pathlib import Path
 def run(out: Path, name: str, duration: float, warmup: float) -> None:
     from mpcc.reproduce.tang2010 import kernel
 
-    b = replace(kernel.FULL, name="bench", duration_s=duration, warmup_s=warmup)
+    b = replace(kernel.FULL, name="bench", runs=1, duration_s=duration, warmup_s=warmup)
     t0, load0 = time.time(), os.getloadavg()[0]
     res = kernel.table1_cell(name, b, out / "runs")
     res.update(started_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)), wall_s=round(time.time() - t0, 1),
@@ -53,5 +53,5 @@ if __name__ == "__main__":
     out = Path(sys.argv[1])
     if sys.argv[2] == "--check":
         sys.exit(check(out))
-    run(out, sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 300.0,
-        float(sys.argv[4]) if len(sys.argv) > 4 else 120.0)
+    run(out, sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 240.0,
+        float(sys.argv[4]) if len(sys.argv) > 4 else 96.0)
