@@ -1,9 +1,10 @@
 """Tang et al. Example 1 / Table I on the kernel (issue 14): kernel Reno vs BPF ``fast`` without
 (1a) and with (1b) Algorithm 2, buffer 400 and 80 packets of the paper scaled by 1/10
-(mpcc.reproduce.tang2010.kernel explains the scaling). One configuration per call, so that each
-call holds the shared lock for one run only:
+(mpcc.reproduce.tang2010.kernel explains the scaling). Either one configuration per call, or all
+four side by side on four links in one run (``--together``: one lock hold of ~8 min for 420 s):
 
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR NAME [DURATION WARMUP]
+    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR --together [DURATION WARMUP]
     .venv/bin/python bench/kernel/fast/table1.py OUTDIR --check      (rows for RESULTS.md; exit 1 on a miss)
 
 NAME ∈ example1a-b400, example1a-b80, example1b-b400, example1b-b80. Targets (issue 14): without
@@ -34,6 +35,22 @@ def run(out: Path, name: str, duration: float, warmup: float) -> None:
     print(json.dumps(res))
 
 
+def together(out: Path, duration: float, warmup: float) -> None:
+    from mpcc.reproduce.tang2010 import kernel
+
+    b = replace(kernel.FULL, name="bench", runs=1, duration_s=duration, warmup_s=warmup)
+    t0, load0 = time.time(), os.getloadavg()[0]
+    res = kernel.table1_together(b, out=out / "runs")
+    stamp = dict(started_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)), wall_s=round(time.time() - t0, 1),
+                 load_start=round(load0, 2), load_end=round(os.getloadavg()[0], 2), duration_s=duration,
+                 warmup_s=warmup, together=True)
+    out.mkdir(parents=True, exist_ok=True)
+    for name, row in res.items():
+        if name != "setup":
+            (out / f"{name}.json").write_text(json.dumps({**row, **stamp}, indent=1) + "\n")
+    print(json.dumps(res))
+
+
 def check(out: Path) -> int:
     r = {n: json.loads((out / f"{n}.json").read_text()) for n in
          ("example1a-b400", "example1a-b80", "example1b-b400", "example1b-b80")}
@@ -53,5 +70,8 @@ if __name__ == "__main__":
     out = Path(sys.argv[1])
     if sys.argv[2] == "--check":
         sys.exit(check(out))
+    if sys.argv[2] == "--together":
+        together(out, float(sys.argv[3]) if len(sys.argv) > 3 else 420.0, float(sys.argv[4]) if len(sys.argv) > 4 else 168.0)
+        sys.exit(0)
     run(out, sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 240.0,
         float(sys.argv[4]) if len(sys.argv) > 4 else 96.0)

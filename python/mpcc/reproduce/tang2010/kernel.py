@@ -80,6 +80,50 @@ def scaled_down(s, k: float = KERNEL_SCALE):
     return s.with_changes(name=f"{s.name}-kernel-div{k:g}", links=links, groups=tuple(groups), background=bgs)
 
 
+def side_by_side(names) -> "object":
+    """One scenario holding every configuration of ``names`` on its own link (scaled down, each
+    link, group and noise source prefixed ``<name>.``): the configurations share nothing but the
+    machine, so one real-time run measures them all (a quarter of the kernel time for Table I)."""
+    from ... import scenario as scen
+
+    links, groups, bgs = [], [], []
+    for name in names:
+        s = scaled_down(scen.load(SCENARIO_DIR / "tang2010" / f"{name}.toml"))
+        ren = {l.name: f"{name}.{l.name}" for l in s.links}
+        links += [replace(l, name=ren[l.name]) for l in s.links]
+        groups += [replace(g, name=f"{name}.{g.name}", paths=tuple(tuple(ren[x] for x in p) for p in g.paths))
+                   for g in s.groups]
+        bgs += [replace(b, name=f"{name}.{b.name}", path=tuple(ren[x] for x in b.path)) for b in s.background]
+        duration = s.duration_s
+    return s.with_changes(name="tang2010-table1-kernel", duration_s=duration, links=tuple(links),
+                          groups=tuple(groups), background=tuple(bgs))
+
+
+def _row(groups, links, prefix: str = "") -> dict:
+    ppm = PPS_PER_MBPS * KERNEL_SCALE
+    reno, fast = groups[prefix + "reno"].rate_mbps * ppm, groups[prefix + "fast"].rate_mbps * ppm
+    link = links[prefix + "bottleneck"].extra
+    return {"reno": reno, "fast": fast, "ratio": reno / fast if fast > 0 else float("inf"),
+            "utilisation": link.get("utilisation"), "queue_mean_pkts": link.get("queue_mean_pkts"),
+            "drops": link.get("drops"), "fast_algorithm": groups[prefix + "fast"].algorithm}
+
+
+def table1_together(budget: KernelBudget, names=tuple(PAPER_TABLE1), out: Path | None = None,
+                    progress: bool = False) -> dict:
+    """Every configuration of ``names`` in one run (:func:`side_by_side`): ``{name: row}`` as
+    :func:`table1_cell` gives them, and ``"setup"``. A failed run raises engine.RunFailed."""
+    from ...testbed import engine
+
+    s = side_by_side(names)
+    st = engine.settings_from(s, runs=budget.runs, duration_s=budget.duration_s, warmup_s=budget.warmup_s)
+    r = engine.run_scenario(s, st, Path(out) / "together" if out else None, progress=progress)
+    res = {n: {**_row(r.groups, r.links, f"{n}."),
+               "buffer_pkts": next(l.buffer_pkts for l in s.links if l.name == f"{n}.bottleneck")} for n in names}
+    res["setup"] = {"budget": budget.name, "runs": budget.runs, "duration_s": budget.duration_s,
+                    "warmup_s": budget.warmup_s, "scale": KERNEL_SCALE, "text": budget.text() + ", all cells in one run"}
+    return res
+
+
 def table1_cell(name: str, budget: KernelBudget, out: Path | None = None, progress: bool = False) -> dict:
     """One Table I configuration (``example1a-b400`` …) on the kernel: Reno's and FAST's rates
     (packets/ms at the paper's scale), their ratio, link utilisation, mean queue and drops."""
@@ -89,13 +133,7 @@ def table1_cell(name: str, budget: KernelBudget, out: Path | None = None, progre
     s = scaled_down(scen.load(SCENARIO_DIR / "tang2010" / f"{name}.toml"))
     st = engine.settings_from(s, runs=budget.runs, duration_s=budget.duration_s, warmup_s=budget.warmup_s)
     r = engine.run_scenario(s, st, Path(out) / name if out else None, progress=progress)
-    ppm = PPS_PER_MBPS * KERNEL_SCALE
-    reno, fast = r.groups["reno"].rate_mbps * ppm, r.groups["fast"].rate_mbps * ppm
-    link = r.links["bottleneck"].extra
-    return {"reno": reno, "fast": fast, "ratio": reno / fast if fast > 0 else float("inf"),
-            "utilisation": link.get("utilisation"), "queue_mean_pkts": link.get("queue_mean_pkts"),
-            "drops": link.get("drops"), "buffer_pkts": s.links[0].buffer_pkts,
-            "fast_algorithm": s.groups[1].algorithm.describe()}
+    return {**_row(r.groups, r.links), "buffer_pkts": s.links[0].buffer_pkts}
 
 
 def table1(budget: KernelBudget = QUICK, names=tuple(PAPER_TABLE1), out: Path | None = None,
