@@ -88,3 +88,21 @@ def test_kernel_unavailable_keeps_paper_and_sim(monkeypatch, tmp_path):
     assert row.cells["sim"].value == pytest.approx(2.0)
     assert errors == ["kernel: kernel testbed needs root (fix: run as root)"]
     assert "unavailable — kernel testbed needs root" in (tmp_path / "results.md").read_text()
+
+
+def test_side_by_side_keeps_the_configurations_apart():
+    """All four configurations in one scenario: each on its own link, its Reno, FAST and 10 noise
+    sources on that link only, parameters as in its own scaled file."""
+    names = list(PAPER_TABLE1)
+    s = kernel.side_by_side(names)
+    assert [l.name for l in s.links] == [f"{n}.bottleneck" for n in names]
+    for n in names:
+        alone = kernel.scaled_down(_load(n))
+        link = next(l for l in s.links if l.name == f"{n}.bottleneck")
+        assert (link.capacity_mbps, link.buffer_pkts) == (alone.links[0].capacity_mbps, alone.links[0].buffer_pkts)
+        mine = [g for g in s.groups if g.name.startswith(f"{n}.")]
+        assert [g.name for g in mine] == [f"{n}.reno", f"{n}.fast"]
+        assert all(g.paths == ((link.name,),) for g in mine)
+        assert mine[1].algorithm.params == alone.groups[1].algorithm.params
+        assert sum(b.path == (link.name,) for b in s.background) == 10
+    assert len(s.background) == 40
