@@ -35,12 +35,12 @@ def run(out: Path, name: str, duration: float, warmup: float) -> None:
     print(json.dumps(res))
 
 
-def together(out: Path, duration: float, warmup: float) -> None:
+def together(out: Path, duration: float, warmup: float, names=None, adapt_w=None) -> None:
     from mpcc.reproduce.tang2010 import kernel
 
     b = replace(kernel.FULL, name="bench", runs=1, duration_s=duration, warmup_s=warmup)
     t0, load0 = time.time(), os.getloadavg()[0]
-    res = kernel.table1_together(b, out=out / "runs")
+    res = kernel.table1_together(b, names=tuple(names or kernel.PAPER_TABLE1), out=out / "runs", adapt_w=adapt_w)
     stamp = dict(started_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)), wall_s=round(time.time() - t0, 1),
                  load_start=round(load0, 2), load_end=round(os.getloadavg()[0], 2), duration_s=duration,
                  warmup_s=warmup, together=True)
@@ -72,6 +72,17 @@ if __name__ == "__main__":
         sys.exit(check(out))
     if sys.argv[2] == "--together":
         together(out, float(sys.argv[3]) if len(sys.argv) > 3 else 420.0, float(sys.argv[4]) if len(sys.argv) > 4 else 168.0)
+        sys.exit(0)
+    if sys.argv[2] == "--calibrated":        # OUTDIR --calibrated FROM_DIR DURATION WARMUP: 1b rows at w from B = 400
+        from mpcc.reproduce.tang2010.example1 import calibrate_w
+        src = json.loads((Path(sys.argv[3]) / "example1b-b400.json").read_text())
+        alpha0, w_cal = 5.0, 1.25                       # the scaled files' α₀ and w (kernel scale)
+        cal = calibrate_w(src["reno"] / 10, src["fast"] / 10, w_cal, alpha0)   # kernel-scale rates
+        (out / "calibration.json").parent.mkdir(parents=True, exist_ok=True)
+        (out / "calibration.json").write_text(json.dumps(cal, indent=1) + "\n")
+        print("calibrated w (kernel scale):", cal["w_s"])
+        together(out, float(sys.argv[4]), float(sys.argv[5]), names=("example1b-b400", "example1b-b80"),
+                 adapt_w=cal["w_s"])
         sys.exit(0)
     run(out, sys.argv[2], float(sys.argv[3]) if len(sys.argv) > 3 else 240.0,
         float(sys.argv[4]) if len(sys.argv) > 4 else 96.0)

@@ -109,12 +109,17 @@ def _row(groups, links, prefix: str = "") -> dict:
 
 
 def table1_together(budget: KernelBudget, names=tuple(PAPER_TABLE1), out: Path | None = None,
-                    progress: bool = False) -> dict:
+                    progress: bool = False, adapt_w: float | None = None) -> dict:
     """Every configuration of ``names`` in one run (:func:`side_by_side`): ``{name: row}`` as
-    :func:`table1_cell` gives them, and ``"setup"``. A failed run raises engine.RunFailed."""
+    :func:`table1_cell` gives them, and ``"setup"``; ``adapt_w``: Algorithm 2's w (s, at the
+    kernel's scale) in every 1b configuration instead of the scaled paper value. A failed run
+    raises engine.RunFailed."""
     from ...testbed import engine
+    from .packet import with_adapt_w
 
     s = side_by_side(names)
+    if adapt_w is not None:
+        s = with_adapt_w(s, adapt_w)
     st = engine.settings_from(s, runs=budget.runs, duration_s=budget.duration_s, warmup_s=budget.warmup_s)
     r = engine.run_scenario(s, st, Path(out) / "together" if out else None, progress=progress)
     res = {n: {**_row(r.groups, r.links, f"{n}."),
