@@ -297,7 +297,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		if (MPCC_PERIODIC)
 			c->base_rtt[k] = mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt);
 		if (MPCC_LOSS_INTERVAL) {
-			struct mpcc_ca oca = {};
+			struct { __u64 loss1, loss2; } oca = {};   /* the first two fields of struct mpcc_ca:
+								 * only they, to keep the stack small */
 
 			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
 			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
