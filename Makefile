@@ -24,9 +24,10 @@ $(VENV)/.deps: $(BIN)/python pyproject.toml
 	touch $@
 
 # the package itself (editable) and its Rust core, built by maturin from the environment above;
-# in its own cargo target directory so that it builds at the same time as linkem
+# in its own cargo target directory so that it builds at the same time as linkem (maturin, a
+# dependency above, runs from the venv: no isolated build environment to download it into)
 $(VENV)/.installed: $(VENV)/.deps Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
-	CARGO_TARGET_DIR=target/py $(BIN)/pip install -q --no-compile --no-build-isolation --no-deps -e .
+	PATH="$(abspath $(BIN)):$$PATH" CARGO_TARGET_DIR=target/py $(BIN)/pip install -q --no-compile --no-build-isolation --no-deps -e .
 	touch $@
 
 system:
