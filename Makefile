@@ -14,31 +14,34 @@ $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
 
-# the pinned Python dependencies (pyproject.toml: the build backend, the package's and the test
-# extra's), without byte-compiling them at install (Python compiles what it imports, on first use)
-$(VENV)/.deps: $(BIN)/python pyproject.toml
-	$(BIN)/python -c "import tomllib; p = tomllib.load(open('pyproject.toml', 'rb')); \
-	  print('\n'.join(p['build-system']['requires'] + p['project']['dependencies'] \
-	  + p['project']['optional-dependencies']['test']))" > $(VENV)/requirements.txt
+# the pinned Python dependencies (pyproject.toml: the package's and the test extra's), without
+# byte-compiling them at install (Python compiles what it imports, on first use)
+$(VENV)/.deps: $(BIN)/python pyproject.toml scripts/requirements.py
+	$(BIN)/python scripts/requirements.py > $(VENV)/requirements.txt
 	$(BIN)/pip install -q --no-compile -r $(VENV)/requirements.txt
 	touch $@
 
-# the package itself (editable) and its Rust core, built by maturin from the environment above;
-# in its own cargo target directory so that it builds at the same time as linkem (maturin, a
-# dependency above, runs from the venv: no isolated build environment to download it into)
-$(VENV)/.installed: $(VENV)/.deps Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+# the build backend (maturin, pinned in pyproject.toml), in the venv: no isolated build environment
+$(VENV)/.maturin: $(BIN)/python pyproject.toml scripts/requirements.py
+	$(BIN)/pip install -q --no-compile $$($(BIN)/python scripts/requirements.py --build)
+	touch $@
+
+# the package itself (editable) and its Rust core, built by maturin while the dependencies above
+# install, in its own cargo target directory so that it builds at the same time as linkem
+$(VENV)/.installed: $(VENV)/.maturin Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
 	PATH="$(abspath $(BIN)):$$PATH" CARGO_TARGET_DIR=target/py $(BIN)/pip install -q --no-compile --no-build-isolation --no-deps -e .
 	touch $@
 
 system:
 	bash scripts/setup-system.sh
 
-# the four parts are independent but for the order below; two at a time (the machine kind has 2
-# cores): pip + maturin, linkem, and the BPF objects once clang and the dependencies are there
+# the parts run side by side (3 jobs; cargo and clang use both cores, pip mostly waits on the
+# network and the disk): linkem, the dependencies, the Rust core, and the BPF objects once clang
+# and the dependencies are there
 setup:
-	@$(MAKE) --no-print-directory -j2 setup-parts
+	@$(MAKE) --no-print-directory -j3 setup-parts
 
-setup-parts: linkem system $(VENV)/.installed $(PREBUILT)
+setup-parts: linkem system $(VENV)/.installed $(VENV)/.deps $(PREBUILT)
 
 # the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
 # algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang.
