@@ -180,9 +180,10 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
         send_log = open(run_dir / "sender.log", "w")
-        # both processes start before t0 (the receiver is up when it prints "ready"; the sender's
-        # Python start-up, stdlib only, takes 0.1–0.3 s on a loaded 2-core machine)
-        t0 = time.monotonic() + 1.0
+        # both processes start before t0 (Python start-up takes a few hundred ms). Not shorter: with
+        # t0 1 s ahead, the first SYNs of up to half the flows of Peng's Table III were lost (they
+        # connected at the 1 s retry, and 1–3 runs in 6 lost a flow altogether; 2026-11-24)
+        t0 = time.monotonic() + 2.0
         plan["t0"] = t0
         _write_plan(run_dir, plan)
         rp = r.spawn([*py, "recv", str(run_dir / "plan.json")], topo.server_ns, stdout=subprocess.PIPE, stderr=recv_log, env=env)
