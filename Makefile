@@ -1,5 +1,5 @@
 # mpcc — the two entry points of the README:
-#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 10 min; FULL=1: paper lengths
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 8 min on a fresh clone; FULL=1: paper lengths
 #   make test        set everything up, run the test suites (Python, Rust, BPF host tests)
 PYTHON ?= python3
 VENV   ?= .venv
