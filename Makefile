@@ -1,30 +1,57 @@
 # mpcc — the two entry points of the README:
-#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 10 min; FULL=1: paper lengths
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 8 min on a fresh clone; FULL=1: paper lengths
 #   make test        set everything up, run the test suites (Python, Rust, BPF host tests)
 PYTHON ?= python3
 VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup system test reproduce bench clean linkem kernels bpf-prebuilt
+.PHONY: setup setup-parts system test reproduce bench clean linkem kernels bpf-prebuilt
+
+PREBUILT = python/mpcc/testbed/bpf_prebuilt/index.json
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip==25.3
 
-$(VENV)/.installed: $(BIN)/python pyproject.toml Cargo.toml $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
-	$(BIN)/pip install -q -e '.[test]'
+# the pinned Python dependencies (pyproject.toml: the package's and the test extra's), without
+# byte-compiling them at install (Python compiles what it imports, on first use)
+$(VENV)/.deps: $(BIN)/python pyproject.toml scripts/requirements.py
+	$(BIN)/python scripts/requirements.py > $(VENV)/requirements.txt
+	$(BIN)/pip install -q --no-compile -r $(VENV)/requirements.txt
+	touch $@
+
+# the build backend (maturin, pinned in pyproject.toml), in the venv: no isolated build environment
+$(VENV)/.maturin: $(BIN)/python pyproject.toml scripts/requirements.py
+	$(BIN)/pip install -q --no-compile $$($(BIN)/python scripts/requirements.py --build)
+	touch $@
+
+# the package itself (editable) and its Rust core, built by maturin while the dependencies above
+# install, in its own cargo target directory so that it builds at the same time as linkem
+$(VENV)/.installed: $(VENV)/.maturin Cargo.toml Cargo.lock $(shell find crates -name '*.rs' -o -name Cargo.toml 2>/dev/null)
+	PATH="$(abspath $(BIN)):$$PATH" CARGO_TARGET_DIR=target/py $(BIN)/pip install -q --no-compile --no-build-isolation --no-deps -e .
 	touch $@
 
 system:
 	bash scripts/setup-system.sh
 
-setup: system $(VENV)/.installed linkem bpf-prebuilt
+# the parts run side by side (3 jobs; cargo and clang use both cores, pip mostly waits on the
+# network and the disk): linkem, the dependencies, the Rust core, and the BPF objects once clang
+# and the dependencies are there
+setup:
+	@$(MAKE) --no-print-directory -j3 setup-parts
+
+setup-parts: linkem system $(VENV)/.installed $(VENV)/.deps $(PREBUILT)
 
 # the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
-# algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang
-bpf-prebuilt: $(VENV)/.installed
-	$(BIN)/python scripts/build_bpf_prebuilt.py
+# algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang.
+# Rebuilt when a BPF source or the build script changes (the loader also checks each object's
+# source digest and compiles a stale one itself)
+$(PREBUILT): $(VENV)/.deps scripts/build_bpf_prebuilt.py $(wildcard bpf/*.bpf.c bpf/include/*.h) | system
+	PYTHONPATH=python $(BIN)/python scripts/build_bpf_prebuilt.py
+
+bpf-prebuilt:
+	PYTHONPATH=python $(BIN)/python scripts/build_bpf_prebuilt.py
 
 # the testbed's link emulator (crates/linkem), used by `mpcc testbed`
 linkem:

@@ -1,12 +1,15 @@
 """`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/):
 every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, through the
 loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index and a copy
-of the sources (bpf_prebuilt/src/) for the installed package."""
+of the sources (bpf_prebuilt/src/) for the installed package. The objects compile in parallel, one
+clang per CPU (each writes its own file; vmlinux.h is generated once, before)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 
@@ -21,7 +24,10 @@ def main() -> int:
     out.mkdir(parents=True, exist_ok=True)
     try:
         specs = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
-        built = [(sp, bpf.compile_object(sp, out / f"{sp.stem}.bpf.o")) for sp in specs]
+        bpf._vmlinux_h()
+        with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
+            objs = list(pool.map(lambda sp: bpf.compile_object(sp, out / f"{sp.stem}.bpf.o"), specs))
+        built = list(zip(specs, objs))
     except MpccError as e:
         print(f"bpf-prebuilt: error: {e}", file=sys.stderr)
         return 2

@@ -59,8 +59,10 @@ def test_quick_budget_marks_every_shortened_cell_and_full_matches_the_paper():
         assert not full[t]["sim"]["shortened"] and not full[t]["testbed"]["shortened"]
     # Table V on the kernel: SP flows inside the run, convergence observed after they leave
     assert QUICK.table5.reference_s[1] <= QUICK.table5.sp_s[0] < QUICK.table5.sp_s[1] < QUICK.table5.duration_s
-    # the quick kernel column runs (traffic only) well under ten minutes for the paper's six algorithms
-    assert QUICK.kernel_seconds(6) < 480 and FULL.kernel_seconds(6) > 3600
+    # `make reproduce` on a fresh clone fits in ten minutes: the quick kernel column's traffic for
+    # the paper's six algorithms (plus Reno in Fig. 3) leaves room for the set-up (≈ 1.5 min), the
+    # 25 runs' network set-up, 2 s start margin and tear-down (≈ 3.7 s each) and the fluid and sim columns
+    assert QUICK.kernel_seconds(6) <= 330 and FULL.kernel_seconds(6) > 3600
 
 
 def test_shortened_cells_carry_a_dagger_and_the_table_says_why(tmp_path):

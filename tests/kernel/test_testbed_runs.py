@@ -213,6 +213,24 @@ def test_oscillation_ds_is_the_relative_decrease_of_the_aggregate_window():
     assert oscillation_ds(cw, ss) == (5 / 30 + 10 / 31) / 2
 
 
+def test_oscillation_ds_counts_a_loss_that_sets_ssthresh_to_the_value_it_already_had():
+    import math
+    import numpy as np
+    from mpcc.reproduce.peng2016.testbed import oscillation_ds
+    # Reno alone on a link halves from the same window (40) to the same ssthresh (20) every time:
+    # ssthresh never changes, the retransmission counter marks each loss event. A second
+    # retransmission 60 ms into the recovery (window already 21, RTT 50 ms) is the same event.
+    t = np.round(np.arange(0.0, 1.0, 0.01), 3)
+    cw, ss, rt, srtt = np.full(len(t), 30.0), np.full(len(t), 20.0), np.zeros(len(t)), np.full(len(t), 0.05)
+    for e in (20, 70):
+        cw[e - 1], cw[e], cw[e + 1:e + 8] = 40.0, 20.0, 21.0
+        rt[e:] += 1
+        rt[e + 6:] += 1
+    one = lambda a: a[np.newaxis, :]  # noqa: E731  one route
+    assert math.isnan(oscillation_ds(one(cw), one(ss)))   # by ssthresh changes alone: no event
+    assert oscillation_ds(one(cw), one(ss), one(rt), one(srtt), t) == 0.5   # 20/40 twice
+
+
 def test_convergence_time_is_the_first_return_to_the_pre_competition_window():
     from mpcc.testbed.engine import Summary
     from mpcc.reproduce.peng2016.testbed import convergence_time

@@ -180,7 +180,9 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
         send_log = open(run_dir / "sender.log", "w")
-        # both processes start before t0 (Python start-up takes a few hundred ms)
+        # both processes start before t0 (Python start-up takes a few hundred ms). Not shorter: with
+        # t0 1 s ahead, the first SYNs of up to half the flows of Peng's Table III were lost (they
+        # connected at the 1 s retry, and 1–3 runs in 6 lost a flow altogether; 2026-11-24)
         t0 = time.monotonic() + 2.0
         plan["t0"] = t0
         _write_plan(run_dir, plan)
@@ -197,7 +199,9 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             if not chrono and time.monotonic() >= end - 1.0:
                 chrono = {k: v for ns in topo.hosts.values()
                           for k, v in diag.chrono(ns, topo.routes, topology.BASE_PORT).items()} or {"none": {}}
-            if sp.poll() is not None and time.monotonic() < end:
+            # the sender exits after its last sample (end + 0.05 s) or early on an error; the
+            # receiver's samples reach past end once it has run 0.3 s longer
+            if sp.poll() is not None and (time.monotonic() < end or time.monotonic() >= end + 0.3):
                 break
             for p in r.procs:
                 if p.poll() is not None and p not in (sp, rp):

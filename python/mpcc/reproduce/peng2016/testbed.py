@@ -159,38 +159,65 @@ def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5
     kw = {} if reno else {"algorithm": algorithm}
     r, sms = engine.run_detailed(s0, _settings(s0, duration_s=duration_s, warmup_s=warmup_s, sample_ms=10,
                                               seed=seed, **kw), _sub(out, f"fig3-{algorithm}"), progress)
-    sub = sms[0].subflows
-    t = np.asarray(sub["time_s"])
-    keep = t >= warmup_s
-    route = np.asarray(sub["route"])[keep]
-    w = np.asarray(sub["cwnd_pkts"], dtype=float)[keep]
-    ss = np.asarray(sub["ssthresh_pkts"], dtype=float)[keep]
-    t = t[keep]
-    routes = sorted(set(route))
-    times = np.unique(np.round(t, 3))
-    cw = np.array([np.interp(times, t[route == k], w[route == k]) for k in routes])
-    st = np.array([np.interp(times, t[route == k], ss[route == k]) for k in routes])
+    routes, times, cw, st, rt, srtt = window_arrays(sms[0].subflows, warmup_s)
     agg = cw.sum(axis=0)
     g = r.groups[s0.groups[0].name]
-    return {"algorithm": g.algorithm, "ds": oscillation_ds(cw, st), "aggregate_mean": float(agg.mean()),
+    return {"algorithm": g.algorithm, "ds": oscillation_ds(cw, st, rt, srtt, times), "aggregate_mean": float(agg.mean()),
             "aggregate_std": float(agg.std()), "aggregate_cv": float(agg.std() / agg.mean()),
             "routes": {int(k): {"mean": float(cw[i].mean()), "std": float(cw[i].std())} for i, k in enumerate(routes)},
             "rate_mbps": g.rate_mbps, "duration_s": duration_s, "warmup_s": warmup_s,
             "trace": {"time_s": times.tolist(), "cwnd": cw.tolist()}}
 
 
-def oscillation_ds(cwnd: np.ndarray, ssthresh: np.ndarray) -> float:
+def window_arrays(sub: dict, warmup_s: float) -> tuple[np.ndarray, ...]:
+    """One connection's subflow samples after ``warmup_s`` on a common time grid (the sampler reads
+    every subflow at the same instant): the routes, times, and arrays [route, sample] of cwnd, ssthresh
+    (interpolated), the retransmission counter and the smoothed RTT (the last sample at or
+    before each time: a counter is not interpolated)."""
+    t = np.round(np.asarray(sub["time_s"], dtype=float), 3)
+    keep = t >= warmup_s
+    route = np.asarray(sub["route"])[keep]
+    t = t[keep]
+    cols = {k: np.asarray(sub[k], dtype=float)[keep] for k in ("cwnd_pkts", "ssthresh_pkts", "retrans", "srtt_s")}
+    routes = sorted(set(route))
+    times = np.unique(t)
+
+    def on_grid(k, col, step):
+        tk, vk = t[route == k], cols[col][route == k]
+        if not step:
+            return np.interp(times, tk, vk)
+        return vk[np.clip(np.searchsorted(tk, times, side="right") - 1, 0, len(tk) - 1)]
+
+    return (routes, times, *(np.array([on_grid(k, col, step) for k in routes])
+                     for col, step in (("cwnd_pkts", False), ("ssthresh_pkts", False), ("retrans", True),
+                                       ("srtt_s", True))))
+
+
+def oscillation_ds(cwnd: np.ndarray, ssthresh: np.ndarray, retrans: np.ndarray | None = None,
+                   srtt_s: np.ndarray | None = None, time_s: np.ndarray | None = None) -> float:
     """Empirical D_s (Peng et al. eq. 13 with equal RTTs): over loss events, the mean of
-    Σ_r D_r / Σ_r w_r, where a loss event on route r is a sample at which its ssthresh changes
-    (the kernel calls ssthresh() once per loss event: ssthresh = w_r − D_r), D_r = w_r (previous
-    sample) − the new ssthresh, and Σ_r w_r is the aggregate window at the previous sample.
-    ``cwnd``, ``ssthresh``: arrays [route, sample] on a common time grid."""
+    Σ_r D_r / Σ_r w_r, where D_r = w_r (previous sample) − the new ssthresh (the kernel calls
+    ssthresh() once per loss event: ssthresh = w_r − D_r) and Σ_r w_r is the aggregate window at
+    the previous sample. A loss event on route r is a sample at which its ssthresh changes to below
+    the previous window — or, with ``retrans`` (the retransmission counter), ``srtt_s`` and
+    ``time_s``, at which the counter grows after two round-trip times without retransmissions,
+    the new ssthresh again below the previous window: a Reno flow alone on a link keeps hitting
+    the same window, so its ssthresh is often set to the value it already has. (Losses within
+    one RTT are one loss event, and its recovery retransmits for up to one more RTT.) ``cwnd``, ``ssthresh``, ``retrans``, ``srtt_s``: arrays [route, sample]
+    on the common time grid ``time_s``."""
     ds = []
     total = cwnd.sum(axis=0)
+    by_retrans = retrans is not None and srtt_s is not None and time_s is not None
+    last_retrans = np.full(cwnd.shape[0], -np.inf)
     for i in range(1, cwnd.shape[1]):
         dec = 0.0
         for r in range(cwnd.shape[0]):
-            if ssthresh[r, i] != ssthresh[r, i - 1] and ssthresh[r, i] < cwnd[r, i - 1]:
+            below = ssthresh[r, i] < cwnd[r, i - 1]
+            event = ssthresh[r, i] != ssthresh[r, i - 1] and below
+            if by_retrans and retrans[r, i] > retrans[r, i - 1]:
+                event = event or (below and time_s[i] - last_retrans[r] > 2 * srtt_s[r, i])
+                last_retrans[r] = time_s[i]
+            if event:
                 dec += cwnd[r, i - 1] - ssthresh[r, i]
         if dec > 0 and total[i - 1] > 0:
             ds.append(dec / total[i - 1])
