@@ -67,7 +67,49 @@ def host_counters(ns: str) -> dict[str, int]:
     return out
 
 
-def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[str, ...] = ()) -> dict:
+MSS = 1448
+
+
+def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
+    """What held a multipath group's MPTCP connections back in [a, b], from the testbed sender's
+    ``msk.csv`` (connection level) joined sample by sample with ``sender.csv`` (subflows).
+    Shares of the samples: ``waiting`` data not yet handed to any subflow; ``rwnd_full``
+    connection-level bytes in flight within 2 MSS of the peer's advertised window (the shared
+    receive window stops sending); ``sndbuf_full``; ``sub_queued`` data queued on a subflow behind
+    its window. ``idle`` = subflow samples with window room and nothing in flight (unacked < cwnd),
+    and how those split: ``idle_rwnd_full`` (the connection's receive window was full),
+    ``idle_waiting`` (data waited at the connection level, not handed to this subflow),
+    ``idle_other_queued`` (the connection's data sat queued behind another subflow's window)."""
+    import numpy as np
+    m, sd = run_dir / "msk.csv", run_dir / "sender.csv"
+    if not m.is_file() or not sd.is_file():
+        return {}
+    d = np.atleast_1d(np.genfromtxt(m, delimiter=",", names=True))
+    d = d[(d["group"] == gi) & (d["t"] >= a) & (d["t"] <= b)]
+    if d.size == 0:
+        return {}
+    inflight = d["outq"] - d["notsent"]
+    full = inflight >= d["snd_wnd"] - 2 * MSS
+    out = {"waiting": float(np.mean(d["notsent"] > 0)), "rwnd_full": float(np.mean(full)),
+           "sndbuf_full": float(np.mean(d["outq"] >= d["sndbuf"] - 65536)),
+           "sub_queued": float(np.mean(d["sub_notsent"] > 0)),
+           "mean_wnd_kb": float(np.mean(d["snd_wnd"]) / 1024), "mean_inflight_kb": float(np.mean(inflight) / 1024),
+           "mean_outq_kb": float(np.mean(d["outq"]) / 1024), "mean_sndbuf_kb": float(np.mean(d["sndbuf"]) / 1024)}
+    s = np.genfromtxt(sd, delimiter=",", names=True, dtype=None, encoding="utf-8")
+    s = s[(s["group"] == gi) & (s["t"] >= a) & (s["t"] <= b)]
+    key = {(round(float(t), 6), int(f)): i for i, (t, f) in enumerate(zip(d["t"], d["flow"]))}
+    idle = [(key.get((round(float(r["t"]), 6), int(r["flow"]))), r) for r in s if r["unacked"] < r["cwnd"]]
+    idle = [(i, r) for i, r in idle if i is not None]
+    out["idle"] = len(idle) / max(1, len(s))
+    if idle:
+        out["idle_rwnd_full"] = float(np.mean([full[i] for i, _ in idle]))
+        out["idle_waiting"] = float(np.mean([d["notsent"][i] > 0 for i, _ in idle]))
+        out["idle_other_queued"] = float(np.mean([d["sub_notsent"][i] > 0 for i, _ in idle]))
+    return out
+
+
+def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[str, ...] = (),
+            sysctls: tuple[str, ...] = (), out_dir: Path | None = None) -> dict:
     import numpy as np
     from mpcc import scenario
     from mpcc.sim import engine as sim
@@ -80,8 +122,10 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[
 
     def watch(topo):  # the hosts' TCP counters just before the run ends (one host per group)
         for ns in topo.hosts.values():
-            for kv in host_sysctls:
+            for kv in host_sysctls + sysctls:
                 subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
+        for kv in sysctls:
+            subprocess.run(["ip", "netns", "exec", topo.server_ns, "sysctl", "-qw", kv], check=True)
         def read():
             time.sleep(2.0 + s.duration_s - 0.5)
             for gi, ns in topo.hosts.items():
@@ -89,7 +133,7 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[
             counters[-1] = host_counters(topo.server_ns)
         threading.Thread(target=read, daemon=True).start()
 
-    res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup_s), None, progress=False, on_built=watch)[0]
+    res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup_s), out_dir, progress=False, on_built=watch)[0]
     out = {"scenario": text, "groups": {}, "links": {}, "sim_wall_s": t_sim}
     for g in s.groups:
         sv = float(np.mean([r.groups[g.name].rate_mbps for r in sims]))
@@ -104,6 +148,10 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[
                                  "sim_retransmits": float(np.mean([r.groups[g.name].extra["retransmits"] for r in sims])),
                                  "sim_sent": float(np.mean([r.groups[g.name].extra["sent_pkts"] for r in sims])),
                                  "testbed_route_limits": res.groups[g.name].extra.get("route_limits")}
+        if out_dir and g.multipath:
+            t0 = json.loads((out_dir / "run0" / "plan.json").read_text())["t0"]
+            out["groups"][g.name]["testbed_msk"] = msk_limits(out_dir / "run0", s.groups.index(g),
+                                                              t0 + warmup_s, t0 + s.duration_s)
     out["server_counters"] = counters.get(-1, {})
     for l in s.links:
         out["links"][l.name] = {"sim_load": float(np.mean([r.links[l.name].load_mbps for r in sims])),
@@ -121,10 +169,14 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--json", type=Path)
     ap.add_argument("--host-sysctl", action="append", default=[], help="KEY=VALUE set in every sender host namespace")
+    ap.add_argument("--sysctl", action="append", default=[],
+                    help="KEY=VALUE set in every sender host namespace and the receiver's (server) namespace")
+    ap.add_argument("--out", type=Path, help="keep each seed's testbed run here (OUT/seed<N>/run0/msk.csv ...)")
     a = ap.parse_args()
     rows = []
     for seed in range(a.first_seed, a.first_seed + a.n):
-        r = compare(generate(seed, a.secs), a.warmup, host_sysctls=tuple(a.host_sysctl))
+        r = compare(generate(seed, a.secs), a.warmup, host_sysctls=tuple(a.host_sysctl), sysctls=tuple(a.sysctl),
+                    out_dir=a.out / f"seed{seed}" if a.out else None)
         r["seed"] = seed
         rows.append(r)
         for name, g in r["groups"].items():
@@ -138,6 +190,9 @@ def main() -> None:
             print(f"seed {seed} {name:6s} testbed per route (cwnd-limited samples, rwnd-, sndbuf-limited time): "
                   + "; ".join(f"{x['cwnd_limited']:.2f}, {x['rwnd_limited']:.2f}, {x['sndbuf_limited']:.2f}" for x in lim),
                   flush=True)
+            if g.get("testbed_msk"):
+                print(f"seed {seed} {name:6s} testbed MPTCP connection level: "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in g["testbed_msk"].items()), flush=True)
             mp = {k: v for k, v in c.items() if k not in COUNTERS}
             if mp:
                 print(f"seed {seed} {name:6s} MPTCP counters: {mp}", flush=True)

@@ -223,3 +223,17 @@ def test_testbed_route_with_window_room_names_the_connection_level_cause():
     assert "window full in only 78%" in text and "connection level" in text
     row["window_full"] = 0.95
     assert "window full" not in " ".join(explain("testbed", "sim", "mp", 0, ("a",), row, None))
+
+
+def test_testbed_idle_route_names_the_connection_level_limit_it_measured():
+    """With the MPTCP connection-level samples (testbed ``connection_limits``) the diagnosis says
+    which connection-level limit left the subflow idle: no data to hand out (send buffer) or a
+    full shared receive window, with the measured shares."""
+    from mpcc.compare.diagnosis import explain
+
+    row = {"loss_event_rate": 0.01, "loss_rate": 0.01, "price": 0.01, "model_cwnd_pkts": 20.0,
+           "mean_cwnd_pkts": 18.0, "mean_rtt_ms": 40.0, "base_rtt_ms": 30.0, "queue_ms": 10.0,
+           "retransmits": 5.0, "timeouts": 0.0, "window_full": 0.70, "idle_no_data": 0.95, "idle_rwnd_full": 0.02}
+    text = " ".join(explain("testbed", "sim", "mp", 0, ("a",), row, None))
+    assert "window full in only 70%" in text
+    assert "no data to hand out in 95%" in text and "send buffer" in text and "full in 2%" in text

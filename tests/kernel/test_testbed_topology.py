@@ -253,9 +253,34 @@ def test_tcp_info_fields_are_read_at_the_uapi_offsets():
     struct.pack_into("=IIII", b, 68, 20000, 1, 12, 30)    # rtt, rttvar, snd_ssthresh, snd_cwnd
     struct.pack_into("=Q", b, 120, 123456)                # bytes_acked
     struct.pack_into("=QQQ", b, 168, 1000, 250, 50)       # busy, rwnd_limited, sndbuf_limited
+    struct.pack_into("=I", b, 144, 4321)                  # tcpi_notsent_bytes
+    struct.pack_into("=I", b, 228, 65535)                 # tcpi_snd_wnd
     i = parse_tcp_info(bytes(b))
     assert (i["unacked"], i["srtt_us"], i["ssthresh"], i["cwnd"], i["bytes_acked"]) == (7, 20000, 12, 30, 123456)
     assert (i["busy_us"], i["rwnd_limited_us"], i["sndbuf_limited_us"]) == (1000, 250, 50)
+    assert (i["notsent_bytes"], i["snd_wnd"]) == (4321, 65535)
+
+
+def test_connection_limits_split_idle_subflow_samples_by_connection_level_cause():
+    import numpy as np
+    from mpcc.testbed.engine import MSK_DT, SENDER_DT, connection_limits
+    sd = np.zeros(6, dtype=SENDER_DT)                     # one flow, two subflows, three samples
+    sd["t"] = [1.0, 1.0, 2.0, 2.0, 3.0, 3.0]
+    sd["route"] = [0, 1, 0, 1, 0, 1]
+    sd["cwnd"] = 10
+    sd["unacked"] = [10, 2, 3, 10, 1, 0]                  # idle: (1.0, r1), (2.0, r0), (3.0, r0), (3.0, r1)
+    m = np.zeros(3, dtype=MSK_DT)
+    m["t"] = [1.0, 2.0, 3.0]
+    m["outq"] = [100_000, 50_000, 80_000]
+    m["notsent"] = [0, 10_000, 0]                         # no data to hand out at t = 1 and 3
+    m["snd_wnd"] = [200_000, 41_000, 300_000]             # t = 2: 40 000 in flight ≥ 41 000 − 2 MSS
+    m["sndbuf"] = [1 << 20, 1 << 20, 1 << 19]
+    c = connection_limits(sd, m, 0.5, 3.5, 1448)
+    assert c["idle"] == 4 / 6
+    assert c["idle_no_data"] == 3 / 4                     # (1.0, r1), (3.0, r0), (3.0, r1)
+    assert c["idle_rwnd_full"] == 1 / 4                   # (2.0, r0)
+    assert c["sndbuf_kb"] == (2 * 1024 + 512) / 3 and c["queued_kb"] == 230_000 / 3 / 1024
+    assert all(np.isnan(v) for v in connection_limits(sd, m[:0], 0.5, 3.5, 1448).values())
 
 
 def test_route_limits_are_shares_of_the_window():

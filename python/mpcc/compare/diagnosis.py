@@ -250,8 +250,11 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
     merged = _merge_runs(s, run, per_run)
     for g in s.groups:
         limits = run.result.groups[g.name].extra.get("route_limits") or []
+        conn = run.result.groups[g.name].extra.get("connection_limits") or {}
         for r, row in enumerate(merged[g.name]):
             row["window_full"] = float(limits[r].get("cwnd_limited", math.nan)) if r < len(limits) else math.nan
+            row["idle_no_data"] = float(conn.get("idle_no_data", math.nan))
+            row["idle_rwnd_full"] = float(conn.get("idle_rwnd_full", math.nan))
     return merged
 
 
@@ -379,9 +382,15 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
         extra.append("window < 4 packets: losses are often recovered by timeout, not fast retransmit")
     full = row.get("window_full", math.nan)
     if math.isfinite(full) and full < 0.85:
+        why = "upstream MPTCP's connection level not feeding it"
+        nodata, rwnd = row.get("idle_no_data", math.nan), row.get("idle_rwnd_full", math.nan)
+        if math.isfinite(nodata) and math.isfinite(rwnd):
+            why = (f"the connection had no data to hand out in {100 * nodata:.0f}% of those samples (its send "
+                   f"buffer holds every byte until the connection-level ACK) and its shared receive window was "
+                   f"full in {100 * rwnd:.0f}%")
         extra.append(f"window full in only {100 * full:.0f}% of samples: the subflow had window room and nothing to "
-                     f"send the rest of the time (upstream MPTCP's connection level not feeding it; a window that "
-                     f"is not full does not grow — docs/testbed.md, bench/kernel/RESULTS.md §7–8)")
+                     f"send the rest of the time ({why}; a window that is not full does not grow — "
+                     f"docs/testbed.md, bench/kernel/RESULTS.md §7–8, §11)")
     if extra:
         lines.append(f"{name}: " + "; ".join(extra))
     return lines

@@ -122,6 +122,7 @@ class RawRun:
     links: dict[str, np.ndarray]
     errors: str = ""
     diag: dict = field(default_factory=dict)  # testbed.diag: MIB deltas, chrono stats
+    msk: np.ndarray | None = None  # structured rows of the MPTCP connection-level CSV (multipath flows)
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
@@ -138,6 +139,8 @@ def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
 SENDER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("local", "U16"), ("route", "i4"), ("cwnd", "i8"),
              ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8"), ("unacked", "i8"),
              ("busy_us", "i8"), ("rwnd_limited_us", "i8"), ("sndbuf_limited_us", "i8")]
+MSK_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("outq", "i8"), ("notsent", "i8"), ("sndbuf", "i8"),
+          ("snd_wnd", "i8"), ("bytes_retrans", "i8"), ("sub_notsent", "i8")]
 RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]
 LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
            ("drops_tail", "i8"), ("drops_red", "i8"), ("drops_loss", "i8"), ("marks", "i8"), ("bytes_out", "i8"),
@@ -171,6 +174,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         mib0, chrono = {"client": client_mib(), "server": diag.mib(topo.server_ns)}, {}
         plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
+                "msk_csv": str(run_dir / "msk.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
         for bi, b in enumerate(s.background):
             plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
@@ -228,7 +232,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         if missing:
             raise RunFailed(f"testbed: group {g.name} flow {missing[0]} never connected "
                             f"({len(missing)} of {g.count} flows; log: {run_dir / 'sender.log'})")
-    return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out)
+    return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
+                  _read_csv(run_dir / "msk.csv", MSK_DT))
 
 
 def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
@@ -271,6 +276,8 @@ class Summary:
     diag: dict = field(default_factory=dict)  # RawRun.diag
     # group -> route -> {cwnd_limited, rwnd_limited, sndbuf_limited}: shares in the window, mean over flows
     limits: dict[int, list[dict[str, float]]] = field(default_factory=dict)
+    # multipath group -> connection_limits(): why its subflows sat idle (MPTCP connection level)
+    connection: dict[int, dict[str, float]] = field(default_factory=dict)
 
 
 def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
@@ -286,12 +293,44 @@ def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
             "rwnd_limited": share("rwnd_limited_us"), "sndbuf_limited": share("sndbuf_limited_us")}
 
 
+CONNECTION_KEYS = ("idle", "idle_no_data", "idle_rwnd_full", "sndbuf_kb", "queued_kb")
+
+
+def connection_limits(sender: np.ndarray, msk: np.ndarray, a: float, b: float, mss: int) -> dict[str, float]:
+    """Why a multipath group's subflows sat idle in [a, b]: the MPTCP connection-level samples
+    (``msk``) joined, sample by sample, with the subflows' (``sender``, same group). ``idle`` =
+    share of subflow samples with window room and nothing in flight beyond it (unacked < cwnd);
+    of those, ``idle_no_data`` = the connection had no data left to hand to any subflow (the
+    writer waits for connection-level send-buffer space: a connection's send buffer holds every
+    byte until the *connection-level* ACK, i.e. until the slowest subflow delivered what came
+    before it), ``idle_rwnd_full`` = connection-level bytes in flight within 2 MSS of the peer's
+    shared receive window. ``sndbuf_kb``/``queued_kb``: mean send buffer and bytes in it (SIOCOUTQ)."""
+    nan = {k: math.nan for k in CONNECTION_KEYS}
+    if msk is None or len(msk) == 0 or len(sender) == 0:
+        return nan
+    m = msk[(msk["t"] >= a) & (msk["t"] <= b)]
+    sd = sender[(sender["t"] >= a) & (sender["t"] <= b)]
+    if len(m) == 0 or len(sd) == 0:
+        return nan
+    at = {(round(float(t), 6), int(f)): i for i, (t, f) in enumerate(zip(m["t"], m["flow"]))}
+    idx = np.array([at.get((round(float(t), 6), int(f)), -1) for t, f in zip(sd["t"], sd["flow"])])
+    sd, idx = sd[idx >= 0], idx[idx >= 0]
+    idle = sd["unacked"] < sd["cwnd"]
+    mi = m[idx[idle]]
+    inflight = mi["outq"] - mi["notsent"]
+    share = (lambda x: float(np.mean(x)) if len(x) else math.nan)  # noqa: E731
+    return {"idle": share(idle), "idle_no_data": share(mi["notsent"] <= 0),
+            "idle_rwnd_full": share(inflight >= mi["snd_wnd"] - 2 * mss),
+            "sndbuf_kb": float(np.mean(m["sndbuf"])) / 1024, "queued_kb": float(np.mean(m["outq"])) / 1024}
+
+
 def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
     t0 = raw.t0
     flow_rate: dict[int, list[float]] = {}
     goodput: dict[int, list[float]] = {}
     path_rate: dict[int, list[list[float]]] = {}
     limits: dict[int, list[dict[str, float]]] = {}
+    conn: dict[int, dict[str, float]] = {}
     rc, sd = raw.receiver, raw.sender
     for gi, g in enumerate(s.groups):
         a, b = t0 + g.start_s + warmup_s, t0 + g.stop_s
@@ -318,6 +357,9 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
                         for k in range(g.count)]
             limits[gi].append({key: float(np.nanmean([x[key] for x in per_flow])) if per_flow else math.nan
                                for key in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")})
+        if g.multipath and raw.msk is not None:
+            conn[gi] = connection_limits(sd[sd["group"] == gi], raw.msk[raw.msk["group"] == gi], a, b,
+                                         s.packet_bytes - 52)
     # windows of the links: the union of the groups' windows
     a = t0 + min(g.start_s for g in s.groups) + warmup_s
     b = t0 + max(g.stop_s for g in s.groups)
@@ -370,7 +412,7 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
             sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
             sub["retrans"] += list(rows["total_retrans"])
-    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits)
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn)
 
 
 def _ci95(xs: list[float]) -> float | None:
@@ -396,6 +438,9 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                    "route_limits": [{k: float(np.nanmean([sm.limits[gi][j][k] for sm in summaries if sm.limits]))
                                      for k in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")}
                                     for j in range(len(g.paths))] if all(sm.limits for sm in summaries) else None,
+                   "connection_limits": {k: float(np.nanmean([sm.connection[gi][k] for sm in summaries]))
+                                         for k in CONNECTION_KEYS}
+                   if all(gi in sm.connection for sm in summaries) else None,
                    "max_flow_mbps": float(np.max(flows))})
     links = {}
     for l in s.links:

@@ -12,11 +12,17 @@ Samples (CSV, CLOCK_MONOTONIC seconds, the clock linkem also uses):
   sender   t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,
            rwnd_limited_us,sndbuf_limited_us
   receiver t,group,flow,bytes
+  msk      t,group,flow,outq,notsent,sndbuf,snd_wnd,bytes_retrans,sub_notsent  (multipath flows: the
+           MPTCP connection level — SIOCOUTQ / SIOCOUTQNSD of the MPTCP socket, its SO_SNDBUF, the
+           peer's advertised connection-level window as the subflows see it, MPTCP_INFO
+           bytes_retrans, and the bytes queued on the subflows but not yet sent, Σ tcpi_notsent_bytes)
 """
 
 from __future__ import annotations
 
+import array
 import ctypes
+import fcntl
 import json
 import os
 import random
@@ -29,12 +35,16 @@ import time
 
 IPPROTO_MPTCP = 262
 SOL_MPTCP = 284
+MPTCP_INFO = 1
 MPTCP_TCPINFO = 2
+MPTCP_INFO_SIZE = 96  # struct mptcp_info up to mptcpi_last_ack_recv (Linux ≥ 6.10); kernel copies min()
+SIOCOUTQ = 0x5411  # MPTCP socket: write_seq − snd_una (queued + in flight at the connection level)
+SIOCOUTQNSD = 0x894B  # MPTCP socket: write_seq − snd_nxt (not yet handed to any subflow)
 MPTCP_SUBFLOW_ADDRS = 3
 TCP_CONGESTION = 13
 TCP_INFO = 11
 MAX_SUBFLOWS = 8
-TCPI_SIZE = 232  # struct tcp_info up to tcpi_bytes_retrans (Linux ≥ 5.5); kernel copies min()
+TCPI_SIZE = 236  # struct tcp_info up to tcpi_rcv_wnd (Linux ≥ 6.2); kernel copies min()
 SUBFLOW_ADDRS_SIZE = 256  # struct mptcp_subflow_addrs: two __kernel_sockaddr_storage
 CLONE_NEWNET = 0x40000000
 HEADER = struct.Struct("!II")  # (group index, flow index) at the start of every connection
@@ -67,7 +77,10 @@ def parse_tcp_info(b: bytes) -> dict:
     bytes_acked, = struct.unpack_from("=Q", b, 120)
     # chrono stats (µs): time with data in flight, and limited by the receive window / send buffer
     busy, rwnd_limited, sndbuf_limited = struct.unpack_from("=QQQ", b, 168) if len(b) >= 192 else (0, 0, 0)
-    return {"state": b[0], "ca_state": b[1], "srtt_us": rtt, "ssthresh": ssthresh, "cwnd": cwnd,
+    notsent, = struct.unpack_from("=I", b, 144) if len(b) >= 148 else (0,)  # queued on this subflow, not sent
+    snd_wnd, = struct.unpack_from("=I", b, 228) if len(b) >= 232 else (0,)  # the peer's advertised window, bytes
+    return {"snd_wnd": snd_wnd, "notsent_bytes": notsent,
+            "state": b[0], "ca_state": b[1], "srtt_us": rtt, "ssthresh": ssthresh, "cwnd": cwnd,
             "total_retrans": total_retrans, "bytes_acked": bytes_acked, "unacked": unacked,
             "busy_us": busy, "rwnd_limited_us": rwnd_limited, "sndbuf_limited_us": sndbuf_limited}
 
@@ -100,6 +113,26 @@ def mptcp_subflows(fd: int) -> list[tuple[str, dict]]:
         local = socket.inet_ntoa(a[4:8]) if family == socket.AF_INET else "?"
         out.append((local, info))
     return out
+
+
+def _ioctl_int(fd: int, req: int) -> int:
+    b = array.array("i", [0])
+    fcntl.ioctl(fd, req, b)
+    return b[0]
+
+
+def msk_sample(s: socket.socket, subs: list[tuple[str, dict]]) -> tuple[int, int, int, int, int, int]:
+    """The MPTCP connection level of socket ``s``: bytes queued or in flight (SIOCOUTQ), bytes not
+    yet handed to a subflow (SIOCOUTQNSD), the send buffer, the peer's advertised window (largest
+    over the subflows ``subs``: one shared window), MPTCP_INFO's bytes re-sent at the connection
+    level and the bytes queued on the subflows but not yet sent."""
+    fd = s.fileno()
+    outq, notsent = _ioctl_int(fd, SIOCOUTQ), _ioctl_int(fd, SIOCOUTQNSD)
+    sndbuf = s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
+    info = s.getsockopt(SOL_MPTCP, MPTCP_INFO, MPTCP_INFO_SIZE)
+    retrans, = struct.unpack_from("=Q", info, 48) if len(info) >= 56 else (0,)
+    return (outq, notsent, sndbuf, max((i["snd_wnd"] for _, i in subs), default=0), retrans,
+            sum(i["notsent_bytes"] for _, i in subs))
 
 
 def tcp_subflow(sock: socket.socket) -> list[tuple[str, dict]]:
@@ -168,9 +201,11 @@ def send(plan: dict) -> None:
     mp = {g["index"]: g["multipath"] for g in plan["groups"]}
     end = t0 + plan["duration_s"]
     dt = plan["sample_s"]
-    with open(plan["sender_csv"], "w") as out:
+    msk_path = plan.get("msk_csv") or os.devnull
+    with open(plan["sender_csv"], "w") as out, open(msk_path, "w") as msk:
         out.write("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
                   "rwnd_limited_us,sndbuf_limited_us\n")
+        msk.write("t,group,flow,outq,notsent,sndbuf,snd_wnd,bytes_retrans,sub_notsent\n")
         nxt = max(time.monotonic(), t0)
         while time.monotonic() < end + 0.05:
             _sleep_until(nxt, threading.Event())
@@ -181,6 +216,8 @@ def send(plan: dict) -> None:
             for (gi, k), s in items:
                 try:
                     subs = mptcp_subflows(s.fileno()) if mp[gi] else tcp_subflow(s)
+                    if mp[gi]:
+                        msk.write(f"{now:.6f},{gi},{k}," + ",".join(map(str, msk_sample(s, subs))) + "\n")
                 except OSError:
                     continue
                 for local, i in subs:
@@ -189,6 +226,7 @@ def send(plan: dict) -> None:
                               f"{i['bytes_acked']},{i['ssthresh']},{i['total_retrans']},{i['unacked']},"
                               f"{i['busy_us']},{i['rwnd_limited_us']},{i['sndbuf_limited_us']}\n")
             out.flush()
+            msk.flush()
     stop.set()
     for th in threads:
         th.join(timeout=2)
