@@ -10,6 +10,11 @@ and warm-up; the testbed's payload rate is converted to packets (× packet_bytes
 count the same bytes. Relative difference = (testbed − sim) / sim per group.
 
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/sim_vs_testbed.py [--n 4] [--secs 40]
+        [--host-sysctl K=V (sender hosts)] [--sysctl K=V (sender hosts and the server)] [--out DIR]
+
+With ``--out`` each seed's testbed run is kept (DIR/seed<N>/run0: sender.csv, msk.csv, linkem
+stats) and the multipath group's MPTCP connection level is summarised (``msk_limits``): why its
+subflows sat idle — no data left at the connection level, or its shared receive window full.
 """
 
 from __future__ import annotations
