@@ -76,41 +76,24 @@ MSS = 1448
 
 
 def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
-    """What held a multipath group's MPTCP connections back in [a, b], from the testbed sender's
-    ``msk.csv`` (connection level) joined sample by sample with ``sender.csv`` (subflows).
-    Shares of the samples: ``waiting`` data not yet handed to any subflow; ``rwnd_full``
-    connection-level bytes in flight within 2 MSS of the peer's advertised window (the shared
-    receive window stops sending); ``sndbuf_full``; ``sub_queued`` data queued on a subflow behind
-    its window. ``idle`` = subflow samples with window room and nothing in flight (unacked < cwnd),
-    and how those split: ``idle_rwnd_full`` (the connection's receive window was full),
-    ``idle_waiting`` (data waited at the connection level, not handed to this subflow),
-    ``idle_other_queued`` (the connection's data sat queued behind another subflow's window)."""
+    """A multipath group's MPTCP connection level in [a, b] (the testbed sender's ``msk.csv``):
+    shares of the samples with data not yet handed to any subflow (``waiting``), with the
+    connection's bytes in flight within 2 MSS of the peer's shared receive window
+    (``rwnd_full``), with data queued on a subflow behind its window (``sub_queued``); means in KB;
+    and the split of the idle subflow samples, :func:`mpcc.testbed.engine.connection_limits`."""
     import numpy as np
-    m, sd = run_dir / "msk.csv", run_dir / "sender.csv"
-    if not m.is_file() or not sd.is_file():
-        return {}
-    d = np.atleast_1d(np.genfromtxt(m, delimiter=",", names=True))
-    d = d[(d["group"] == gi) & (d["t"] >= a) & (d["t"] <= b)]
-    if d.size == 0:
+    from mpcc.testbed import engine as tb
+    m = tb._read_csv(run_dir / "msk.csv", tb.MSK_DT)
+    sd = tb._read_csv(run_dir / "sender.csv", tb.SENDER_DT)
+    m, sd = m[m["group"] == gi], sd[sd["group"] == gi]
+    d = m[(m["t"] >= a) & (m["t"] <= b)]
+    if len(d) == 0:
         return {}
     inflight = d["outq"] - d["notsent"]
-    full = inflight >= d["snd_wnd"] - 2 * MSS
-    out = {"waiting": float(np.mean(d["notsent"] > 0)), "rwnd_full": float(np.mean(full)),
-           "sndbuf_full": float(np.mean(d["outq"] >= d["sndbuf"] - 65536)),
-           "sub_queued": float(np.mean(d["sub_notsent"] > 0)),
-           "mean_wnd_kb": float(np.mean(d["snd_wnd"]) / 1024), "mean_inflight_kb": float(np.mean(inflight) / 1024),
-           "mean_outq_kb": float(np.mean(d["outq"]) / 1024), "mean_sndbuf_kb": float(np.mean(d["sndbuf"]) / 1024)}
-    s = np.genfromtxt(sd, delimiter=",", names=True, dtype=None, encoding="utf-8")
-    s = s[(s["group"] == gi) & (s["t"] >= a) & (s["t"] <= b)]
-    key = {(round(float(t), 6), int(f)): i for i, (t, f) in enumerate(zip(d["t"], d["flow"]))}
-    idle = [(key.get((round(float(r["t"]), 6), int(r["flow"]))), r) for r in s if r["unacked"] < r["cwnd"]]
-    idle = [(i, r) for i, r in idle if i is not None]
-    out["idle"] = len(idle) / max(1, len(s))
-    if idle:
-        out["idle_rwnd_full"] = float(np.mean([full[i] for i, _ in idle]))
-        out["idle_waiting"] = float(np.mean([d["notsent"][i] > 0 for i, _ in idle]))
-        out["idle_other_queued"] = float(np.mean([d["sub_notsent"][i] > 0 for i, _ in idle]))
-    return out
+    return {"waiting": float(np.mean(d["notsent"] > 0)), "rwnd_full": float(np.mean(inflight >= d["snd_wnd"] - 2 * MSS)),
+            "sub_queued": float(np.mean(d["sub_notsent"] > 0)), "mean_wnd_kb": float(np.mean(d["snd_wnd"]) / 1024),
+            "mean_inflight_kb": float(np.mean(inflight) / 1024), "mean_sub_queued_kb": float(np.mean(d["sub_notsent"]) / 1024),
+            **tb.connection_limits(sd, m, a, b, MSS)}
 
 
 def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[str, ...] = (),
