@@ -245,39 +245,6 @@ def test_a_run_that_fails_twice_is_reported_in_one_line():
     assert "\n" not in str(e.value)
 
 
-def test_mptcp_buffers_are_8_mb_per_subflow_within_a_512_mb_budget(monkeypatch):
-    from mpcc.testbed import topology
-    two = "\n".join(l for l in TWO_LINK.splitlines())
-    s = scenario.loads(two)                               # one multipath flow with two routes
-    assert topology.mptcp_sockbuf(s) == 8 * 2**20
-    many = scenario.loads(two.replace('name = "mp"\ncount = 1', 'name = "mp"\ncount = 100'))
-    assert topology.mptcp_sockbuf(many) == 2**29 // 200   # 200 subflows share 512 MiB: 2.56 MiB each
-    monkeypatch.setattr(topology, "MPTCP_SOCKBUF_BUDGET", 2**20)
-    assert topology.mptcp_sockbuf(many) == 262144        # 5 KiB each: never below an ordinary host's buffer
-    sc = topology.host_sysctls(False, sndbuf=8 * 2**20)
-    assert sc["net.ipv4.tcp_wmem"] == "4096 8388608 33554432" and sc["net.ipv4.tcp_rmem"] == "4096 262144 33554432"
-
-
-@needs_root
-def test_multipath_hosts_and_the_server_get_the_large_buffers_single_path_hosts_do_not(tmp_path):
-    """The built namespaces carry the buffer defaults: the multipath group's host sends with 8 MB
-    per subflow, the server receives with 8 MB, the single-path hosts keep 256 KB."""
-    from mpcc.testbed import netns, topology
-    _ready()
-    s = scenario.loads(TWO_LINK)
-    with netns.Run() as r:
-        topo = topology.build(s, r, tmp_path)
-        def get(ns, key):
-            return subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-n", key], capture_output=True,
-                                  text=True, check=True).stdout.split()
-        mp = [gi for gi, g in enumerate(s.groups) if g.multipath]
-        assert mp == [2]
-        assert get(topo.hosts[2], "net.ipv4.tcp_wmem") == ["4096", "8388608", "33554432"]
-        assert get(topo.server_ns, "net.ipv4.tcp_rmem") == ["4096", "8388608", "33554432"]
-        for gi in (0, 1):
-            assert get(topo.hosts[gi], "net.ipv4.tcp_wmem") == ["4096", "262144", "33554432"]
-
-
 def test_tcp_info_fields_are_read_at_the_uapi_offsets():
     import struct
     from mpcc.testbed.traffic import TCPI_SIZE, parse_tcp_info

@@ -238,39 +238,13 @@ def hop_rules(addr: str, path: tuple[str, ...], links: dict[str, LinkPlan], entr
     return out
 
 
-#: initial socket buffer (tcp_wmem/tcp_rmem middle value) of ordinary hosts: room for the
-#: bandwidth-delay product of slow, long paths (3G: 2 Mb/s × 0.5 s with a full queue)
-SOCKBUF = 262144
-#: initial send buffer of each MPTCP subflow and receive buffer of the server (docs/testbed.md,
-#: bench/kernel/RESULTS.md §11): upstream MPTCP keeps every byte in the connection's send buffer
-#: (Σ of its subflows' buffers) until the *connection-level* ACK, i.e. until the slowest subflow
-#: has delivered everything before it, and the receiver holds the rest out of order. With 256 KB
-#: per subflow that buffer ran out and a subflow with window room had nothing to send 16–27 % of
-#: the time; 8 MB halved the coupled algorithms' deficit, 32 MB made it worse again (more data
-#: queued behind the small windows).
-MPTCP_SOCKBUF = 8 << 20
-#: all multipath hosts' send buffers together stay below this (well under the kernel's tcp_mem)
-MPTCP_SOCKBUF_BUDGET = 512 << 20
-SOCKBUF_MAX = 33554432
-
-
-def mptcp_sockbuf(s: Scenario) -> int:
-    """Initial send buffer per MPTCP subflow: MPTCP_SOCKBUF, less when the scenario's subflows
-    together would exceed MPTCP_SOCKBUF_BUDGET, never below SOCKBUF."""
-    subflows = sum(g.count * len(g.paths) for g in s.groups if g.multipath)
-    return max(SOCKBUF, min(MPTCP_SOCKBUF, MPTCP_SOCKBUF_BUDGET // max(1, subflows)))
-
-
-def host_sysctls(ecn: bool, sndbuf: int = SOCKBUF, rcvbuf: int = SOCKBUF) -> dict[str, str]:
-    """The sysctls of a host (sender or server) namespace."""
+def _host_sysctls(ns: str, ecn: bool) -> None:
     # the default here is bbr: set it explicitly; sockets override it with TCP_CONGESTION
-    return {"net.ipv4.tcp_congestion_control": "reno", "net.mptcp.enabled": "1",
-            "net.ipv4.tcp_ecn": "1" if ecn else "0", "net.ipv4.tcp_no_metrics_save": "1",
-            "net.ipv4.tcp_wmem": f"4096 {sndbuf} {SOCKBUF_MAX}", "net.ipv4.tcp_rmem": f"4096 {rcvbuf} {SOCKBUF_MAX}"}
-
-
-def _host_sysctls(ns: str, ecn: bool, sndbuf: int = SOCKBUF, rcvbuf: int = SOCKBUF) -> None:
-    run(["sysctl", "-qw", *(f"{k}={v}" for k, v in host_sysctls(ecn, sndbuf, rcvbuf).items())], ns=ns)
+    _sysctl(ns, net__ipv4__tcp_congestion_control="reno", net__mptcp__enabled=1,
+            net__ipv4__tcp_ecn=1 if ecn else 0, net__ipv4__tcp_no_metrics_save=1,
+            # room for the bandwidth-delay product of slow, long paths (3G: 2 Mb/s × 0.5 s
+            # with a full queue) and for MPTCP's reordering across paths
+            net__ipv4__tcp_wmem="4096 262144 33554432", net__ipv4__tcp_rmem="4096 262144 33554432")
     run(["ip", "-n", ns, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8"])
 
 
@@ -312,11 +286,8 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
                 net__ipv4__conf__all__rp_filter=0, net__ipv4__conf__default__rp_filter=0)
     _sysctl(router, net__ipv4__ip_forward=1, net__ipv4__conf__all__send_redirects=0,
             net__ipv4__conf__default__send_redirects=0)
-    # multipath senders and the server (every receiver) get the larger MPTCP buffers
-    mp_buf = mptcp_sockbuf(s)
-    _host_sysctls(server, ecn, rcvbuf=mp_buf if any(g.multipath for g in s.groups) else SOCKBUF)
-    for gi, ns in hosts.items():
-        _host_sysctls(ns, ecn, sndbuf=mp_buf if s.groups[gi].multipath else SOCKBUF)
+    for ns in (server, *hosts.values()):
+        _host_sysctls(ns, ecn)
 
     topo = Topology(s, router, server, hosts, links, bg)
     _stub(r, server, router, "srv", "s0", [SERVER_ADDR], "198.19.0", mtu)
