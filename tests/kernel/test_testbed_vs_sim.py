@@ -4,8 +4,8 @@ criterion; CI-sized, 13 s runs). Needs root, MPTCP, linkem and the BPF loader; �
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
 coupled algorithms' multipath groups get less on the kernel (Balia −26 %, Coupled −32 %), the miss
-named there and in docs/testbed.md; §11: the MPTCP connection's send buffer, now 8 MB per subflow
-by default, which halves it.
+named there and in docs/testbed.md; §11 measures it at the MPTCP connection level (its send
+buffer full of data awaiting the connection-level ACK).
 """
 
 from __future__ import annotations
