@@ -4,7 +4,7 @@ criterion; CI-sized, 13 s runs). Needs root, MPTCP, linkem and the BPF loader; �
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
 coupled algorithms' multipath groups get less on the kernel (Balia −26 %, Coupled −32 %), the miss
-named there and in docs/testbed.md; §11 measures it at the MPTCP connection level (its send
+named there and in docs/testbed.md; §13 measures it at the MPTCP connection level (its send
 buffer full of data awaiting the connection-level ACK).
 """
 
