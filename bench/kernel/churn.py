@@ -1,19 +1,23 @@
-"""Subflow churn soak (issue 15 item 2; root): N MPTCP connections over three rate-limited paths while,
-every second, the server's endpoint of path 2 is removed or re-added (REMOVE_ADDR / ADD_ADDR to every
-connection) and path 3's link is taken down or brought back up. Checks:
+"""Subflow churn soak (issue 15 item 2; root): N MPTCP connections over three rate-limited paths
+under a churn schedule (schedule(): ``alternate``, every second the server's endpoint of path 2 is
+removed or re-added (REMOVE_ADDR / ADD_ADDR to every connection) and path 3's link goes down or up;
+``random``, one endpoint event and one link outage of any path per second from a seed). Checks:
 
 * no new kernel warning in dmesg (WARNING, BUG, oops, refcount, lockdep, RCU stall);
 * nothing leaked: after unload the struct_ops and every map the load created are gone (the
   programs keep per-connection state in the socket's CA area, so a leak would be a map or the
   struct_ops itself), and the namespaces are removed;
-* every connection progresses: bytes received per connection in each 10 s window > 0.
+* every connection progresses: bytes received per connection in each 10 s window > 0;
+* with --trace: the subflow set the coupled rule sums over equals the kernel's (ss) at the same
+  instant (check_subflow_sets), and what stalled connections looked like (diagnose_stalls).
 
-    flock /tmp/mpcc-bench.lock python bench/kernel/churn.py [--conns 100] [--secs 600] [ALGO ...]
-    (--json FILE: the full result; the short CI run is tests/kernel/test_churn.py)
+    flock /tmp/mpcc-bench.lock python bench/kernel/churn.py [--conns 100] [--secs 600]
+          [--pattern alternate|random --seed N] [--trace FILE] [--json FILE] [ALGO ...]
+    (ALGO: an mpcc algorithm, or the kernel's reno / cubic for comparison; the short CI run is
+    tests/kernel/test_churn.py)
 
 Internally the same file is the traffic: ``churn.py sink PORT N`` (server: per-connection byte
-counts, one JSON line a second) and ``churn.py send HOST PORT N SECS CA`` (client threads).
-"""
+counts, one JSON line a second) and ``churn.py send HOST PORT N SECS CA`` (client threads)."""
 
 from __future__ import annotations
 
@@ -46,7 +50,7 @@ def sink(port: int, n: int, secs: float) -> None:
     ls.bind(("0.0.0.0", port))
     ls.listen(n)
     ls.settimeout(120)
-    counts, done = [0] * n, [False] * n
+    counts, done, peers = [0] * n, [False] * n, [""] * n
     print("ready", flush=True)
 
     def serve(i, c):
@@ -64,7 +68,8 @@ def sink(port: int, n: int, secs: float) -> None:
 
     def accept():
         for i in range(n):
-            c, _ = ls.accept()
+            c, peer = ls.accept()
+            peers[i] = f"{peer[0]}:{peer[1]}"
             c.settimeout(120)
             threading.Thread(target=serve, args=(i, c), daemon=True).start()
 
@@ -73,7 +78,7 @@ def sink(port: int, n: int, secs: float) -> None:
     while not all(done) and time.monotonic() - t0 < secs + 30:
         time.sleep(1.0)
         print(json.dumps({"t": round(time.monotonic() - t0, 2), "bytes": counts}), flush=True)
-    print(json.dumps({"t": round(time.monotonic() - t0, 2), "bytes": counts, "end": True}), flush=True)
+    print(json.dumps({"t": round(time.monotonic() - t0, 2), "bytes": counts, "peers": peers, "end": True}), flush=True)
 
 
 def send(host: str, port: int, n: int, secs: float, ca: str) -> None:
@@ -110,9 +115,9 @@ class ThreePaths(netlab.Lab):
     roles = ("cli", "srv")
     server = "198.18.1.2"
 
-    def __init__(self, rate_mbit: float):
+    def __init__(self, rate_mbit: float, rmem: str | None = None):
         super().__init__()
-        self.rate_mbit = rate_mbit
+        self.rate_mbit, self.rmem = rate_mbit, rmem
 
     def build(self):
         c, s = self.ns["cli"], self.ns["srv"]
@@ -124,6 +129,8 @@ class ThreePaths(netlab.Lab):
                     "burst", "15000", "limit", "150000")
         for n in (c, s):
             self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
+            if self.rmem:             # receive buffer (min default max, bytes) of every socket
+                self.ex(n, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={self.rmem}")
         for i in (2, 3):
             self.endpoint(True, i)
 
@@ -148,6 +155,196 @@ class ThreePaths(netlab.Lab):
         self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
 
 
+# --- churn schedules --------------------------------------------------------------------------
+PATTERNS = ("alternate", "random")
+
+
+def schedule(pattern: str, secs: float, seed: int = 0) -> list[tuple[float, str, int, bool]]:
+    """The churn as (time s, "endpoint" | "link", path, add/up), sorted by time; the same
+    (pattern, secs, seed) always gives the same list, so algorithms are compared under the same churn.
+
+    * ``alternate``: at every whole second the server's endpoint of path 2 is removed or re-added
+      and path 3's link goes down or up (each stays so for one second).
+    * ``random`` (from ``seed``): in every second, at a random instant, one endpoint event (remove
+      a present endpoint of path 2 or 3, or re-add an absent one), and one link outage of a random
+      path (1, 2 or 3 — also the path of the initial subflow) for 0.1–3 s, starting at a random
+      instant. Outages may overlap; an event is skipped when it would leave no path that can carry
+      data (the path-1 subflow or a present endpoint, over an up link), since then any connection
+      must stall.
+    """
+    import random
+    if pattern not in PATTERNS:
+        raise ValueError(f"--pattern {pattern!r}: use one of {', '.join(PATTERNS)}")
+    n = int(secs)
+    if pattern == "alternate":
+        out = []
+        for k in range(1, n + 1):
+            out.append((float(k), "endpoint", 2, k % 2 == 0))
+            out.append((float(k), "link", 3, k % 2 == 0))
+        return out
+    rng = random.Random(seed)
+    endpoint = {2: True, 3: True}
+    down_until = {1: 0.0, 2: 0.0, 3: 0.0}
+    out = []
+
+    def usable(t, ep, down):
+        return any(down[i] <= t and (i == 1 or ep[i]) for i in (1, 2, 3))
+
+    for k in range(1, n):
+        ev = sorted([(k + rng.random(), "endpoint"), (k + rng.random(), "link")])
+        for t, kind in ev:
+            t = round(t, 3)
+            if kind == "endpoint":
+                i = rng.choice((2, 3))
+                ep = {**endpoint, i: not endpoint[i]}
+                if all(usable(t + d / 10, ep, down_until) for d in range(31)):
+                    endpoint = ep
+                    out.append((t, "endpoint", i, ep[i]))
+            else:
+                i, dur = rng.choice((1, 2, 3)), round(rng.uniform(0.1, 3.0), 3)
+                if down_until[i] > t:
+                    continue                      # already down
+                down = {**down_until, i: t + dur}
+                if all(usable(t + d / 10, endpoint, down) for d in range(int(dur * 10) + 2)):
+                    down_until = down
+                    out.append((t, "link", i, False))
+                    if t + dur < secs:
+                        out.append((round(t + dur, 3), "link", i, True))
+    return sorted(out)
+
+
+# --- subflow snapshots (the kernel's view: ss, i.e. the inet_diag/MPTCP diag) ------------------
+_SS_FIELDS = re.compile(r"\b(cwnd|ssthresh|rto|backoff|unacked|retrans|lost|lastsnd|lastack|bytes_acked|"
+                        r"subflows|rtt|notsent|snd_wnd):([0-9./]+)")
+_SS_TOKEN = re.compile(r"token:[0-9a-f]+\(id:(\d+)\)/([0-9a-f]+)\(id:(\d+)\)")
+
+
+def parse_ss(text: str) -> dict:
+    """`ss -tinHM` of the client → {"msk": {local: {...}}, "sf": [{...}]}: every MPTCP socket
+    (local address:port, token, subflows) and every TCP subflow (addresses, state, cwnd, ssthresh,
+    rto, backoff, unacked, the connection's token, its congestion control)."""
+    out = {"msk": {}, "sf": []}
+    lines = text.splitlines()
+    for head, info in zip(lines[::2], lines[1::2]):
+        f = head.split()
+        if len(f) < 6:
+            continue
+        rec = {"state": f[1], "local": f[4], "remote": f[5]}
+        for k, v in _SS_FIELDS.findall(info):
+            rec[k] = v
+        for k, v in re.findall(r"\b(busy|rwnd_limited|sndbuf_limited):(\d+)ms", info):
+            rec[k] = int(v)             # TCP's chrono: ms busy, and limited by the peer's window / sndbuf
+        pr = re.search(r"pacing_rate (\d+)bps", info)
+        if pr:
+            rec["pacing_rate"] = int(pr.group(1))
+        m = re.search(r"token:([0-9a-f]+)", info)
+        if f[0] == "mptcp":
+            rec["token"] = m.group(1) if m else ""
+            for k in ("write_seq", "snd_una"):        # data-level sequence numbers (hex)
+                v = re.search(rf"\b{k}:([0-9a-f]+)", info)
+                rec[k] = int(v.group(1), 16) if v else None
+            out["msk"][f[4]] = rec
+        elif f[0] == "tcp":
+            t = _SS_TOKEN.search(info)
+            rec["token"] = t.group(2) if t else ""
+            fl = re.search(r"tcp-ulp-mptcp flags:(\w*)", info)
+            rec["flags"] = fl.group(1) if fl else ""
+            rec["ca"] = info.split()[0] if info.split() else ""
+            out["sf"].append(rec)
+    return out
+
+
+def mptcp_counters(ns: str) -> dict[str, int]:
+    """The namespace's non-zero MPTcpExt counters (stale subflows, retransmissions, pruned data...)."""
+    out = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-az"], capture_output=True, text=True).stdout
+    return {f[0]: int(f[1]) for f in (ln.split() for ln in out.splitlines())
+            if len(f) >= 2 and f[0].startswith("MPTcpExt") and f[1].isdigit() and int(f[1])}
+
+
+def can_send(sf: dict) -> bool:
+    """Would the coupled rule count this subflow (ss's view)? As mpcc_gather in mpcc_kern.h and
+    upstream's __mptcp_subflow_active: ESTABLISHED or CLOSE_WAIT, not a join whose handshake is
+    pending (flag j without e), with an RTT sample."""
+    return (sf["state"] in ("ESTAB", "CLOSE-WAIT") and not ("j" in sf.get("flags", "") and "e" not in sf.get("flags", ""))
+            and float(sf.get("rtt", "0/0").split("/")[0]) > 0)
+
+
+def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: float = 0.2,
+                       quiet_s: float = 0.5) -> dict:
+    """Compare, in every snapshot, the subflow set the coupled rule last summed over (mpcc_seen:
+    local ports) with the subflows ss shows for the same connection that can send (can_send).
+    A connection is compared when the rule's walk happened while ss was reading (± slack_s) and no
+    churn event (done: (start, end) monotonic times of each executed event) lies between quiet_s
+    before the earlier and the later of the two reads (a subflow can legitimately appear or close
+    between them then). Returns counts and the first mismatches."""
+    compared = skipped_time = skipped_event = 0
+    mismatches = []
+    for line in trace.read_text().splitlines():
+        snap = json.loads(line)
+        a, b = (x / 1e9 for x in snap["ss_ns"])
+        by_token = {}
+        for sf in snap["sf"]:
+            by_token.setdefault(sf["token"], []).append(sf)
+        for msk in snap["msk"].values():
+            seen = snap.get("seen", {}).get(msk["token"].lstrip("0") or "0")
+            walk = seen["ktime_ns"] / 1e9 if seen else None
+            if walk is None or not (a - slack_s <= walk <= b + slack_s):
+                skipped_time += 1
+                continue
+            lo, hi = min(a, walk) - quiet_s, max(b, walk)
+            if any(e0 <= hi and (e1 or e0) >= lo for e0, e1 in done):
+                skipped_event += 1
+                continue
+            compared += 1
+            ss_set = {int(sf["local"].rsplit(":", 1)[1]) for sf in by_token.get(msk["token"], []) if can_send(sf)}
+            rule_set = set(seen["lport"])
+            if ss_set != rule_set:
+                mismatches.append({"t": snap["t"], "token": msk["token"], "rule": sorted(rule_set),
+                                   "ss": sorted(ss_set), "ss_all": [(sf["local"], sf["state"], sf.get("flags"))
+                                                                   for sf in by_token.get(msk["token"], [])]})
+    return {"compared": compared, "mismatched": len(mismatches), "skipped_not_simultaneous": skipped_time,
+            "skipped_near_event": skipped_event, "first_mismatches": mismatches[:10]}
+
+
+def diagnose_stalls(trace: Path, res: dict) -> dict:
+    """What the stalled connections looked like in the snapshots (the kernel's view), against the
+    connection-windows that progressed: the share of snapshots in which the connection's
+    data-level ACK (msk snd_una) did not move since the previous one, in which an established
+    subflow had data queued but nothing in flight (notsent > 0, unacked = 0: its congestion window
+    was not what stopped it), with a zero send window, with TCP's rwnd_limited time growing, and
+    in which a subflow was in RTO backoff."""
+    snaps = [json.loads(ln) for ln in trace.read_text().splitlines()]
+    stalled = {(s["conn"], s["window"]) for s in res["stalled_windows"]}
+    tally = {k: {"samples": 0, "data_ack_frozen": 0, "queued_but_idle_subflow": 0, "zero_send_window": 0,
+                 "subflow_in_backoff": 0, "rwnd_limited_growing": 0} for k in (True, False)}
+    for conn, peer in enumerate(res.get("peers", [])):
+        prev, last_rwnd = None, {}
+        for snap in snaps:
+            msk = snap["msk"].get(peer)
+            if not msk:
+                prev = None
+                continue
+            sfs = [x for x in snap["sf"] if x["token"] == msk["token"] and x["state"] == "ESTAB"]
+            t = tally[(conn, int(snap["t"] // WINDOW_S)) in stalled]
+            t["samples"] += 1
+            t["data_ack_frozen"] += prev is not None and msk.get("snd_una") == prev
+            t["queued_but_idle_subflow"] += any(x.get("notsent") and not x.get("unacked") for x in sfs)
+            t["zero_send_window"] += any(x.get("notsent") and x.get("snd_wnd", "0") == "0" for x in sfs)   # ss omits a zero snd_wnd
+            t["subflow_in_backoff"] += any(x.get("backoff") for x in sfs)
+            # TCP's own account (chrono): did a subflow spend the last second limited by the peer's window?
+            t["rwnd_limited_growing"] += any(x.get("rwnd_limited", 0) > last_rwnd.get(x["local"], 1 << 62) for x in sfs)
+            last_rwnd.update({x["local"]: x.get("rwnd_limited", 0) for x in sfs})
+            prev = msk.get("snd_una")
+    return {("stalled" if k else "progressing"): {**{f: round(v / max(1, t["samples"]), 3) for f, v in t.items()
+                                                     if f != "samples"}, "samples": t["samples"]}
+            for k, t in tally.items()}
+
+
+def subflow_snapshot(ns: str) -> dict:
+    return parse_ss(subprocess.run(["ip", "netns", "exec", ns, "ss", "-tinHM"], capture_output=True,
+                                   text=True).stdout)
+
+
 # --- checks -----------------------------------------------------------------------------------
 def dmesg_lines() -> list[str]:
     return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
@@ -156,6 +353,12 @@ def dmesg_lines() -> list[str]:
 def maps() -> dict[int, str]:
     out = subprocess.run(["bpftool", "-j", "map", "list"], capture_output=True, text=True).stdout
     return {m["id"]: m.get("name", "") for m in json.loads(out or "[]")}
+
+
+def struct_ops_ids() -> set[int]:
+    """Ids of every struct_ops map present (also unregistered ones that sockets still hold)."""
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "list"], capture_output=True, text=True).stdout
+    return {int(r["id"]) for r in json.loads(out or "[]")}
 
 
 def orphans() -> int:
@@ -182,14 +385,36 @@ def windows(samples: list[dict], n: int, secs: float) -> list[list[int]]:
     return out
 
 
-def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
+BUILTIN = ("reno", "cubic")          # the kernel's own controls, for comparison (no BPF load)
+
+
+class _Builtin:
+    """Stands in for a bpf.Registration when the control is the kernel's own."""
+
+    def __init__(self, name):
+        self.kernel_name, self.created = name, False
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        pass
+
+
+def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
+        seed: int = 0, trace: Path | None = None, rmem: str | None = None) -> dict:
+    """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
+    snapshots of the client (ss) there, one JSON line each (see subflow_snapshot)."""
     from mpcc.testbed import bpf
-    kname = bpf.kernel_name(algo)
+    builtin = algo in BUILTIN
+    kname = algo if builtin else bpf.kernel_name(algo)
+    plan = schedule(pattern, secs, seed)
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
+           "pattern": pattern, "seed": seed, "rmem": rmem, "load_before": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
-    with bpf.load(algo) as reg, ThreePaths(rate_mbit) as lab:
+    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, ThreePaths(rate_mbit, rmem) as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
@@ -203,22 +428,55 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
             reader = threading.Thread(target=lambda: [samples.append(json.loads(ln)) for ln in srv.stdout
                                                       if ln.startswith("{")], daemon=True)
             reader.start()
-            ep2, link3, t0, k = True, True, time.monotonic(), 0
-            while cli.poll() is None:
-                k += 1
-                time.sleep(max(0.0, t0 + k - time.monotonic()))
-                if time.monotonic() - t0 > secs:
+            t0 = time.monotonic()
+            stop_trace = threading.Event()
+            # the rule's record is ours to switch on only if this run registered the program
+            own = not builtin and reg.created
+            if trace and own:
+                bpf.trace_set(algo, True)
+            if trace:
+
+                def sampler(f=open(trace, "w")):
+                    with f:
+                        while not stop_trace.wait(1.0):
+                            a = time.monotonic_ns()
+                            snap = subflow_snapshot(lab.ns["cli"])
+                            snap["ss_ns"] = [a, time.monotonic_ns()]
+                            if own:
+                                snap["seen"] = {f"{k:x}": v for k, v in bpf.seen_read(algo).items()}
+                            snap["t"] = round(time.monotonic() - t0, 2)
+                            f.write(json.dumps(snap) + "\n")
+                tracer = threading.Thread(target=sampler, daemon=True)
+                tracer.start()
+            done = []                  # (start, end) of each executed event, monotonic s
+            for when, kind, path, on in plan:
+                time.sleep(max(0.0, t0 + when - time.monotonic()))
+                if cli.poll() is not None or time.monotonic() - t0 > secs:
                     break
-                if lab.endpoint(not ep2, 2):
-                    ep2 = not ep2
-                    events["endpoint_add" if ep2 else "endpoint_del"] += 1
+                done.append((time.monotonic(), None))
+                if kind == "endpoint":
+                    if lab.endpoint(on, path):
+                        events["endpoint_add" if on else "endpoint_del"] += 1
+                    else:
+                        events["endpoint_refused"] += 1
                 else:
-                    events["endpoint_refused"] += 1
-                link3 = not link3
-                lab.link(link3, 3)
-                events["link_up" if link3 else "link_down"] += 1
-            if not link3:            # let every subflow finish its close over a working path
-                lab.link(True, 3)
+                    lab.link(on, path)
+                    events["link_up" if on else "link_down"] += 1
+                done[-1] = (done[-1][0], time.monotonic())
+            stop_trace.set()
+            for i in (1, 2, 3):      # let every subflow finish its close over a working path
+                lab.link(True, i)
+            if trace:
+                tracer.join(timeout=10)
+                if own:
+                    bpf.trace_set(algo, False)
+                    res["subflow_set_check"] = check_subflow_sets(trace, done)
+                elif not builtin:
+                    res["subflow_set_check"] = {"skipped": "the registration is shared with another process"}
+            if not builtin:
+                res["cwnd_jumps"] = bpf.jumps_read(algo)
+            res["plan_events"] = len(plan)
+            res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])
             srv.wait(timeout=60)
             reader.join(timeout=5)
@@ -227,25 +485,31 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
                 if p.poll() is None:
                     p.kill()
     res["events"] = events
+    res["peers"] = samples[-1].get("peers", []) if samples else []
     res["endpoint_refusals"] = sorted(set(getattr(lab, "refusals", [])))[:5]
     win = windows(samples, conns, secs)
     res["windows"] = len(win) * conns
     res["stalled_windows"] = [{"conn": i, "window": w} for w, row in enumerate(win) for i, b in enumerate(row) if b <= 0]
+    if trace:
+        res["stall_diagnosis"] = diagnose_stalls(trace, res)
     res["total_mbit_s"] = round(8 * sum(samples[-1]["bytes"]) / secs / 1e6, 1) if samples else 0.0
     # leaks: after release the struct_ops and the maps its load created must go (the kernel frees
     # them when the last socket that used the ops is gone: wait up to 60 s). Only meaningful if
     # this run registered it and nobody else holds it on this shared machine.
-    others = [st for st in bpf.status() if st.kernel_name == kname and (st.holders or st.persistent)]
-    if not reg.created or others:
+    others = [] if builtin else [st for st in bpf.status() if st.kernel_name == kname and (st.holders or st.persistent)]
+    if builtin:
+        res["leak_check"] = "not applicable: the kernel's own control"
+        res["leaked_maps"], res["struct_ops_left"], res["orphan_sockets"] = [], False, orphans()
+    elif not reg.created or others:
         res["leak_check"] = "skipped: the registration is shared with another process"
         res["leaked_maps"], res["struct_ops_left"] = [], False
     else:
         t1 = time.monotonic()
-        while time.monotonic() - t1 < 60 and (kname in bpf.struct_ops_maps() or set(m_loaded) & set(maps())):
+        while time.monotonic() - t1 < 60 and (reg.map_id in struct_ops_ids() or set(m_loaded) & set(maps())):
             time.sleep(0.5)
         res["freed_after_s"] = round(time.monotonic() - t1, 1)
         res["leaked_maps"] = sorted({m_loaded[i] for i in set(m_loaded) & set(maps())})
-        res["struct_ops_left"] = kname in bpf.struct_ops_maps()
+        res["struct_ops_left"] = reg.map_id in struct_ops_ids()   # this load's, not an older one of the name
         # what still holds it: subflows orphaned by the namespace's deletion keep their congestion
         # control until they time out (FIN retransmissions over a path that was down) — slow, not a leak
         res["orphan_sockets"] = orphans()
@@ -253,6 +517,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0) -> dict:
                          .stdout.split() if n.startswith(lab.tag)]
     res["dmesg_warnings"] = [ln for ln in dmesg_lines()[d0:] if WARN_RE.search(ln)][:20]
     res["pass"] = not (res["stalled_windows"] or res["leaked_maps"] or res["struct_ops_left"]
+                       or res.get("cwnd_jumps", {}).get("count")
                        or res["netns_left"] or res["dmesg_warnings"] or res["client"]["errors"])
     return res
 
@@ -269,6 +534,11 @@ def main(argv=None) -> int:
     ap.add_argument("--conns", type=int, default=100)
     ap.add_argument("--secs", type=float, default=600.0)
     ap.add_argument("--rate", type=float, default=20.0, help="Mbit/s per path (tbf at the client)")
+    ap.add_argument("--pattern", choices=PATTERNS, default="alternate", help="churn schedule (see schedule())")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random pattern")
+    ap.add_argument("--trace", type=Path, help="per-second subflow snapshots (ss) of the client, JSON lines")
+    ap.add_argument("--rmem", help="net.ipv4.tcp_rmem in both namespaces, 'MIN DEFAULT MAX' bytes "
+                    "(default: the kernel's, 4096 131072 33554432 here)")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
@@ -278,7 +548,7 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE.parents[1] / "python"))
     results = []
     for algo in a.algorithms:
-        r = run(algo, a.conns, a.secs, a.rate)
+        r = run(algo, a.conns, a.secs, a.rate, a.pattern, a.seed, a.trace, a.rmem)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "

@@ -55,10 +55,30 @@ struct mpcc_ca {
 	__u32 ad_q_n;    /* number of those samples */
 	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */
 	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
-	__u32 ad_pad;
+	__u32 cwnd_left; /* snd_cwnd as the last cong_avoid left it (the window-jump check) */
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
+
+/* Window-jump check (always on, records only on a violation): snd_cwnd more than doubled (+64)
+ * since the last cong_avoid left it, beyond what an undo may restore (prior_cwnd), or within one
+ * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of
+ * MPCC_JUMPS entries; bench/kernel/churn.py reads it). */
+#define MPCC_JUMPS 64
+enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4 };
+struct mpcc_jump {
+	__u64 ktime_ns;
+	__u32 kind, lport;
+	__u32 cwnd_before, cwnd_after, ssthresh, prior_cwnd, prior_ssthresh, ca_state;
+	__u32 packets_out, sacked_out, lost_out, retrans_out, prr_delivered, prr_out, acked, count;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MPCC_JUMPS + 1);     /* entry MPCC_JUMPS: .count = jumps seen */
+	__type(key, __u32);
+	__type(value, struct mpcc_jump);
+} mpcc_jumps SEC(".maps");
 
 /* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
  * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
@@ -151,6 +171,34 @@ static __always_inline void mpcc_record_adapt(const struct mpcc_adapt_in *a, __u
 	bpf_spin_unlock(&t->lock);
 }
 #endif
+/* Opt-in record of the set of subflows the coupled rule last summed over, per MPTCP connection
+ * (key: the connection's local token, as `ss -M` and the MPTCP diag show it), when
+ * mpcc_trace_on[0] != 0. bench/kernel/churn.py --trace compares it with the kernel's own view
+ * (ss: the subflows in state ESTABLISHED/CLOSE_WAIT that are not a pending join) at the same instant.
+ * An LRU map: at most MPCC_SEEN_CONNS connections are remembered, freed with the struct_ops. */
+#define MPCC_SEEN_CONNS 4096
+struct mpcc_seen {
+	__u64 ktime_ns;                 /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) of the walk */
+	__u32 n;                        /* routes counted */
+	__u32 self;                     /* index of the subflow running the callback */
+	__u32 lport[MPCC_MAX_ROUTES];   /* local port of each counted subflow */
+	__u32 cwnd[MPCC_MAX_ROUTES];    /* its snd_cwnd (packets) as read */
+	__u32 srtt[MPCC_MAX_ROUTES];    /* its srtt_us (1/8 µs) as read */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, MPCC_SEEN_CONNS);
+	__type(key, __u32);
+	__type(value, struct mpcc_seen);
+} mpcc_seen SEC(".maps");
+
+struct {                                /* the record being filled (too big for the BPF stack) */
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mpcc_seen);
+} mpcc_seen_scratch SEC(".maps");
 
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
  * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
@@ -233,6 +281,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
 	struct mpcc_ca *myca = inet_csk_ca(sk);
+	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
+	struct mpcc_seen *seen = NULL;
 	__u64 my_ops = 0;
 	__u32 i, found = 0;
 
@@ -248,6 +298,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		return -1;
 	if (MPCC_LOSS_INTERVAL)
 		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
+	if (trace_on && *trace_on)
+		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
 	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
 	pos = BPF_CORE_READ(msk, conn_list.next);
 
@@ -265,6 +317,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		pos = BPF_CORE_READ(pos, next);
 		if (k >= MPCC_MAX_ROUTES)
 			break;
+		if (seen)
+			seen->lport[k] = BPF_CORE_READ(ssk, __sk_common.skc_num);
 		if (ssk == sk) {
 			*self = k;
 			found = 1;
@@ -314,6 +368,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		if (k >= MPCC_MAX_ROUTES)
 			k = MPCC_MAX_ROUTES - 1;
 		*self = k;
+		if (seen)
+			seen->lport[k] = sk->__sk_common.skc_num;
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 		if (MPCC_LOSS_INTERVAL)
@@ -321,6 +377,18 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		if (MPCC_PERIODIC)
 			c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
 		c->n = k + 1;
+	}
+	if (seen) {
+		__u32 token = BPF_CORE_READ(msk, token);
+
+		seen->ktime_ns = bpf_ktime_get_ns();
+		seen->n = c->n;
+		seen->self = *self;
+		for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+			seen->cwnd[i] = (__u32)(c->cwnd[i] >> MPCC_CWND_SHIFT);
+			seen->srtt[i] = (__u32)c->rtt[i];
+		}
+		bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
 	}
 	return 0;
 }
@@ -358,6 +426,7 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->cnt = 0;
 	ca->adapted = 0;
 	ca->ad_stamp = 0;
+	ca->cwnd_left = 0;
 }
 
 /* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
@@ -479,6 +548,43 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 }
 #endif
 
+static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 key = MPCC_JUMPS, n;
+	struct mpcc_jump *j = bpf_map_lookup_elem(&mpcc_jumps, &key);
+
+	if (!j || !sk)
+		return;
+	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
+	key = n & (MPCC_JUMPS - 1);
+	j = bpf_map_lookup_elem(&mpcc_jumps, &key);
+	if (!j)
+		return;
+	j->ktime_ns = bpf_ktime_get_ns();
+	j->kind = kind;
+	j->lport = sk->__sk_common.skc_num;
+	j->cwnd_before = before;
+	j->cwnd_after = tp->snd_cwnd;
+	j->ssthresh = tp->snd_ssthresh;
+	j->prior_cwnd = tp->prior_cwnd;
+	j->prior_ssthresh = tp->prior_ssthresh;
+	j->ca_state = BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
+	j->packets_out = tp->packets_out;
+	j->sacked_out = tp->sacked_out;
+	j->lost_out = tp->lost_out;
+	j->retrans_out = tp->retrans_out;
+	j->prr_delivered = tp->prr_delivered;
+	j->prr_out = tp->prr_out;
+	j->acked = acked;
+	j->count = n + 1;
+}
+
+static __always_inline int mpcc_jumped(__u32 before, __u32 after)
+{
+	return after > 2 * (__u64)before + 64;
+}
+
 /* Congestion avoidance: slow start as tcp_slow_start(), then add I_r per ACKed packet to the
  * accumulator and move snd_cwnd by whole packets when it passes ±1 (like tcp_cong_avoid_ai). */
 static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
@@ -507,10 +613,17 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 		return;
 	}
 #endif
+	cwnd = tp->snd_cwnd;
+	if (ca->cwnd_left && mpcc_jumped(ca->cwnd_left > tp->prior_cwnd ? ca->cwnd_left : tp->prior_cwnd, cwnd))
+		mpcc_jump(sk, MPCC_JUMP_BETWEEN, ca->cwnd_left, acked);
+	ca->cwnd_left = cwnd;
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (!MPCC_PERIODIC && tcp_in_slow_start(tp)) {
 		acked = tcp_slow_start(tp, acked);
+		if (mpcc_jumped(cwnd, tp->snd_cwnd))
+			mpcc_jump(sk, MPCC_JUMP_SLOW_START, cwnd, acked);
+		ca->cwnd_left = tp->snd_cwnd;
 		if (!acked)
 			return;
 	}
@@ -538,7 +651,10 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 		acc += (__s64)(whole << MPCC_INC_SHIFT);
 		cwnd = cwnd > whole + 1 ? cwnd - (__u32)whole : 1;
 	}
+	if (mpcc_jumped(tp->snd_cwnd, cwnd))
+		mpcc_jump(sk, MPCC_JUMP_RULE, tp->snd_cwnd, acked);
 	tp->snd_cwnd = cwnd;
+	ca->cwnd_left = cwnd;
 	ca->acc = acc;
 }
 
@@ -564,6 +680,8 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	dec = mpcc_on_loss(&c, self, &p);
 	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
 	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2, MPCC_PER_ACK(&p));
+	if ((w >> MPCC_CWND_SHIFT) > tp->snd_cwnd && (w >> MPCC_CWND_SHIFT) > mpcc_min_cwnd(c.n))
+		mpcc_jump(sk, MPCC_JUMP_SSTHRESH, tp->snd_cwnd, (__u32)(c.cwnd[self] >> MPCC_CWND_SHIFT));
 	return (__u32)(w >> MPCC_CWND_SHIFT);
 }
 

@@ -1,9 +1,12 @@
 """Short subflow-churn soak (bench/kernel/churn.py; root): 10 MPTCP connections × 20 s over three
-paths while an endpoint is removed/re-added and a link taken down/up every second. The 10-minute,
-100-connection run is the bench (bench/kernel/churn.py, results in bench/kernel/RESULTS.md)."""
+paths while endpoints are removed/re-added and links taken down/up every second, once with the fixed
+alternating pattern and once with a random one from a seed (MPCC_CHURN_SEED, default 7), so that the
+harness is not tuned to one pattern. The 10-minute, 100-connection run is the bench
+(bench/kernel/churn.py, results in bench/kernel/CHURN.md). The schedule tests need no root."""
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -11,26 +14,129 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
+import churn  # noqa: E402
+
+SEED = int(os.environ.get("MPCC_CHURN_SEED", "7"))
 
 
-@pytest.fixture(scope="module")
-def soak():
+# --- the schedules (no root) --------------------------------------------------------------------
+def _replay(plan):
+    """Walk a schedule; return the (time, endpoints present, links up) after every event."""
+    ep, up, out = {2: True, 3: True}, {1: True, 2: True, 3: True}, []
+    for t, kind, path, on in plan:
+        state = ep if kind == "endpoint" else up
+        assert state[path] != on, f"{kind} of path {path} set to {on} twice at {t}"
+        state[path] = on
+        out.append((t, dict(ep), dict(up)))
+    return out
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 12345])
+def test_random_schedule_is_reproducible_and_never_cuts_every_path(seed):
+    plan = churn.schedule("random", 600, seed)
+    assert plan == churn.schedule("random", 600, seed)
+    assert plan != churn.schedule("random", 600, seed + 1)
+    assert plan == sorted(plan) and all(0 < t < 600 for t, *_ in plan)
+    for t, ep, up in _replay(plan):
+        usable = [i for i in (1, 2, 3) if up[i] and (i == 1 or ep[i])]
+        assert usable, f"seed {seed}: no path can carry data after the event at {t} s"
+    kinds = {(k, p) for _, k, p, _ in plan}
+    # every path's link (also the initial subflow's) and both signalled endpoints are churned
+    assert kinds == {("link", 1), ("link", 2), ("link", 3), ("endpoint", 2), ("endpoint", 3)}
+    # about one endpoint event and one outage per second (a few are skipped by the rule above)
+    n_ep = sum(1 for _, k, _, _ in plan if k == "endpoint")
+    n_down = sum(1 for _, k, _, on in plan if k == "link" and not on)
+    assert 0.6 * 600 < n_ep < 600 and 0.4 * 600 < n_down < 600
+
+
+def test_alternate_schedule_toggles_path2_endpoint_and_path3_link_each_second():
+    plan = churn.schedule("alternate", 10)
+    assert [(t, k, p, on) for t, k, p, on in plan if t <= 2] == [
+        (1.0, "endpoint", 2, False), (1.0, "link", 3, False), (2.0, "endpoint", 2, True), (2.0, "link", 3, True)]
+    _replay(plan)
+
+
+def test_unknown_pattern_is_refused():
+    with pytest.raises(ValueError, match="--pattern"):
+        churn.schedule("sometimes", 10)
+
+
+def test_ss_parse_reads_msk_and_subflows():
+    text = ("mptcp ESTAB 0 0 10.0.0.1:42872 10.0.0.2:5000\n"
+            "\t subflows:1 add_addr_accepted:1 token:7446299b write_seq:a6 snd_una:a0\n"
+            "tcp ESTAB 0 32 10.0.0.1:42872 10.0.0.2:5000\n"
+            "\t reno rto:204 rtt:0.982/1.17 cwnd:10 ssthresh:7 unacked:3 notsent:100 "
+            "tcp-ulp-mptcp flags:Mmec token:0000(id:0)/7446299b(id:0) seq:81\n"
+            "tcp SYN-SENT 0 1 10.0.1.1:40000 10.0.1.2:5000\n"
+            "\t reno rto:1000 cwnd:1 tcp-ulp-mptcp flags:j token:0000(id:2)/7446299b(id:0) seq:0\n")
+    v = churn.parse_ss(text)
+    msk = v["msk"]["10.0.0.1:42872"]
+    assert msk["token"] == "7446299b" and msk["write_seq"] - msk["snd_una"] == 6
+    a, b = v["sf"]
+    assert (a["token"], a["cwnd"], a["unacked"], a["notsent"], a["ca"], a["flags"]) == \
+        ("7446299b", "10", "3", "100", "reno", "Mmec")
+    assert churn.can_send(a) and not churn.can_send(b)
+
+
+def _snap(t, ss_ns, msk_token, subflows, seen=None):
+    """One trace line: ss's view of one connection (subflows: (port, state, flags)) and the rule's record."""
+    snap = {"t": t, "ss_ns": ss_ns, "msk": {"10.0.0.1:1000": {"token": msk_token}},
+            "sf": [{"local": f"10.0.0.1:{port}", "state": st, "flags": fl, "rtt": "50/5", "token": msk_token}
+                   for port, st, fl in subflows]}
+    if seen is not None:
+        snap["seen"] = {msk_token.lstrip("0"): seen}
+    return snap
+
+
+def test_subflow_set_check_finds_a_closed_subflow_still_counted(tmp_path):
+    s = 10**9
+    est = [(1000, "ESTAB", "Mmec"), (2000, "ESTAB", "Jjec")]
+    lines = [
+        # agree: the rule summed over both established subflows
+        _snap(1.0, [1 * s, 1 * s + 10**7], "0abc", est, {"ktime_ns": 1 * s + 5 * 10**6, "lport": [1000, 2000]}),
+        # the rule still counts port 3000, which ss shows closing (LAST-ACK): a mismatch
+        _snap(2.0, [2 * s, 2 * s + 10**7], "0abc", est + [(3000, "LAST-ACK", "Jjec")],
+              {"ktime_ns": 2 * s, "lport": [1000, 2000, 3000]}),
+        # a join whose handshake is pending (j without e) does not count: agree
+        _snap(3.0, [3 * s, 3 * s + 10**7], "0abc", est + [(4000, "ESTAB", "Jj")],
+              {"ktime_ns": 3 * s, "lport": [1000, 2000]}),
+        # the rule's walk was 2 s before ss's read: not compared
+        _snap(4.0, [6 * s, 6 * s + 10**7], "0abc", est, {"ktime_ns": 4 * s, "lport": [1000]}),
+        # a churn event between the two reads: not compared
+        _snap(5.0, [8 * s, 8 * s + 10**7], "0abc", est, {"ktime_ns": 8 * s, "lport": [1000]}),
+    ]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    chk = churn.check_subflow_sets(trace, done=[(7.8, 7.81)])
+    assert (chk["compared"], chk["mismatched"]) == (3, 1)
+    assert (chk["skipped_not_simultaneous"], chk["skipped_near_event"]) == (1, 1)
+    bad = chk["first_mismatches"][0]
+    assert bad["rule"] == [1000, 2000, 3000] and bad["ss"] == [1000, 2000]
+
+
+# --- the soak (root) ----------------------------------------------------------------------------
+@pytest.fixture(scope="module", params=["alternate", "random"])
+def soak(request, tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops, network namespaces)")
     from mpcc.testbed import bpf
     problem = bpf.environment_problem()
     if problem:
         pytest.skip(problem)
-    import churn
-    return churn.run("balia", conns=10, secs=20.0, rate_mbit=10.0)
+    trace = tmp_path_factory.mktemp("churn") / "trace.jsonl"
+    return churn.run("balia", conns=10, secs=20.0, rate_mbit=10.0, pattern=request.param, seed=SEED, trace=trace)
 
 
 def test_churn_really_happened(soak):
-    # one endpoint toggle and one link toggle per second, ~20 of each
-    assert soak["events"]["endpoint_del"] >= 8 and soak["events"]["endpoint_add"] >= 8
-    assert soak["events"]["link_down"] >= 8 and soak["events"]["link_up"] >= 8
+    ev = soak["events"]
     assert soak["client"]["errors"] == []
     assert soak["windows"] == 2 * 10
+    assert ev["endpoint_refused"] == 0
+    if soak["pattern"] == "alternate":   # one endpoint toggle and one link toggle per second
+        assert ev["endpoint_del"] >= 8 and ev["endpoint_add"] >= 8
+        assert ev["link_down"] >= 8 and ev["link_up"] >= 8
+    else:
+        assert ev["endpoint_del"] + ev["endpoint_add"] >= 10 and ev["link_down"] >= 6
 
 
 def test_no_kernel_warning_and_nothing_left_behind(soak):
@@ -39,7 +145,22 @@ def test_no_kernel_warning_and_nothing_left_behind(soak):
     assert soak["netns_left"] == []
 
 
-@pytest.mark.xfail(reason="issue 15 item 2: with BPF balia/lia a few 10 s windows carry no data under churn "
-                          "(not yet fixed); this run is short, so it often passes", strict=False)
+def test_no_window_jump(soak):
+    # snd_cwnd never more than doubles outside slow start's and the rule's own steps, and ssthresh()
+    # never exceeds the window it reduces (bpf/include/mpcc_kern.h: mpcc_jumps)
+    assert soak["cwnd_jumps"]["count"] == 0, soak["cwnd_jumps"]["last"][:3]
+
+
+def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
+    chk = soak["subflow_set_check"]
+    if "skipped" in chk:
+        pytest.skip(chk["skipped"])
+    assert chk["compared"] >= 1, chk      # 10 connections × 20 s: few seconds are free of churn events
+    assert chk["mismatched"] == 0, chk["first_mismatches"]
+
+
+@pytest.mark.xfail(reason="issue 15 item 2: 10 s windows without progress happen under this churn with the "
+                          "kernel's own reno and cubic as well (upstream MPTCP, not the coupled rule: "
+                          "bench/kernel/CHURN.md); this run is short, so it often passes", strict=False)
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []

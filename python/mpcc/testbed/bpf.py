@@ -544,14 +544,16 @@ def _trace_maps(algo) -> dict[str, int]:
     if kname not in ids:
         raise MpccError(f"{kname} is not loaded")
     dump = _run([_tool("bpftool"), "-j", "struct_ops", "dump", "id", str(ids[kname])], "struct_ops dump")
-    m = re.search(r"cong_avoid/prog_id:(\d+)", dump)
-    if not m:
+    progs = re.findall(r"(?:cong_avoid|ssthresh)/prog_id:(\d+)", dump)
+    if not progs:
         raise MpccError(f"{kname}: no cong_avoid program in its struct_ops")
-    prog = json.loads(_run([_tool("bpftool"), "-j", "prog", "show", "id", m.group(1)], "prog show"))
     out = {}
-    for mid in prog.get("map_ids", []):
-        m = json.loads(_run([_tool("bpftool"), "-j", "map", "show", "id", str(mid)], "map show"))
-        out[m["name"]] = mid
+    for pid in progs:
+        prog = json.loads(_run([_tool("bpftool"), "-j", "prog", "show", "id", pid], "prog show"))
+        for mid in prog.get("map_ids", []):
+            if mid not in out.values():
+                m = json.loads(_run([_tool("bpftool"), "-j", "map", "show", "id", str(mid)], "map show"))
+                out[m["name"]] = mid
     return out
 
 
@@ -584,3 +586,50 @@ def trace_read(algo) -> dict[str, dict]:
             rec["adapt_in"] = dict(zip(("value", "q_sum", "q_n", "lost", "sent"), cwnd[:5]))
         out[("ack", "loss", "update", "adapt")[key]] = rec
     return out
+
+
+_SEEN_LAYOUT = struct.Struct("<QII8I8I8I")   # struct mpcc_seen in bpf/include/mpcc_kern.h
+
+
+def seen_read(algo) -> dict[int, dict]:
+    """The subflow set the coupled rule last summed over, per MPTCP connection (recorded while
+    trace_set(algo, True)): {token: {"ktime_ns", "n", "self", "lport", "cwnd", "srtt"}} with the
+    connection's local token (as ``ss -M`` shows it) and, per counted route, the subflow's local
+    port, snd_cwnd (packets) and srtt_us (1/8 µs) as the rule read them."""
+    mid = _trace_maps(algo)["mpcc_seen"]
+    rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the subflow sets")
+                      or "[]")
+    out = {}
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        v = _SEEN_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
+        n = min(v[1], 8)
+        out[key] = {"ktime_ns": v[0], "n": n, "self": v[2], "lport": list(v[3:3 + n]),
+                    "cwnd": list(v[11:11 + n]), "srtt": list(v[19:19 + n])}
+    return out
+
+
+_JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthresh", "prior_cwnd", "prior_ssthresh",
+                "ca_state", "packets_out", "sacked_out", "lost_out", "retrans_out", "prr_delivered", "prr_out",
+                "acked", "count")
+_JUMP_LAYOUT = struct.Struct("<Q16I")   # struct mpcc_jump in bpf/include/mpcc_kern.h
+_JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)"}
+
+
+def jumps_read(algo) -> dict:
+    """The window-jump check's record (always on): {"count": violations seen, "last": up to 64 of
+    them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd, ca_state, ...)}."""
+    mid = _trace_maps(algo)["mpcc_jumps"]
+    rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading the window jumps")
+                      or "[]")
+    out, count = [], 0
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        rec = dict(zip(_JUMP_FIELDS, _JUMP_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))))
+        if key == 64:
+            count = rec["count"]
+        elif rec["kind"]:
+            rec["kind"] = _JUMP_KINDS.get(rec["kind"], rec["kind"])
+            out.append(rec)
+    return {"count": count, "last": sorted(out, key=lambda r: r["ktime_ns"])}
+
