@@ -43,3 +43,7 @@ def kernel_cells(keys, measure) -> dict:
 def failed(cell) -> str | None:
     """The reason a cell of :func:`kernel_cells` failed, else None."""
     return cell.get("failed") if isinstance(cell, dict) else None
+
+
+#: The note of a kernel cell whose run failed (after one retry).
+FAILED_NOTE = "run failed (retried once)"

@@ -13,7 +13,7 @@ from pathlib import Path
 from .table import Reproduction
 
 #: Bar colour and label per source (the same in every figure).
-STYLE = {"paper": ("#444444", "paper"), "fluid": ("#1f77b4", "fluid model"),
+STYLE = {"paper": ("#444444", "paper"), "model": ("#9467bd", "model"), "fluid": ("#1f77b4", "fluid model"),
          "sim": ("#ff7f0e", "simulator"), "testbed": ("#2ca02c", "kernel")}
 
 

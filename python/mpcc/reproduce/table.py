@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from rich.console import Console
     from rich.table import Table
 
-SOURCES = ("paper", "fluid", "sim", "testbed")
+SOURCES = ("paper", "model", "fluid", "sim", "testbed")  # "model": closed forms / window model (Jiang)
 
 
 @dataclass

@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from ...errors import MpccError
+from ..common import FAILED_NOTE
 from ..table import Cell, Reproduction
 from .budget import BUDGETS, FULL, QUICK, Budget, setups  # noqa: F401
 from .fluid import fluid_column
@@ -51,7 +52,7 @@ def _failed(rep: Reproduction, source: str, cells: tuple, a: str, vals: dict, fa
     if "failed" not in vals:
         return False
     for table, quantity in cells:
-        rep.put(source, table, quantity, a, Cell(None, note="run failed (retried once)"))
+        rep.put(source, table, quantity, a, Cell(None, note=FAILED_NOTE))
     failures.append(f"{cells[0][0]} {a}: {vals['failed']}")
     return True
 
