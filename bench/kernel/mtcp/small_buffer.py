@@ -8,15 +8,14 @@
   buffer3   buffer 3 instead of 2 (linkem counts the packet in service; ns-2's queue limit does not)
   ci2, ci2-quickack   coupled-increase (BPF MTCP α = 1, β = 0), n = 2, without / with quickack
 
-Root; each run under the shared bench lock (one acquisition per run).
+Root; run the whole script under the shared bench lock (~3 min).
 
-    sudo .venv/bin/python bench/kernel/mtcp/small_buffer.py OUTDIR [--duration 20] [--variants ...]
+    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/mtcp/small_buffer.py OUTDIR [--duration 20] [--variants ...]
 """
 
 from __future__ import annotations
 
 import argparse
-import fcntl
 import json
 import subprocess
 import sys
@@ -56,11 +55,9 @@ def run(name: str, duration: float, out: Path) -> dict:
         text = text.replace('algorithm = "coupled-increase"', 'algorithm = "reno"')
     s = scen.loads(text, f"<{name}>")
     st = engine.settings_from(s, duration_s=duration, warmup_s=duration / 4, sample_ms=10)
-    with open("/tmp/mpcc-bench.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        load = open("/proc/loadavg").read().split()[0]
-        started = time.strftime("%H:%M:%S", time.gmtime())
-        r, sms = engine.run_detailed(s, st, out / name, progress=False, on_built=_hook(quickack, fq))
+    load = open("/proc/loadavg").read().split()[0]
+    started = time.strftime("%H:%M:%S", time.gmtime())
+    r, sms = engine.run_detailed(s, st, out / name, progress=False, on_built=_hook(quickack, fq))
     links = r.links.values()
     sent = sum(lk.extra["arrivals"] for lk in links)
     row = {"variant": name, "algorithm": algo, "n": n, "buffer_pkts": buf, "quickack": quickack, "fq": fq,
