@@ -4,9 +4,11 @@
   base      kernel Reno, one path (no BPF: is it ours?)
   quickack  + the receiver acknowledges every segment (route option ``quickack 1`` in the server
             namespace): no delayed ACK, so the sender no longer answers one ACK with 2–3 segments
-  fq        + fq qdisc on the sender's device: the kernel paces TCP (no back-to-back bursts)
+  fq        + fq qdisc on the sender's device: the kernel paces TCP (no back-to-back bursts);
+            needs sch_fq, which the test machine's kernel does not have
   buffer3   buffer 3 instead of 2 (linkem counts the packet in service; ns-2's queue limit does not)
-  ci2, ci2-quickack   coupled-increase (BPF MTCP α = 1, β = 0), n = 2, without / with quickack
+  ci2, ci2-quickack, ci2-buffer3   coupled-increase (BPF MTCP α = 1, β = 0), n = 2: as base, with
+            quickack, with buffer 3
 
 Root; run the whole script under the shared bench lock (~3 min).
 
@@ -33,6 +35,7 @@ VARIANTS = {  # name: (algorithm, n, buffer, quickack, fq)
     "buffer3": ("reno", 1, 3, False, False),
     "ci2": ("coupled-increase", 2, 2, False, False),
     "ci2-quickack": ("coupled-increase", 2, 2, True, False),
+    "ci2-buffer3": ("coupled-increase", 2, 3, False, False),
 }
 
 
