@@ -5,8 +5,10 @@ keeps the paths busier than coupling both phases (Fully Coupled, α = β = 1): t
 and Fig. 9 (closed forms at this buffer: 1.0 vs 0.83; packet simulator 0.94 vs 0.68).
 
 Root, MPTCP, BPF struct_ops and a built linkem; skips otherwise. Two 12 s runs (~35 s with the
-namespace set-up); run it under `flock /tmp/mpcc-bench.lock` on a shared machine. The margin is
-from bench/kernel/RESULTS.md §11 (three repetitions).
+namespace set-up); run it under `flock /tmp/mpcc-bench.lock` on a shared machine. Three
+repetitions of exactly this run (bench/kernel/RESULTS.md §11.2, 2026-11-24): coupled-increase
+0.899 / 0.923 / 0.911, fully-coupled 0.501 / 0.560 / 0.632 — the smallest gap 0.27, the lowest
+coupled-increase 0.90; the assertions leave room for both.
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import os
 import pytest
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+
+MARGIN = 0.1  # U(coupled-increase) − U(fully-coupled) at least this (measured ≥ 0.27)
 
 
 def test_coupled_increase_uses_more_of_two_paths_than_fully_coupled():
@@ -31,5 +35,3 @@ def test_coupled_increase_uses_more_of_two_paths_than_fully_coupled():
     assert ci >= 0.8, f"coupled-increase U = {ci:.3f}: single-path TCP alone fills ≥ 0.75 (§3.2.2, κ = 1.48)"
     assert ci > fc + MARGIN, f"coupled-increase U = {ci:.3f} not above fully-coupled {fc:.3f} + {MARGIN}"
 
-
-MARGIN = 0.1

@@ -45,7 +45,7 @@ def main() -> int:
     with open(a.out, "a") as f:
         for key, v in res.items():
             v = {k: x for k, x in v.items() if k != "trace"}
-            row = {"what": a.what, "key": list(key), "duration_s": a.duration, "warmup_s": warm, "runs": a.runs,
+            row = {"what": a.what, "key": list(key), "run_s": a.duration, "warmup_s": warm, "runs": a.runs,
                    **({"loss": a.loss} if a.what == "flap" else {}), **stamp, **v}
             f.write(json.dumps(row) + "\n")
             print(json.dumps(row), flush=True)
