@@ -10,7 +10,7 @@ budgets:
 * :data:`FULL` (``--kernel-budget full``): 3 runs per cell, 120 s (Figs. 9–10, n = 1…4, buffers
   10…84 packets) and 300 s (flappiness, n = 2, 3, 4): several hours.
 
-A cell shorter than the report's run is marked † (:func:`setups`).
+A cell shorter than the report's run is marked † (:func:`.columns.setups`).
 """
 
 from __future__ import annotations
@@ -44,17 +44,3 @@ FULL = Budget("full", tuple((n, b) for b in (10, 20, 42, 84) for n in (1, 2, 3, 
               (2, 3, 4), KernelRun(3, 300.0, 10.0))
 
 BUDGETS = {"quick": QUICK, "full": FULL}
-
-
-def setups(b: Budget, sim_util_s: float, sim_flap_s: float, sim_runs: int) -> dict[str, dict[str, dict]]:
-    """``{table: {source: {"text": …, "shortened": bool}}}`` for the sim and kernel columns of the
-    two measured tables; shortened = shorter than the report's ns-2 run."""
-    from .columns import T_FLAP, T_UTIL
-
-    def one(runs: int, secs: float, paper_s: float) -> dict:
-        text = f"{runs} run{'s' if runs != 1 else ''} × {secs:g} s"
-        return {"text": text + (f"; report: 1 × {paper_s:g} s" if secs < paper_s else ""), "shortened": secs < paper_s}
-
-    return {T_UTIL: {"sim": one(1, sim_util_s, PAPER_UTIL_S), "testbed": one(b.util.runs, b.util.duration_s, PAPER_UTIL_S)},
-            T_FLAP: {"sim": one(sim_runs, sim_flap_s, PAPER_FLAP_S),
-                     "testbed": one(b.flap.runs, b.flap.duration_s, PAPER_FLAP_S)}}

@@ -22,7 +22,7 @@ from ...errors import MpccError
 from ...mtc import flappiness as fl, utilization as ut
 from ..common import FAILED_NOTE, failed
 from ..table import Cell, Reproduction
-from .budget import QUICK, Budget, setups
+from .budget import PAPER_FLAP_S, PAPER_UTIL_S, QUICK, Budget
 from .plots import ALG_LABEL
 
 T_UTIL, T_FLAP, T_ORDER = "Figs. 9–10 utilisation", "Flappiness", "Orderings"
@@ -45,6 +45,18 @@ def q_flap(metric: str, n: int) -> str:
 
 def _cells_util(b: Budget):
     return sorted(b.util_cells, key=lambda c: (c[1], c[0]))
+
+
+def setups(b: Budget, sim_util_s: float, sim_flap_s: float, sim_runs: int) -> dict[str, dict[str, dict]]:
+    """``{table: {source: {"text": …, "shortened": bool}}}`` for the sim and kernel columns of the
+    two measured tables; shortened = shorter than the report's ns-2 run."""
+    def one(runs: int, secs: float, paper_s: float) -> dict:
+        text = f"{runs} run{'s' if runs != 1 else ''} × {secs:g} s"
+        return {"text": text + (f"; report: 1 × {paper_s:g} s" if secs < paper_s else ""), "shortened": secs < paper_s}
+
+    return {T_UTIL: {"sim": one(1, sim_util_s, PAPER_UTIL_S), "testbed": one(b.util.runs, b.util.duration_s, PAPER_UTIL_S)},
+            T_FLAP: {"sim": one(sim_runs, sim_flap_s, PAPER_FLAP_S),
+                     "testbed": one(b.flap.runs, b.flap.duration_s, PAPER_FLAP_S)}}
 
 
 def paper_column(rep: Reproduction, algos, b: Budget) -> None:
