@@ -132,3 +132,39 @@ def test_quick_budget_is_a_few_minutes_and_full_is_longer():
     assert jb.QUICK.kernel_seconds(4) <= 6 * 60
     assert jb.FULL.kernel_seconds(4) > 10 * jb.QUICK.kernel_seconds(4)
     assert all(c in jb.FULL.util_cells for c in ((2, 20), (4, 20), (2, 84)))
+
+
+def test_cli_prints_the_table_and_an_unavailable_kernel_is_one_line_exit_2(tmp_path, monkeypatch, capsys):
+    import click
+
+    from mpcc import cli
+    from mpcc.mtc import cli as mtc_cli
+
+    @click.command()
+    @click.option("--out-dir")
+    @click.option("--quick", is_flag=True)
+    @click.option("--fmt")
+    def no_figures(out_dir, quick, fmt):  # the report's figures are tested in test_mtc_cli.py
+        pass
+
+    def refuse(*a, **k):
+        raise EnvironmentProblem("the kernel testbed needs root (fix: run as root)")
+
+    monkeypatch.setattr(mtc_cli, "figures_cmd", no_figures)
+    monkeypatch.setattr(jt, "utilisation", refuse)
+    monkeypatch.setattr(jc, "reproduce", lambda engines, **kw: _real(engines, **{**kw, "level": "smoke"}))
+    out = tmp_path / "j"
+    with pytest.raises(SystemExit) as e:
+        cli.main(["reproduce", "jiang2011", "--engine", "model", "--engine", "testbed", "--out", str(out),
+                  "--no-progress"])
+    err = capsys.readouterr()
+    assert e.value.code == 2
+    assert err.err.strip().splitlines() == ["mpcc: error: kernel: the kernel testbed needs root (fix: run as root) "
+                                            "— every other cell was computed and kept"]
+    assert "Coupled Increase" in err.out and "unavailable" in err.out
+    saved = json.loads((out / "results.json").read_text())
+    assert saved["columns"]["testbed"]["error"] and "model" in saved["columns"]
+    assert (out / "REPORT.md").exists() and (out / "engines_fig9_10.png").exists()
+
+
+_real = jc.reproduce
