@@ -6,7 +6,7 @@ and Fig. 9 (closed forms at this buffer: 1.0 vs 0.83; packet simulator 0.94 vs 0
 
 Root, MPTCP, BPF struct_ops and a built linkem; skips otherwise. Two 12 s runs (~35 s with the
 namespace set-up); run it under `flock /tmp/mpcc-bench.lock` on a shared machine. Three
-repetitions of exactly this run (bench/kernel/RESULTS.md §11.2, 2026-11-24): coupled-increase
+repetitions of exactly this run (bench/kernel/RESULTS.md §14.2, 2026-11-24): coupled-increase
 0.899 / 0.923 / 0.911, fully-coupled 0.501 / 0.560 / 0.632 — the smallest gap 0.27, the lowest
 coupled-increase 0.90; the assertions leave room for both.
 """
