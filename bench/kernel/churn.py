@@ -405,7 +405,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
         seed: int = 0, trace: Path | None = None, rmem: str | None = None) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot)."""
-    from mpcc.testbed import bpf
+    from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed)
@@ -433,7 +433,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             # the rule's record is ours to switch on only if this run registered the program
             own = not builtin and reg.created
             if trace and own:
-                bpf.trace_set(algo, True)
+                bpf_records.trace_set(algo, True)
             if trace:
 
                 def sampler(f=open(trace, "w")):
@@ -443,7 +443,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                             snap = subflow_snapshot(lab.ns["cli"])
                             snap["ss_ns"] = [a, time.monotonic_ns()]
                             if own:
-                                snap["seen"] = {f"{k:x}": v for k, v in bpf.seen_read(algo).items()}
+                                snap["seen"] = {f"{k:x}": v for k, v in bpf_records.seen_read(algo).items()}
                             snap["t"] = round(time.monotonic() - t0, 2)
                             f.write(json.dumps(snap) + "\n")
                 tracer = threading.Thread(target=sampler, daemon=True)
@@ -469,12 +469,12 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             if trace:
                 tracer.join(timeout=10)
                 if own:
-                    bpf.trace_set(algo, False)
+                    bpf_records.trace_set(algo, False)
                     res["subflow_set_check"] = check_subflow_sets(trace, done)
                 elif not builtin:
                     res["subflow_set_check"] = {"skipped": "the registration is shared with another process"}
             if not builtin:
-                res["cwnd_jumps"] = bpf.jumps_read(algo)
+                res["cwnd_jumps"] = bpf_records.jumps_read(algo)
             res["plan_events"] = len(plan)
             res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])

@@ -30,8 +30,6 @@
 char _license[] SEC("license") = "GPL";
 
 extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 extern __u32 tcp_slow_start(struct tcp_sock *tp, __u32 acked) __ksym;
 extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 
@@ -59,146 +57,6 @@ struct mpcc_ca {
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
-
-/* Window-jump check (always on, records only on a violation): snd_cwnd more than doubled (+64)
- * since the last cong_avoid left it, beyond what an undo may restore (prior_cwnd), or within one
- * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of
- * MPCC_JUMPS entries; bench/kernel/churn.py reads it). */
-#define MPCC_JUMPS 64
-enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4 };
-struct mpcc_jump {
-	__u64 ktime_ns;
-	__u32 kind, lport;
-	__u32 cwnd_before, cwnd_after, ssthresh, prior_cwnd, prior_ssthresh, ca_state;
-	__u32 packets_out, sacked_out, lost_out, retrans_out, prr_delivered, prr_out, acked, count;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MPCC_JUMPS + 1);     /* entry MPCC_JUMPS: .count = jumps seen */
-	__type(key, __u32);
-	__type(value, struct mpcc_jump);
-} mpcc_jumps SEC(".maps");
-
-/* Opt-in trace of the last computation (tests/kernel/test_bpf_kernel.py checks that the kernel's
- * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
- * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
- * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route), 2 = last periodic update (MPCC_PERIODIC;
- * the new window, packets · 2^32, in dec; c->adapted in adapted), 3 = last slow-timescale
- * adaptation (MPCC_ADAPT; the five fields of struct mpcc_adapt_in in cwnd[0..4], the result in
- * dec). In the per-ACK update (MPCC_PER_ACK), entry 0 has per_ack = 1 and dec = the counter
- * increment of inc (mpcc_counter_increment, two's complement). */
-struct mpcc_trace {
-	struct bpf_spin_lock lock;
-	__u32 n;
-	__u32 self;
-	__u32 ssthresh;
-	__u32 per_ack;
-	__u64 cwnd[MPCC_MAX_ROUTES];
-	__u64 rtt[MPCC_MAX_ROUTES];
-	__u64 ell[MPCC_MAX_ROUTES];
-	__u64 base_rtt[MPCC_MAX_ROUTES];
-	__s64 inc;
-	__u64 dec;
-	__u64 samples;
-	__u64 adapted;
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, __u32);
-} mpcc_trace_on SEC(".maps");
-
-struct {
-	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, 4);
-	__type(key, __u32);
-	__type(value, struct mpcc_trace);
-} mpcc_trace SEC(".maps");
-
-static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, __u32 self,
-					__s64 inc, __u64 dec, __u32 ssthresh, __u32 min_routes, __u32 per_ack)
-{
-	__u32 zero = 0, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
-	struct mpcc_trace *t;
-	__u32 k;
-
-	if (!on || !*on || c->n < min_routes)
-		return;
-	t = bpf_map_lookup_elem(&mpcc_trace, &kind);
-	if (!t)
-		return;
-	bpf_spin_lock(&t->lock);      /* irqs off: no torn record across CPUs or contexts */
-	t->n = c->n;
-	t->self = self;
-	t->inc = inc;
-	t->dec = dec;
-	t->ssthresh = ssthresh;
-	t->per_ack = per_ack;
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		t->cwnd[k] = c->cwnd[k];
-		t->rtt[k] = c->rtt[k];
-		t->ell[k] = c->ell[k];
-		t->base_rtt[k] = c->base_rtt[k];
-	}
-	t->adapted = c->adapted;
-	t->samples++;
-	bpf_spin_unlock(&t->lock);
-}
-
-#if MPCC_ADAPT
-static __always_inline void mpcc_record_adapt(const struct mpcc_adapt_in *a, __u64 out)
-{
-	__u32 zero = 0, kind = 3, *on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
-	struct mpcc_trace *t;
-
-	if (!on || !*on)
-		return;
-	t = bpf_map_lookup_elem(&mpcc_trace, &kind);
-	if (!t)
-		return;
-	bpf_spin_lock(&t->lock);
-	t->n = 1;
-	t->cwnd[0] = a->value;
-	t->cwnd[1] = a->q_sum;
-	t->cwnd[2] = a->q_n;
-	t->cwnd[3] = a->lost;
-	t->cwnd[4] = a->sent;
-	t->dec = out;
-	t->samples++;
-	bpf_spin_unlock(&t->lock);
-}
-#endif
-/* Opt-in record of the set of subflows the coupled rule last summed over, per MPTCP connection
- * (key: the connection's local token, as `ss -M` and the MPTCP diag show it), when
- * mpcc_trace_on[0] != 0. bench/kernel/churn.py --trace compares it with the kernel's own view
- * (ss: the subflows in state ESTABLISHED/CLOSE_WAIT that are not a pending join) at the same instant.
- * An LRU map: at most MPCC_SEEN_CONNS connections are remembered, freed with the struct_ops. */
-#define MPCC_SEEN_CONNS 4096
-struct mpcc_seen {
-	__u64 ktime_ns;                 /* bpf_ktime_get_ns() (CLOCK_MONOTONIC) of the walk */
-	__u32 n;                        /* routes counted */
-	__u32 self;                     /* index of the subflow running the callback */
-	__u32 lport[MPCC_MAX_ROUTES];   /* local port of each counted subflow */
-	__u32 cwnd[MPCC_MAX_ROUTES];    /* its snd_cwnd (packets) as read */
-	__u32 srtt[MPCC_MAX_ROUTES];    /* its srtt_us (1/8 µs) as read */
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_LRU_HASH);
-	__uint(max_entries, MPCC_SEEN_CONNS);
-	__type(key, __u32);
-	__type(value, struct mpcc_seen);
-} mpcc_seen SEC(".maps");
-
-struct {                                /* the record being filled (too big for the BPF stack) */
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct mpcc_seen);
-} mpcc_seen_scratch SEC(".maps");
 
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
  * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
@@ -239,6 +97,8 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 		return tp->snd_cwnd < 2 * tp->max_packets_out;
 	return false;
 }
+
+#include "mpcc_records.h"
 
 /* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two
  * losses (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
@@ -548,43 +408,6 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 }
 #endif
 
-static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u32 acked)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 key = MPCC_JUMPS, n;
-	struct mpcc_jump *j = bpf_map_lookup_elem(&mpcc_jumps, &key);
-
-	if (!j || !sk)
-		return;
-	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
-	key = n & (MPCC_JUMPS - 1);
-	j = bpf_map_lookup_elem(&mpcc_jumps, &key);
-	if (!j)
-		return;
-	j->ktime_ns = bpf_ktime_get_ns();
-	j->kind = kind;
-	j->lport = sk->__sk_common.skc_num;
-	j->cwnd_before = before;
-	j->cwnd_after = tp->snd_cwnd;
-	j->ssthresh = tp->snd_ssthresh;
-	j->prior_cwnd = tp->prior_cwnd;
-	j->prior_ssthresh = tp->prior_ssthresh;
-	j->ca_state = BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
-	j->packets_out = tp->packets_out;
-	j->sacked_out = tp->sacked_out;
-	j->lost_out = tp->lost_out;
-	j->retrans_out = tp->retrans_out;
-	j->prr_delivered = tp->prr_delivered;
-	j->prr_out = tp->prr_out;
-	j->acked = acked;
-	j->count = n + 1;
-}
-
-static __always_inline int mpcc_jumped(__u32 before, __u32 after)
-{
-	return after > 2 * (__u64)before + 64;
-}
-
 /* Congestion avoidance: slow start as tcp_slow_start(), then add I_r per ACKed packet to the
  * accumulator and move snd_cwnd by whole packets when it passes ±1 (like tcp_cong_avoid_ai). */
 static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
@@ -658,6 +481,24 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	ca->acc = acc;
 }
 
+/* Reno's ssthresh and undo (tcp_reno_ssthresh, tcp_reno_undo_cwnd) computed here rather than
+ * called as kfuncs: the same values, one fewer kernel symbol to resolve on older kernels, and
+ * the fallback path of mpcc_ssthresh (a socket that is not an MPTCP subflow, or one leaving
+ * its connection under churn) no longer returns through a kfunc call — suspected in the
+ * ssthresh of 0x81104410 (the low half of a kernel text address) seen under churn
+ * (bench/kernel/CHURN.md §3). */
+static __always_inline __u32 mpcc_reno_ssthresh(const struct tcp_sock *tp)
+{
+	__u32 half = tp->snd_cwnd >> 1;
+
+	return half > 2 ? half : 2;
+}
+
+static __always_inline __u32 mpcc_reno_undo_cwnd(const struct tcp_sock *tp)
+{
+	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+}
+
 /* On a loss: ssthresh = max(w_r − D_r, min_cwnd) (Peng et al. §V: min 1 for Balia and Coupled
  * with more than one route, else 2), rounded down like Reno's max(w/2, 2). */
 static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
@@ -675,7 +516,7 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	}
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
 	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
-		return tcp_reno_ssthresh(sk);
+		return mpcc_reno_ssthresh(tp);
 	self &= MPCC_MAX_ROUTES - 1;
 	dec = mpcc_on_loss(&c, self, &p);
 	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
@@ -712,7 +553,7 @@ __u32 BPF_PROG(algo##_ssthresh, struct sock *sk)					\
 SEC("struct_ops")									\
 __u32 BPF_PROG(algo##_undo_cwnd, struct sock *sk)					\
 {											\
-	return tcp_reno_undo_cwnd(sk);							\
+	return mpcc_reno_undo_cwnd(tcp_sk(sk));						\
 }											\
 											\
 SEC(".struct_ops")									\

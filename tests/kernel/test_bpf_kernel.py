@@ -27,7 +27,7 @@ _SKIP = environment_problem()
 pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
 
 if _SKIP is None:
-    from mpcc.testbed import bpf
+    from mpcc.testbed import bpf, bpf_records
     ALGOS = bpf.algorithms()
 else:  # pragma: no cover - collected but skipped
     from mpcc.testbed.bpf_sources import algorithms as _discovered
@@ -369,12 +369,12 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
     port = 5400 + TRACED.index(algo)
     sp, lib = bpf.spec(algo), host_math(algo)
     with _load(algo) as reg:
-        bpf.trace_set(algo, True)
+        bpf_records.trace_set(algo, True)
         try:
             _transfer(two_paths, port, reg.kernel_name, secs=2.0)
-            tr = bpf.trace_read(algo)
+            tr = bpf_records.trace_read(algo)
         finally:
-            bpf.trace_set(algo, False)
+            bpf_records.trace_set(algo, False)
     for kind in ("ack", "loss"):
         t = tr[kind]
         assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"
@@ -406,12 +406,12 @@ def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_mat
         sp, lib = bpf.spec(algo), host_math(algo)
         assert (sp.kernel_name == "mpcc_ewtcp") == (a == 1.0)
         with _load(algo) as reg:
-            bpf.trace_set(algo, True)
+            bpf_records.trace_set(algo, True)
             try:
                 sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=2.0)
-                tr = bpf.trace_read(algo)
+                tr = bpf_records.trace_read(algo)
             finally:
-                bpf.trace_set(algo, False)
+                bpf_records.trace_set(algo, False)
         assert received == sent > 10_000_000 and {s["ca"] for s in subflows} == {sp.kernel_name}
         ack, loss = tr["ack"], tr["loss"]
         assert ack["samples"] > 0 and ack["n"] == 1, ack      # I_r = a/w_r reads route r only
@@ -427,12 +427,12 @@ def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_mat
 
 def _traced_transfer(two_paths, algo, port, secs=2.0):
     with _load(algo) as reg:
-        bpf.trace_set(algo, True)
+        bpf_records.trace_set(algo, True)
         try:
             sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=secs)
-            tr = bpf.trace_read(algo)
+            tr = bpf_records.trace_read(algo)
         finally:
-            bpf.trace_set(algo, False)
+            bpf_records.trace_set(algo, False)
     assert received == sent > 10_000_000 and {s["ca"] for s in subflows} == {reg.kernel_name}
     return tr
 

@@ -1,0 +1,115 @@
+"""Reading the BPF programs' diagnostic records (bpf/include/mpcc_records.h) through bpftool:
+the opt-in trace of the last on_ack/on_loss computation (tests/kernel/test_bpf_kernel.py compares
+it with the host build), the opt-in record of the subflows the coupled rule summed over
+(bench/kernel/churn.py compares it with ``ss -M``), and the always-on window-jump check."""
+
+from __future__ import annotations
+
+import json
+import re
+import struct
+
+from ..errors import MpccError
+from .bpf import bpftool, kernel_name, registered
+
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQ")   # struct mpcc_trace in bpf/include/mpcc_records.h
+
+
+def _trace_maps(algo) -> dict[str, int]:
+    """Map ids (mpcc_trace_on, mpcc_trace) of the registered struct_ops of this algorithm (found
+    through its cong_avoid program, so parameter sets of one algorithm, whose programs share
+    names, are told apart)."""
+    kname = kernel_name(algo)
+    ids = registered()
+    if kname not in ids:
+        raise MpccError(f"{kname} is not loaded")
+    dump = bpftool(["-j", "struct_ops", "dump", "id", str(ids[kname])], "struct_ops dump")
+    progs = re.findall(r"(?:cong_avoid|ssthresh)/prog_id:(\d+)", dump)
+    if not progs:
+        raise MpccError(f"{kname}: no cong_avoid program in its struct_ops")
+    out = {}
+    for pid in progs:
+        prog = json.loads(bpftool(["-j", "prog", "show", "id", pid], "prog show"))
+        for mid in prog.get("map_ids", []):
+            if mid not in out.values():
+                m = json.loads(bpftool(["-j", "map", "show", "id", str(mid)], "map show"))
+                out[m["name"]] = mid
+    return out
+
+
+def trace_set(algo, on: bool) -> None:
+    """Turn the program's record of its last on_ack/on_loss computation on or off."""
+    mid = _trace_maps(algo)["mpcc_trace_on"]
+    bpftool(["map", "update", "id", str(mid), "key", "0", "0", "0", "0",
+          "value", str(int(on)), "0", "0", "0"], "enabling the trace")
+
+
+def trace_read(algo) -> dict[str, dict]:
+    """The last recorded multi-route computations: {"ack": {...}, "loss": {...}} and, for a
+    periodic algorithm, {"update": {...}}, with n, self, cwnd (packets·2^32), rtt (srtt_us), ell,
+    base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32;
+    in the per-ACK update's "ack" entry the counter increment, two's complement), ssthresh,
+    samples, per_ack (1: the per-ACK update computed it), adapted (the adapted parameter the update
+    used; 0 = as loaded); with MPCC_ADAPT also {"adapt": {..., "adapt_in": {value, q_sum, q_n,
+    lost, sent}, "dec": result}}."""
+    mid = _trace_maps(algo)["mpcc_trace"]
+    rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
+    out = {}
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
+        _, n, self_, ssthresh, per_ack, *rest = v
+        cwnd, rtt, ell, base, (inc, dec, samples, adapted) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:36]
+        rec = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt, "ell": ell, "base_rtt": base,
+               "inc": inc, "dec": dec, "samples": samples, "per_ack": per_ack, "adapted": adapted}
+        if key == 3:   # MPCC_ADAPT: struct mpcc_adapt_in in cwnd[0..4], the result in dec
+            rec["adapt_in"] = dict(zip(("value", "q_sum", "q_n", "lost", "sent"), cwnd[:5]))
+        out[("ack", "loss", "update", "adapt")[key]] = rec
+    return out
+
+
+_SEEN_LAYOUT = struct.Struct("<QII8I8I8I")   # struct mpcc_seen in bpf/include/mpcc_records.h
+
+
+def seen_read(algo) -> dict[int, dict]:
+    """The subflow set the coupled rule last summed over, per MPTCP connection (recorded while
+    trace_set(algo, True)): {token: {"ktime_ns", "n", "self", "lport", "cwnd", "srtt"}} with the
+    connection's local token (as ``ss -M`` shows it) and, per counted route, the subflow's local
+    port, snd_cwnd (packets) and srtt_us (1/8 µs) as the rule read them."""
+    mid = _trace_maps(algo)["mpcc_seen"]
+    rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the subflow sets")
+                      or "[]")
+    out = {}
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        v = _SEEN_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
+        n = min(v[1], 8)
+        out[key] = {"ktime_ns": v[0], "n": n, "self": v[2], "lport": list(v[3:3 + n]),
+                    "cwnd": list(v[11:11 + n]), "srtt": list(v[19:19 + n])}
+    return out
+
+
+_JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthresh", "prior_cwnd", "prior_ssthresh",
+                "ca_state", "packets_out", "sacked_out", "lost_out", "retrans_out", "prr_delivered", "prr_out",
+                "acked", "count")
+_JUMP_LAYOUT = struct.Struct("<Q16I")   # struct mpcc_jump in bpf/include/mpcc_records.h
+_JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)"}
+
+
+def jumps_read(algo) -> dict:
+    """The window-jump check's record (always on): {"count": violations seen, "last": up to 64 of
+    them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd, ca_state, ...)}."""
+    mid = _trace_maps(algo)["mpcc_jumps"]
+    rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the window jumps")
+                      or "[]")
+    out, count = [], 0
+    for row in rows:
+        key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
+        rec = dict(zip(_JUMP_FIELDS, _JUMP_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))))
+        if key == 64:
+            count = rec["count"]
+        elif rec["kind"]:
+            rec["kind"] = _JUMP_KINDS.get(rec["kind"], rec["kind"])
+            out.append(rec)
+    return {"count": count, "last": sorted(out, key=lambda r: r["ktime_ns"])}
+
