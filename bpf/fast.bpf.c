@@ -2,8 +2,17 @@
 /* FAST TCP — Tang, Wei, Low, Chiang, "Equilibrium of Heterogeneous Congestion Control:
  * Optimality and Stability" (ToN 2010) eq. (1) and Algorithm 2; Wei, Jin, Low, Hegde (ToN 2006).
  * Delay-based, run uncoupled on every subflow: every update_interval_s each route sets
- *     w_r ← min(2 w_r, (1 − γ) w_r + γ (baseRTT_r / RTT_r · w_r + α))                  (1)
- * with baseRTT_r the subflow's minimum RTT (the kernel's tcp_min_rtt) and RTT_r its srtt; there
+ *     w_r ← min(2 w_r, (1 − γ) w_r + γ (baseRTT_r / RTT_r · w_old,r + α))              (1)
+ * with baseRTT_r the subflow's minimum RTT (the kernel's tcp_min_rtt), RTT_r its srtt and w_old,r
+ * the window round(RTT_r / update_interval_s) periodic updates ago, the one the packets whose RTT
+ * was sampled were sent under (as ns-2's FAST module; with the current window instead, updates
+ * much more frequent than the RTT make the window and the queue oscillate). The windows left in
+ * force by the last periodic updates are kept in a ring of FAST_HISTORY per subflow, trimmed to
+ * the last 2·lag + 3 before each push as crates/mpcc-core/src/cc/fast.rs does (lag = the
+ * rounded ratio above), in a BPF socket-storage map (the congestion-control area is full; the
+ * storage is freed with the socket); an RTT longer than FAST_HISTORY updates (20 s at 20 ms)
+ * uses the oldest window kept, and before the first update, or if the storage cannot be
+ * allocated, the current window is used. There
  * is no per-ACK increase (I_r = 0) and no slow start (the 2 w_r cap is FAST's own), and a loss
  * halves the window as in Reno (D_r = w_r / 2, ssthresh ≥ 2). At equilibrium each flow keeps
  * α packets in the queues on its path: x_r (RTT_r − baseRTT_r) = α.
@@ -32,6 +41,7 @@
 #define MPCC_OWN_ROUTE 1
 #define MPCC_PERIODIC 1
 #define MPCC_ADAPT 1
+#define MPCC_WINDOW_HISTORY 1
 #include "mpcc_algo.h"
 
 #define FAST_ALPHA_MIN (1ULL << 24)        /* 2^-8 packets · 2^32 */
@@ -51,19 +61,21 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 	return mpcc_halve_on_loss(c, r);                                   /* D_r = w_r / 2 */
 }
 
-/* eq. (1), packets · 2^32, with α as Algorithm 2 left it (c->adapted) or as loaded */
+/* eq. (1), packets · 2^32, with α as Algorithm 2 left it (c->adapted) or as loaded and w_old
+ * = c->w_old (the current window when 0) */
 MPCC_RULE __u64 mpcc_on_update(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {
 	__u64 gamma, alpha;
-	mn_t w, seen, target;
+	mn_t w, w_old, seen, target;
 
 	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	gamma = p->gamma > (1ULL << 32) ? 1ULL << 32 : p->gamma;
 	alpha = c->adapted ? c->adapted : p->alpha;
 	w = mpcc_route_w(c, r);
-	seen = mn_add(mn_mul(mn_div(mpcc_route_base_tau(c, r), mpcc_route_tau(c, r)), w),
-		      mn_from(alpha, 32));                                 /* baseRTT/RTT · w + α */
+	w_old = c->w_old ? mn_from(c->w_old, MPCC_CWND_SHIFT) : w;
+	seen = mn_add(mn_mul(mn_div(mpcc_route_base_tau(c, r), mpcc_route_tau(c, r)), w_old),
+		      mn_from(alpha, 32));                                 /* baseRTT/RTT · w_old + α */
 	target = mn_add(mn_mul(mn_from((1ULL << 32) - gamma, 32), w), mn_mul(mn_from(gamma, 32), seen));
 	return mn_to_fixed(mn_min(mn_add(w, w), target), MPCC_CWND_SHIFT);
 }
@@ -125,5 +137,124 @@ MPCC_RULE __u64 mpcc_adapt_interval_us(const struct mpcc_params *p)
 		return 0;
 	return ((p->adapt_interval_s >> 8) * 1000000ULL) >> 24;     /* no overflow up to 10^4 s */
 }
+
+#ifdef __bpf__
+/* The kernel glue's FAST-only parts (mpcc_algo.h: MPCC_ADAPT, MPCC_WINDOW_HISTORY). */
+
+
+#if MPCC_ADAPT
+static __always_inline __u32 mpcc_signals(const struct tcp_sock *tp)
+{
+	return tp->lost + tp->delivered_ce;
+}
+
+/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update: one queueing-delay
+ * sample srtt − baseRTT; at the end of each interval, c->adapted ← mpcc_on_adapt over it. The
+ * first interval starts at the first periodic update. Counter differences are taken modulo
+ * 2^32 like the kernel's own. */
+static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	struct mpcc_adapt_in a = {};
+	__u64 iv = mpcc_adapt_interval_us(p), srtt = tp->srtt_us;
+	__u64 base = mpcc_base_rtt(tp->rtt_min.s[0].v, srtt);
+
+	if (!iv)
+		return;
+	if (!ca->ad_stamp) {
+		ca->ad_stamp = now ? now : 1;
+		ca->ad_q_sum = 0;
+		ca->ad_q_n = 0;
+		ca->ad_lost = mpcc_signals(tp);
+		ca->ad_sent = tp->data_segs_out;
+		return;
+	}
+	ca->ad_q_sum += srtt > base ? srtt - base : 0;
+	ca->ad_q_n++;
+	if (now - ca->ad_stamp < iv)
+		return;
+	a.value = ca->adapted;          /* 0 = as loaded: the rule reads its parameter */
+	a.q_sum = ca->ad_q_sum;
+	a.q_n = ca->ad_q_n;
+	a.lost = (__u32)(mpcc_signals(tp) - ca->ad_lost);
+	a.sent = (__u32)(tp->data_segs_out - ca->ad_sent);
+	ca->adapted = mpcc_on_adapt(&a, p);
+	mpcc_record_adapt(&a, ca->adapted);
+	ca->ad_stamp = now ? now : 1;
+	ca->ad_q_sum = 0;
+	ca->ad_q_n = 0;
+	ca->ad_lost = mpcc_signals(tp);
+	ca->ad_sent = tp->data_segs_out;
+}
+#endif
+
+/* FAST_HISTORY (a power of two) windows per subflow: the ring w, its next slot head and the
+ * number kept n (at most FAST_HISTORY). */
+#define FAST_HISTORY 1024
+struct fast_history {
+	__u32 w[FAST_HISTORY];
+	__u32 head;
+	__u32 n;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
+	__type(value, struct fast_history);
+} fast_history SEC(".maps");
+
+/* round(RTT / update_interval_s) from srtt (1/8 µs), as fast.rs rounds it */
+static __always_inline __u64 fast_lag(const struct sock *sk, const struct mpcc_params *p)
+{
+	__u64 iv = mpcc_update_interval_us(p) * 8;
+
+	return iv ? (tcp_sk(sk)->srtt_us + iv / 2) / iv : 0;
+}
+
+/* A socket that ran FAST before (congestion control switched away and back) starts afresh. */
+static __always_inline void mpcc_history_init(struct sock *sk)
+{
+	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, 0);
+
+	if (h) {
+		h->head = 0;
+		h->n = 0;
+	}
+}
+
+/* The window lag updates ago (packets · 2^32), the oldest kept if fewer; 0 = none kept. */
+static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p)
+{
+	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, 0);
+	__u64 lag = fast_lag(sk, p);
+	__u32 n;
+
+	if (!h || !h->n)
+		return 0;
+	n = h->n > FAST_HISTORY ? FAST_HISTORY : h->n;
+	if (lag > n - 1)
+		lag = n - 1;
+	return (__u64)h->w[(h->head - 1 - (__u32)lag) & (FAST_HISTORY - 1)] << MPCC_CWND_SHIFT;
+}
+
+/* Record the window of this update; keep at most 2·lag + 4 (fast.rs: memory follows the RTT). */
+static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w)
+{
+	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	__u64 keep = 2 * fast_lag(sk, p) + 4;
+
+	if (!h)
+		return;
+	if (keep > FAST_HISTORY)
+		keep = FAST_HISTORY;
+	if (h->n >= keep)
+		h->n = keep - 1;
+	h->w[h->head & (FAST_HISTORY - 1)] = w;
+	h->head = (h->head + 1) & (FAST_HISTORY - 1);
+	h->n++;
+}
+#endif
 
 MPCC_STRUCT_OPS(fast);

@@ -20,6 +20,8 @@
  *                                          selects the per-ACK window update (below)
  *   #define MPCC_ADAPT 1                   (optional, with MPCC_PERIODIC) a slow-timescale
  *                                          adaptation of one parameter (below)
+ *   #define MPCC_WINDOW_HISTORY 1          (optional, with MPCC_PERIODIC) c->w_old for the
+ *                                          periodic update (below)
  *   #include "mpcc_algo.h"
  *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
@@ -55,7 +57,13 @@
  * lost + CE-marked, tp->lost + tp->delivered_ce; packets sent, tp->data_segs_out) and keeps the
  * result as c->adapted, which every later mpcc_on_update reads. The state lives in the subflow's
  * congestion-control area (struct mpcc_ca), so it goes with the socket; per subflow, i.e. per
- * connection for a single-path flow.
+ * connection for a single-path flow. The BPF build of the file defines mpcc_adapt(sk, p, now),
+ * which the periodic update calls (FAST's in bpf/fast.bpf.c).
+ *
+ * Window history (MPCC_WINDOW_HISTORY 1; FAST's w_old). Before each periodic update the glue sets
+ * c->w_old = mpcc_history_w_old(sk, p), and after it calls mpcc_history_push(sk, p, snd_cwnd)
+ * with the window the update left in force; mpcc_init calls mpcc_history_init(sk). The BPF build
+ * of the file defines the three (FAST keeps the ring in a BPF socket-storage map).
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding
@@ -97,6 +105,12 @@
 #endif
 #ifndef MPCC_ADAPT
 #define MPCC_ADAPT 0
+#endif
+#ifndef MPCC_WINDOW_HISTORY
+#define MPCC_WINDOW_HISTORY 0
+#endif
+#if MPCC_WINDOW_HISTORY && !MPCC_PERIODIC
+#error "MPCC_WINDOW_HISTORY needs MPCC_PERIODIC (the history is of the periodic updates' windows)"
 #endif
 #if MPCC_ADAPT && !MPCC_PERIODIC
 #error "MPCC_ADAPT needs MPCC_PERIODIC (the adaptation samples the queue at each periodic update)"

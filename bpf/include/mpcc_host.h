@@ -57,10 +57,11 @@ uint64_t mpcc_host_on_loss(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt
 }
 
 #if MPCC_PERIODIC
-/* The periodic update: route r's new window (packets · 2^32) given every route's minimum RTT
- * and the adapted parameter (c->adapted; 0 = as loaded). */
+/* The periodic update: route r's new window (packets · 2^32) given every route's minimum RTT,
+ * the adapted parameter (c->adapted; 0 = as loaded) and route r's window round(RTT/interval)
+ * updates ago (c->w_old, packets · 2^32; 0 = the current one). */
 uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *rtt, const uint64_t *base_rtt,
-			     uint32_t r, const uint64_t *params, uint64_t adapted)
+			     uint32_t r, const uint64_t *params, uint64_t adapted, uint64_t w_old)
 {
 	struct mpcc_conn c;
 	struct mpcc_params p;
@@ -69,6 +70,7 @@ uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *r
 	memset(c.ell, 0, sizeof(c.ell));
 	memcpy(c.base_rtt, base_rtt, c.n * sizeof(uint64_t));
 	c.adapted = adapted;
+	c.w_old = w_old;
 	return mpcc_on_update(&c, r, &p);
 }
 

@@ -58,6 +58,18 @@ struct mpcc_ca {
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
 
+#if MPCC_ADAPT
+/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update; defined by the
+ * algorithm file (FAST: bpf/fast.bpf.c). */
+static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now);
+#endif
+#if MPCC_WINDOW_HISTORY
+/* Each subflow's windows at its last periodic updates (mpcc_algo.h), kept by the algorithm file. */
+static __always_inline void mpcc_history_init(struct sock *sk);
+static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p);
+static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w);
+#endif
+
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
  * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
  * sibling's window or RTT is seen within a few ACKs. Like the out-of-tree kernel, which
@@ -287,6 +299,9 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->adapted = 0;
 	ca->ad_stamp = 0;
 	ca->cwnd_left = 0;
+#if MPCC_WINDOW_HISTORY
+	mpcc_history_init(sk);
+#endif
 }
 
 /* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
@@ -316,52 +331,6 @@ static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
 		tp->snd_cwnd--;
 }
 
-#if MPCC_ADAPT
-static __always_inline __u32 mpcc_signals(const struct tcp_sock *tp)
-{
-	return tp->lost + tp->delivered_ce;
-}
-
-/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update: one queueing-delay
- * sample srtt − baseRTT; at the end of each interval, c->adapted ← mpcc_on_adapt over it. The
- * first interval starts at the first periodic update. Counter differences are taken modulo
- * 2^32 like the kernel's own. */
-static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct mpcc_ca *ca = inet_csk_ca(sk);
-	struct mpcc_adapt_in a = {};
-	__u64 iv = mpcc_adapt_interval_us(p), srtt = tp->srtt_us;
-	__u64 base = mpcc_base_rtt(tp->rtt_min.s[0].v, srtt);
-
-	if (!iv)
-		return;
-	if (!ca->ad_stamp) {
-		ca->ad_stamp = now ? now : 1;
-		ca->ad_q_sum = 0;
-		ca->ad_q_n = 0;
-		ca->ad_lost = mpcc_signals(tp);
-		ca->ad_sent = tp->data_segs_out;
-		return;
-	}
-	ca->ad_q_sum += srtt > base ? srtt - base : 0;
-	ca->ad_q_n++;
-	if (now - ca->ad_stamp < iv)
-		return;
-	a.value = ca->adapted;          /* 0 = as loaded: the rule reads its parameter */
-	a.q_sum = ca->ad_q_sum;
-	a.q_n = ca->ad_q_n;
-	a.lost = (__u32)(mpcc_signals(tp) - ca->ad_lost);
-	a.sent = (__u32)(tp->data_segs_out - ca->ad_sent);
-	ca->adapted = mpcc_on_adapt(&a, p);
-	mpcc_record_adapt(&a, ca->adapted);
-	ca->ad_stamp = now ? now : 1;
-	ca->ad_q_sum = 0;
-	ca->ad_q_n = 0;
-	ca->ad_lost = mpcc_signals(tp);
-	ca->ad_sent = tp->data_segs_out;
-}
-#endif
 
 #if MPCC_PERIODIC
 /* The periodic update (mpcc_algo.h): every mpcc_update_interval_us(p), w_r ← mpcc_on_update,
@@ -391,6 +360,9 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 	mpcc_adapt(sk, &p, now);
 #endif
 	c.adapted = ca->adapted;
+#if MPCC_WINDOW_HISTORY
+	c.w_old = mpcc_history_w_old(sk, &p);
+#endif
 	w = mpcc_on_update(&c, self, &p);
 	mpcc_record(2, &c, self, 0, w, 0, 1, 0);
 	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;
@@ -399,12 +371,13 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 		w = floor;
 	if (w > tp->snd_cwnd_clamp)
 		w = tp->snd_cwnd_clamp;
-	if (w > tp->snd_cwnd && !tcp_is_cwnd_limited(sk))
-		return;
-	if (w != tp->snd_cwnd) {
+	if (w != tp->snd_cwnd && (w < tp->snd_cwnd || tcp_is_cwnd_limited(sk))) {
 		tp->snd_cwnd = (__u32)w;
 		ca->acc = 0;
 	}
+#if MPCC_WINDOW_HISTORY
+	mpcc_history_push(sk, &p, tp->snd_cwnd);   /* the window this update leaves in force */
+#endif
 }
 #endif
 

@@ -28,7 +28,10 @@
  *     base_rtt  minimum RTT of each route, in the unit of rtt (filled for MPCC_PERIODIC only);
  *     adapted   the current value of the parameter the algorithm adapts on a slow timescale
  *           (MPCC_ADAPT; FAST's α under Tang et al.'s Algorithm 2), in that parameter's
- *           encoding; 0 = not adapted (yet): the rule uses the parameter as loaded.
+ *           encoding; 0 = not adapted (yet): the rule uses the parameter as loaded;
+ *     w_old     (MPCC_PERIODIC only) the window of the route being updated round(RTT/interval)
+ *           periodic updates ago, the one its RTT samples' packets were sent under, in the
+ *           unit of cwnd; 0 = none kept: the rule uses the current window.
  * Outputs of an algorithm's rules:
  *     on_ack  → I_r in packets · 2^MPCC_INC_SHIFT (signed: OLIA's ε_r can make it negative);
  *     on_loss → D_r in packets · 2^MPCC_CWND_SHIFT.
@@ -70,6 +73,9 @@ struct mpcc_conn {
 	__u64 ell[MPCC_MAX_ROUTES];
 	__u64 base_rtt[MPCC_MAX_ROUTES];
 	__u64 adapted;
+#if defined(MPCC_PERIODIC) && MPCC_PERIODIC
+	__u64 w_old;
+#endif
 };
 
 /* One slow-timescale interval (MPCC_ADAPT, mpcc_algo.h): the inputs of mpcc_on_adapt. The kernel

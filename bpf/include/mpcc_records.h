@@ -35,7 +35,7 @@ struct {
  * I_r and D_r are bit-identical to the host build of the same algorithm file for the inputs the
  * kernel saw). Off unless mpcc_trace_on[0] != 0; entry 0 = last on_ack (multi-route, or any with
  * MPCC_OWN_ROUTE), 1 = last on_loss (multi-route), 2 = last periodic update (MPCC_PERIODIC;
- * the new window, packets · 2^32, in dec; c->adapted in adapted), 3 = last slow-timescale
+ * the new window, packets · 2^32, in dec; c->adapted in adapted; c->w_old in w_old), 3 = last slow-timescale
  * adaptation (MPCC_ADAPT; the five fields of struct mpcc_adapt_in in cwnd[0..4], the result in
  * dec). In the per-ACK update (MPCC_PER_ACK), entry 0 has per_ack = 1 and dec = the counter
  * increment of inc (mpcc_counter_increment, two's complement). */
@@ -53,6 +53,7 @@ struct mpcc_trace {
 	__u64 dec;
 	__u64 samples;
 	__u64 adapted;
+	__u64 w_old;
 };
 
 struct {
@@ -95,6 +96,9 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
 		t->base_rtt[k] = c->base_rtt[k];
 	}
 	t->adapted = c->adapted;
+#if MPCC_PERIODIC
+	t->w_old = c->w_old;
+#endif
 	t->samples++;
 	bpf_spin_unlock(&t->lock);
 }

@@ -12,7 +12,10 @@ Case schema::
      "cwnd": [..packets..], "rtt": [..seconds..], "state": {"loss_interval": [...]},
      "increase": [I_r per route], "decrease": [D_r per route],
      "cwnd_after_loss": [max(w_r − D_r, min_cwnd)], "min_cwnd": FLOAT,
-     "update": [FAST only: window after one periodic update],
+     "update": [FAST only: window after one periodic update, with w_old = cwnd],
+     "update_old": {FAST only: "old_cwnd": [w_old per route, the window the RTT samples' packets
+                    were sent under, round(RTT/interval) updates ago], "update": [the window after
+                    the update with that w_old]},
      "per_ack": {OLIA only: mptcp_olia.c's per-ACK counter, per route — "counter_increment":
                  trunc(2^10·I_r), "acks_per_step": ACKs from a zero counter until the window
                  moves one packet (0: never)},
@@ -121,6 +124,7 @@ def _adapt_steps(algo, rng) -> list[dict]:
 def build() -> dict:
     rng = np.random.default_rng(20261122)
     rng_adapt = np.random.default_rng(20261124)   # separate: the other cases do not move
+    rng_old = np.random.default_rng(20261125)     # likewise, FAST's w_old
     cases = []
     for spec in VECTOR_ALGORITHMS:
         algo = algorithms.get(spec)
@@ -141,6 +145,9 @@ def build() -> dict:
             }
             if hasattr(algo, "on_update"):
                 case["update"] = algo.on_update(cwnd, rtt, state["base_rtt"]).tolist()
+                old = (cwnd * rng_old.uniform(0.25, 2.0, len(cwnd))).round(3).clip(1.0)
+                case["update_old"] = {"old_cwnd": old.tolist(),
+                                      "update": algo.on_update(cwnd, rtt, state["base_rtt"], old_cwnd=old).tolist()}
             if algo.name == "olia":
                 steps = [olia.per_ack_counter(i) for i in case["increase"]]
                 case["per_ack"] = {"counter_increment": [d for d, _ in steps], "acks_per_step": [k for _, k in steps]}
@@ -172,6 +179,10 @@ def compare(a: dict, b: dict, rel: float = 1e-12) -> list[str]:
             va, vb = ia[cid].get(key), ib[cid].get(key)
             if (va is None) != (vb is None) or (va is not None and not np.allclose(va, vb, rtol=rel, atol=0)):
                 problems.append(f"case {cid}: {key} differs")
+        oa, ob = ia[cid].get("update_old"), ib[cid].get("update_old")
+        if (oa is None) != (ob is None) or (oa is not None and not all(
+                np.allclose(oa[k], ob[k], rtol=rel, atol=0) for k in ("old_cwnd", "update"))):
+            problems.append(f"case {cid}: update_old differs")
         sa, sb = ia[cid].get("adapt"), ib[cid].get("adapt")
         if (sa is None) != (sb is None) or (sa is not None and (
                 len(sa) != len(sb) or any(not np.allclose([x[k] for k in ("alpha", "q_s", "lost", "sent", "alpha_next")],

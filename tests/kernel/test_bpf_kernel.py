@@ -463,7 +463,8 @@ def test_fast_periodic_update_in_the_kernel_is_bit_identical_to_the_host(two_pat
     up, loss = tr["update"], tr["loss"]
     assert up["samples"] > 5 and up["n"] == 1, up
     assert 0 < up["base_rtt"][0] <= up["rtt"][0] * 2, up      # srtt is smoothed, min RTT is not
-    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1])
+    assert up["w_old"] > 0 and up["w_old"] % (1 << 32) == 0, up      # a whole window from the ring
+    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1], 0, up["w_old"])
     if loss["samples"]:
         assert loss["dec"] == loss["cwnd"][loss["self"]] // 2
 
@@ -481,4 +482,5 @@ def test_fast_algorithm2_in_the_kernel_is_bit_identical_to_the_host(two_paths, h
     assert a["q_n"] >= 5 and a["sent"] > 0, a            # ~10 periodic updates (20 ms) per interval
     assert ad["dec"] == lib.on_adapt(a["value"], a["q_sum"], a["q_n"], a["lost"], a["sent"], sp.values)
     assert up["adapted"] != 0 and up["adapted"] != 20 << 32, up
-    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1], up["adapted"])
+    assert up["dec"] == lib.on_update(up["cwnd"][:1], up["rtt"][:1], 0, sp.values, up["base_rtt"][:1], up["adapted"],
+                                      up["w_old"])

@@ -109,6 +109,14 @@ def test_host_build_matches_vectors_within_bound(host, case):
     assert (update is None) == ("update" not in case), "periodic update in the vectors xor in the BPF file"
     for r, (w, ref_w) in enumerate(zip(update or [], case.get("update", []))):
         assert abs(w - ref_w) <= REL * abs(ref_w) + ABS_DEC, f"route {r} update {w!r} vs {ref_w!r}"
+    if "update_old" in case:   # eq. (1) with the window the RTT samples were sent under
+        sp, lib = _bpf_spec(case["algorithm"]), host(case["algorithm"]["name"])
+        cwnd = [_q32(w) for w in case["cwnd"]]
+        rtt = [round(t * 1e12) for t in case["rtt"]]
+        base = [round(t * 1e12) for t in case["state"]["base_rtt"]]
+        for r, (w_old, ref_w) in enumerate(zip(case["update_old"]["old_cwnd"], case["update_old"]["update"])):
+            w = lib.on_update(cwnd, rtt, r, sp.values, base, 0, _q32(w_old)) / 2.0**32
+            assert abs(w - ref_w) <= REL * abs(ref_w) + ABS_DEC, f"route {r} update with w_old {w!r} vs {ref_w!r}"
     for r, (inc, dec, after) in enumerate(got):
         ref_i, ref_d, ref_a = case["increase"][r], case["decrease"][r], case["cwnd_after_loss"][r]
         assert abs(inc - ref_i) <= REL * abs(ref_i) + ABS_INC, f"route {r} increase {inc!r} vs {ref_i!r}"

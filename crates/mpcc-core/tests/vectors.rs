@@ -33,6 +33,7 @@ fn all_vectors() {
     );
     let mut checked = 0;
     let mut adapt_steps = 0;
+    let mut old_window_updates = 0;
     for case in cases {
         let id = case["id"].as_str().unwrap();
         let spec = case["algorithm"].as_object().unwrap();
@@ -93,6 +94,16 @@ fn all_vectors() {
                 per_ack_counter(id, r, i, pa, algo.window_update());
             }
         }
+        if let Some(uo) = case.get("update_old") {
+            // eq. (1) with the window the RTT samples were sent under (Fast::update_with_old)
+            let f = fast_with(spec);
+            let (old, want) = (floats(&uo["old_cwnd"]), floats(&uo["update"]));
+            for r in 0..cwnd.len() {
+                let u = f.update_with_old(cwnd[r], old[r], rtt[r], base[r], f.alpha);
+                assert!(close(u, want[r]), "{id} route {r}: update with w_old {u} != {}", want[r]);
+                old_window_updates += 1;
+            }
+        }
         if let Some(steps) = case.get("adapt") {
             // Algorithm 2 (Tang et al.): the next α from α, q and l = lost/sent
             let f = fast_with(spec);
@@ -111,6 +122,7 @@ fn all_vectors() {
     }
     assert_eq!(checked, cases.len());
     assert!(adapt_steps >= 96, "Algorithm 2 steps checked: {adapt_steps}");
+    assert!(old_window_updates >= 144 * 4, "FAST updates with w_old checked: {old_window_updates}");
 }
 
 /// FAST with the parameters of a vector case (the registry's defaults otherwise).

@@ -12,7 +12,7 @@ import struct
 from ..errors import MpccError
 from .bpf import bpftool, kernel_name, registered
 
-_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQ")   # struct mpcc_trace in bpf/include/mpcc_records.h
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQQ")   # struct mpcc_trace in bpf/include/mpcc_records.h
 
 
 def _trace_maps(algo) -> dict[str, int]:
@@ -50,7 +50,8 @@ def trace_read(algo) -> dict[str, dict]:
     base_rtt (1/8 µs), inc (packets·2^40), dec (D_r, or the update's new window, packets·2^32;
     in the per-ACK update's "ack" entry the counter increment, two's complement), ssthresh,
     samples, per_ack (1: the per-ACK update computed it), adapted (the adapted parameter the update
-    used; 0 = as loaded); with MPCC_ADAPT also {"adapt": {..., "adapt_in": {value, q_sum, q_n,
+    used; 0 = as loaded), w_old (the window of round(RTT/interval) updates ago the update used,
+    packets·2^32; 0 = the current one); with MPCC_ADAPT also {"adapt": {..., "adapt_in": {value, q_sum, q_n,
     lost, sent}, "dec": result}}."""
     mid = _trace_maps(algo)["mpcc_trace"]
     rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the trace") or "[]")
@@ -59,9 +60,10 @@ def trace_read(algo) -> dict[str, dict]:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         v = _TRACE_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
         _, n, self_, ssthresh, per_ack, *rest = v
-        cwnd, rtt, ell, base, (inc, dec, samples, adapted) = rest[0:8], rest[8:16], rest[16:24], rest[24:32], rest[32:36]
+        cwnd, rtt, ell, base, (inc, dec, samples, adapted, w_old) = (rest[0:8], rest[8:16], rest[16:24],
+                                                                     rest[24:32], rest[32:37])
         rec = {"n": n, "self": self_, "ssthresh": ssthresh, "cwnd": cwnd, "rtt": rtt, "ell": ell, "base_rtt": base,
-               "inc": inc, "dec": dec, "samples": samples, "per_ack": per_ack, "adapted": adapted}
+               "inc": inc, "dec": dec, "samples": samples, "per_ack": per_ack, "adapted": adapted, "w_old": w_old}
         if key == 3:   # MPCC_ADAPT: struct mpcc_adapt_in in cwnd[0..4], the result in dec
             rec["adapt_in"] = dict(zip(("value", "q_sum", "q_n", "lost", "sent"), cwnd[:5]))
         out[("ack", "loss", "update", "adapt")[key]] = rec

@@ -305,7 +305,7 @@ class HostMath:
         lib.mpcc_host_param_defaults.argtypes = [u64p]
         self.periodic = hasattr(lib, "mpcc_host_on_update")      # MPCC_PERIODIC files only
         if self.periodic:
-            lib.mpcc_host_on_update.argtypes = [*args, ctypes.c_uint64]
+            lib.mpcc_host_on_update.argtypes = [*args, ctypes.c_uint64, ctypes.c_uint64]
             lib.mpcc_host_on_update.restype = ctypes.c_uint64
             lib.mpcc_host_update_interval_us.argtypes = [u64p]
             lib.mpcc_host_update_interval_us.restype = ctypes.c_uint64
@@ -348,14 +348,15 @@ class HostMath:
         n, c, t, e, v = self._arrays(cwnd, rtt, ell, values)
         return self.lib.mpcc_host_on_loss(n, c, t, e, r, v)
 
-    def on_update(self, cwnd, rtt, r: int, values=(), base_rtt=None, adapted: int = 0) -> int:
+    def on_update(self, cwnd, rtt, r: int, values=(), base_rtt=None, adapted: int = 0, w_old: int = 0) -> int:
         """The periodic update (MPCC_PERIODIC): route r's new window in packets · 2^32, with each
-        route's minimum RTT ``base_rtt`` in the unit of ``rtt`` and the adapted parameter
-        ``adapted`` (its encoding; 0 = as loaded)."""
+        route's minimum RTT ``base_rtt`` in the unit of ``rtt``, the adapted parameter
+        ``adapted`` (its encoding; 0 = as loaded) and route r's window the RTT samples were sent
+        under, ``w_old`` (packets · 2^32; 0 = the current one)."""
         if not self.periodic:
             raise MpccError(f"{self.source.path.name} has no periodic update (MPCC_PERIODIC)")
         n, c, t, b, v = self._arrays(cwnd, rtt, base_rtt, values)
-        return self.lib.mpcc_host_on_update(n, c, t, b, r, v, adapted)
+        return self.lib.mpcc_host_on_update(n, c, t, b, r, v, adapted, w_old)
 
     def update_interval_us(self, values=()) -> int:
         return self.lib.mpcc_host_update_interval_us((ctypes.c_uint64 * 8)(*values))
