@@ -138,6 +138,58 @@ MPCC_RULE __u64 mpcc_adapt_interval_us(const struct mpcc_params *p)
 	return ((p->adapt_interval_s >> 8) * 1000000ULL) >> 24;     /* no overflow up to 10^4 s */
 }
 
+/* FAST_HISTORY (a power of two) windows per subflow: the ring w, its next slot head and the
+ * number kept n (at most FAST_HISTORY). */
+#define FAST_HISTORY 1024
+struct fast_history {
+	__u32 w[FAST_HISTORY];
+	__u32 head;
+	__u32 n;
+};
+
+/* The window lag updates ago (packets), the oldest kept if fewer; 0 = none kept
+ * (fast.rs: hist[n − 1 − min(lag, n − 1)]). */
+MPCC_INLINE __u32 fast_history_old(const struct fast_history *h, __u64 lag)
+{
+	__u32 n = h->n > FAST_HISTORY ? FAST_HISTORY : h->n;
+
+	if (!n)
+		return 0;
+	if (lag > n - 1)
+		lag = n - 1;
+	return h->w[(h->head - 1 - (__u32)lag) & (FAST_HISTORY - 1)];
+}
+
+/* Append window w, first keeping only the last 2·lag + 3 (fast.rs: memory follows the RTT). */
+MPCC_INLINE void fast_history_add(struct fast_history *h, __u64 lag, __u32 w)
+{
+	__u64 keep = 2 * lag + 4;
+
+	if (keep > FAST_HISTORY)
+		keep = FAST_HISTORY;
+	if (h->n >= keep)
+		h->n = keep - 1;
+	h->w[h->head & (FAST_HISTORY - 1)] = w;
+	h->head = (h->head + 1) & (FAST_HISTORY - 1);
+	h->n++;
+}
+
+#ifndef __bpf__
+/* Host build: steps pushes with lags[i] and windows w[i]; old[i] = the window fast_history_old
+ * picked before push i (tests/kernel/test_bpf_math.py checks it against fast.rs's deque). */
+void mpcc_host_fast_history(uint32_t steps, const uint64_t *lags, const uint32_t *w, uint32_t *old)
+{
+	static struct fast_history h;
+	uint32_t i;
+
+	memset(&h, 0, sizeof(h));
+	for (i = 0; i < steps; i++) {
+		old[i] = fast_history_old(&h, lags[i]);
+		fast_history_add(&h, lags[i], w[i]);
+	}
+}
+#endif
+
 #ifdef __bpf__
 /* The kernel glue's FAST-only parts (mpcc_algo.h: MPCC_ADAPT, MPCC_WINDOW_HISTORY). */
 
@@ -189,15 +241,6 @@ static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params
 }
 #endif
 
-/* FAST_HISTORY (a power of two) windows per subflow: the ring w, its next slot head and the
- * number kept n (at most FAST_HISTORY). */
-#define FAST_HISTORY 1024
-struct fast_history {
-	__u32 w[FAST_HISTORY];
-	__u32 head;
-	__u32 n;
-};
-
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
@@ -228,32 +271,17 @@ static __always_inline void mpcc_history_init(struct sock *sk)
 static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, 0);
-	__u64 lag = fast_lag(sk, p);
-	__u32 n;
 
-	if (!h || !h->n)
-		return 0;
-	n = h->n > FAST_HISTORY ? FAST_HISTORY : h->n;
-	if (lag > n - 1)
-		lag = n - 1;
-	return (__u64)h->w[(h->head - 1 - (__u32)lag) & (FAST_HISTORY - 1)] << MPCC_CWND_SHIFT;
+	return h ? (__u64)fast_history_old(h, fast_lag(sk, p)) << MPCC_CWND_SHIFT : 0;
 }
 
-/* Record the window of this update; keep at most 2·lag + 4 (fast.rs: memory follows the RTT). */
+/* Record the window this update left in force. */
 static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
-	__u64 keep = 2 * fast_lag(sk, p) + 4;
 
-	if (!h)
-		return;
-	if (keep > FAST_HISTORY)
-		keep = FAST_HISTORY;
-	if (h->n >= keep)
-		h->n = keep - 1;
-	h->w[h->head & (FAST_HISTORY - 1)] = w;
-	h->head = (h->head + 1) & (FAST_HISTORY - 1);
-	h->n++;
+	if (h)
+		fast_history_add(h, fast_lag(sk, p), w);
 }
 #endif
 

@@ -420,3 +420,41 @@ def test_fast_update_uses_the_adapted_alpha(host):
         assert abs(got - w) <= 4 * REL * w + ABS_DEC, (alpha, w, got)
         got = lib.on_update([_q32(400.0)], [10**9], 0, vals, [10**9], _q32(alpha)) / 2**32
         assert abs(got - (400.0 + 0.5 * alpha)) <= 4 * REL * 400 + ABS_DEC, (alpha, got)
+
+
+def _fast_rs_history(lags, windows, history=1024):
+    """w_old per update as crates/mpcc-core/src/cc/fast.rs picks it (a transcription of
+    Fast::periodic_update's deque): hist[n − 1 − min(lag, n − 1)] (0 when empty), then pop from
+    the front while n ≥ min(2·lag + 4, HISTORY), then push the window."""
+    from collections import deque
+    hist, out = deque(), []
+    for lag, w in zip(lags, windows):
+        out.append(hist[len(hist) - 1 - min(lag, len(hist) - 1)] if hist else 0)
+        keep = min(2 * lag + 4, history)
+        while len(hist) >= keep:
+            hist.popleft()
+        hist.append(w)
+    return out
+
+
+def test_fast_window_history_picks_the_window_fast_rs_picks(host):
+    """The BPF program's ring of past windows (bpf/fast.bpf.c, fast_history_old/add, host build)
+    gives eq. (1) the same w_old as the simulator's deque over 6000 updates: steady lags, lags
+    that jump up (less history kept than the lag: the oldest), down (trimmed) and beyond the 1024
+    kept (the oldest), so the ring wraps many times."""
+    import ctypes
+    import numpy as np
+
+    lib = host("fast").lib
+    rng = np.random.default_rng(7)
+    lags = np.concatenate([np.full(500, 10), rng.integers(0, 40, 1500), np.full(300, 3000),
+                           rng.integers(0, 1500, 1200), np.full(1000, 1), np.full(1500, 600)]).tolist()
+    windows = rng.integers(2, 1 << 20, len(lags)).tolist()
+    n = len(lags)
+    old = (ctypes.c_uint32 * n)()
+    lib.mpcc_host_fast_history.argtypes = [ctypes.c_uint32, ctypes.POINTER(ctypes.c_uint64),
+                                           ctypes.POINTER(ctypes.c_uint32), ctypes.POINTER(ctypes.c_uint32)]
+    lib.mpcc_host_fast_history(n, (ctypes.c_uint64 * n)(*lags), (ctypes.c_uint32 * n)(*windows), old)
+    want = _fast_rs_history(lags, windows)
+    assert list(old) == want
+    assert sum(1 for k in range(1, n) if want[k] == windows[k - 1]) < n / 2    # mostly not the last window
