@@ -517,7 +517,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                          .stdout.split() if n.startswith(lab.tag)]
     res["dmesg_warnings"] = [ln for ln in dmesg_lines()[d0:] if WARN_RE.search(ln)][:20]
     res["pass"] = not (res["stalled_windows"] or res["leaked_maps"] or res["struct_ops_left"]
-                       or res.get("cwnd_jumps", {}).get("count")
+                       or res.get("cwnd_jumps", {}).get("unrepaired")
                        or res["netns_left"] or res["dmesg_warnings"] or res["client"]["errors"])
     return res
 

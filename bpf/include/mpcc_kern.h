@@ -455,11 +455,8 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 }
 
 /* Reno's ssthresh and undo (tcp_reno_ssthresh, tcp_reno_undo_cwnd) computed here rather than
- * called as kfuncs: the same values, one fewer kernel symbol to resolve on older kernels, and
- * the fallback path of mpcc_ssthresh (a socket that is not an MPTCP subflow, or one leaving
- * its connection under churn) no longer returns through a kfunc call — suspected in the
- * ssthresh of 0x81104410 (the low half of a kernel text address) seen under churn
- * (bench/kernel/CHURN.md §3). */
+ * called as kfuncs: the same values, two fewer kernel symbols to resolve on older kernels. (It
+ * did not remove the bad ssthresh seen under churn, bench/kernel/CHURN.md §3b.) */
 static __always_inline __u32 mpcc_reno_ssthresh(const struct tcp_sock *tp)
 {
 	__u32 half = tp->snd_cwnd >> 1;
@@ -499,10 +496,34 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	return (__u32)(w >> MPCC_CWND_SHIFT);
 }
 
+/* An ssthresh the rule cannot have produced: above TCP_INFINITE_SSTHRESH (0x7fffffff), which no
+ * valid ssthresh exceeds. Under subflow churn the socket was seen holding 0x81104410 (the low half
+ * of a kernel text address) after tcp_enter_cwr(), although our ssthresh() never returned it
+ * (bench/kernel/CHURN.md §3); PRR then multiplied it into a window of ~10⁹ packets. in_ack_event
+ * runs in tcp_ack() before PRR (tcp_cwnd_reduction), so the loss's reduction is redone here with
+ * the rule, from the window it reduced (prior_cwnd), and the repair is recorded in mpcc_jumps
+ * (cwnd_before: the window found). The writer of the bad value is not found yet; this bounds
+ * its damage to one ACK. */
+static __always_inline void mpcc_repair_ssthresh(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 cwnd, ss;
+
+	if (tp->snd_ssthresh <= 0x7fffffffU)
+		return;
+	cwnd = tp->snd_cwnd;
+	/* a window PRR already grew from the bad value goes back to the one the loss reduced */
+	if (tp->prior_cwnd && tp->prior_cwnd < cwnd)
+		tp->snd_cwnd = tp->prior_cwnd;
+	ss = mpcc_ssthresh(sk);
+	tp->snd_ssthresh = ss;
+	mpcc_jump(sk, MPCC_JUMP_REPAIRED, cwnd, ss);
+}
+
 #define MPCC_STR_(x) #x
 #define MPCC_STR(x) MPCC_STR_(x)
 
-/* The four struct_ops programs (named <algo>_init, <algo>_cong_avoid, ...) and the
+/* The five struct_ops programs (named <algo>_init, <algo>_cong_avoid, ...) and the
  * tcp_congestion_ops table, named MPCC_KERNEL_SYM (the kernel name; also the struct_ops map's). */
 #define MPCC_STRUCT_OPS(algo)								\
 SEC("struct_ops")									\
@@ -529,12 +550,19 @@ __u32 BPF_PROG(algo##_undo_cwnd, struct sock *sk)					\
 	return mpcc_reno_undo_cwnd(tcp_sk(sk));						\
 }											\
 											\
+SEC("struct_ops")									\
+void BPF_PROG(algo##_in_ack_event, struct sock *sk, __u32 flags)			\
+{											\
+	mpcc_repair_ssthresh(sk);							\
+}											\
+											\
 SEC(".struct_ops")									\
 struct tcp_congestion_ops MPCC_KERNEL_SYM = {						\
 	.init		= (void *)algo##_init,						\
 	.cong_avoid	= (void *)algo##_cong_avoid,					\
 	.ssthresh	= (void *)algo##_ssthresh,					\
 	.undo_cwnd	= (void *)algo##_undo_cwnd,					\
+	.in_ack_event	= (void *)algo##_in_ack_event,					\
 	.name		= MPCC_STR(MPCC_KERNEL_SYM),					\
 }
 

@@ -16,7 +16,8 @@
  * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of
  * MPCC_JUMPS entries; bench/kernel/churn.py reads it). */
 #define MPCC_JUMPS 64
-enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4 };
+enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4,
+       MPCC_JUMP_REPAIRED = 5 };
 struct mpcc_jump {
 	__u64 ktime_ns;
 	__u32 kind, lport;
@@ -26,7 +27,8 @@ struct mpcc_jump {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MPCC_JUMPS + 1);     /* entry MPCC_JUMPS: .count = jumps seen */
+	__uint(max_entries, MPCC_JUMPS + 2);     /* entry MPCC_JUMPS: .count = jumps seen; entry
+						  * MPCC_JUMPS + 1: .count = of them, repairs (kind 5) */
 	__type(key, __u32);
 	__type(value, struct mpcc_jump);
 } mpcc_jumps SEC(".maps");
@@ -164,6 +166,13 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	if (!j || !sk)
 		return;
 	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
+	if (kind == MPCC_JUMP_REPAIRED) {
+		__u32 rkey = MPCC_JUMPS + 1;
+		struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &rkey);
+
+		if (r)
+			r->count++;
+	}
 	key = n & (MPCC_JUMPS - 1);
 	j = bpf_map_lookup_elem(&mpcc_jumps, &key);
 	if (!j)

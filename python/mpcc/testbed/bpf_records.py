@@ -95,23 +95,29 @@ _JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthr
                 "ca_state", "packets_out", "sacked_out", "lost_out", "retrans_out", "prr_delivered", "prr_out",
                 "acked", "count")
 _JUMP_LAYOUT = struct.Struct("<Q16I")   # struct mpcc_jump in bpf/include/mpcc_records.h
-_JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)"}
+_JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)",
+               5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)"}
 
 
 def jumps_read(algo) -> dict:
-    """The window-jump check's record (always on): {"count": violations seen, "last": up to 64 of
-    them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd, ca_state, ...)}."""
+    """The window-jump check's record (always on): {"count": violations seen, "repaired": how many
+    of them were bad ssthresh values repaired before PRR (kind 5), "unrepaired": count − repaired,
+    "last": up to 64 of them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd,
+    ca_state, ...)}."""
     mid = _trace_maps(algo)["mpcc_jumps"]
     rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the window jumps")
                       or "[]")
-    out, count = [], 0
+    out, count, repaired = [], 0, 0
     for row in rows:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         rec = dict(zip(_JUMP_FIELDS, _JUMP_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))))
         if key == 64:
             count = rec["count"]
+        elif key == 65:
+            repaired = rec["count"]
         elif rec["kind"]:
             rec["kind"] = _JUMP_KINDS.get(rec["kind"], rec["kind"])
             out.append(rec)
-    return {"count": count, "last": sorted(out, key=lambda r: r["ktime_ns"])}
+    return {"count": count, "repaired": repaired, "unrepaired": count - repaired,
+            "last": sorted(out, key=lambda r: r["ktime_ns"])}
 
