@@ -415,6 +415,12 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
     return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn)
 
 
+def _nanmean(values) -> float:
+    """Mean of the non-NaN values, NaN (without numpy's empty-slice warning) when there are none."""
+    v = [float(x) for x in values if not math.isnan(float(x))]
+    return sum(v) / len(v) if v else float("nan")
+
+
 def _ci95(xs: list[float]) -> float | None:
     xs = [x for x in xs if not math.isnan(x)]
     if len(xs) < 2:
@@ -435,17 +441,17 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
             path_rate_mbps=[float(x) for x in paths.mean(axis=0)],
             extra={"ci95_mbps": ci, "goodput_mbps": float(np.mean([x for sm in summaries for x in sm.goodput[gi]])), "ci95_over": "runs" if len(summaries) > 1 else "flows",
                    "rate_per_run_mbps": per_run, "min_flow_mbps": float(np.min(flows)),
-                   "route_limits": [{k: float(np.nanmean([sm.limits[gi][j][k] for sm in summaries if sm.limits]))
+                   "route_limits": [{k: _nanmean([sm.limits[gi][j][k] for sm in summaries if sm.limits])
                                      for k in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")}
                                     for j in range(len(g.paths))] if all(sm.limits for sm in summaries) else None,
-                   "connection_limits": {k: float(np.nanmean([sm.connection[gi][k] for sm in summaries]))
+                   "connection_limits": {k: _nanmean([sm.connection[gi][k] for sm in summaries])
                                          for k in CONNECTION_KEYS}
                    if all(gi in sm.connection for sm in summaries) else None,
                    "max_flow_mbps": float(np.max(flows))})
     links = {}
     for l in s.links:
         vals = [sm.link[l.name] for sm in summaries]
-        mean = lambda k: float(np.nanmean([v.get(k, math.nan) for v in vals]))  # noqa: E731
+        mean = lambda k: _nanmean([v.get(k, math.nan) for v in vals])  # noqa: E731
         links[l.name] = LinkResult(load_mbps=mean("load_mbps"), price=mean("price"),
                                    extra={"queue_mean_pkts": mean("queue_mean_pkts"),
                                           "queue_max_pkts": int(max(v.get("queue_max_pkts", 0) for v in vals)),
