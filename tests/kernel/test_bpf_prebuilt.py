@@ -46,19 +46,7 @@ def test_source_digest_changes_with_the_parameters():
     assert bpf_prebuilt.source_digest(a, bpf.BPF_DIR) == bpf_prebuilt.source_digest(bpf.spec("ewtcp"), bpf.BPF_DIR)
 
 
-def _path_without_clang(tmp_path: Path) -> str:
-    """A PATH with every command of the usual directories except clang/llc (symlinks)."""
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for d in ("/usr/local/bin", "/usr/bin", "/usr/sbin"):
-        for exe in Path(d).iterdir() if Path(d).is_dir() else []:
-            if exe.name.startswith(("clang", "llc", "llvm")) or (bindir / exe.name).exists():
-                continue
-            (bindir / exe.name).symlink_to(exe)
-    return str(bindir)
-
-
-def test_load_balia_with_clang_hidden_uses_the_package(tmp_path):
+def test_load_balia_with_clang_hidden_uses_the_package(path_without_clang, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
     problem = bpf.environment_problem()
@@ -68,7 +56,7 @@ def test_load_balia_with_clang_hidden_uses_the_package(tmp_path):
         pytest.skip("mpcc_balia is registered by another process on this machine")
     assert bpf_prebuilt.find(bpf.spec("balia"), bpf.BPF_DIR) is not None, \
         "no prebuilt balia object in the package (fix: make bpf-prebuilt)"
-    path = _path_without_clang(tmp_path)
+    path = path_without_clang
     env = {**os.environ, "PATH": path, "MPCC_BPF_OUTPUT": str(tmp_path / "out")}
     assert shutil.which("clang", path=path) is None
     mpcc = [sys.executable, "-c", "from mpcc.cli import main; main()"]

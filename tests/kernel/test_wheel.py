@@ -52,18 +52,7 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
             assert z.read(PREFIX + "src/" + str(f.relative_to(bpf.BPF_DIR))) == f.read_bytes(), f.name
 
 
-def _path_without_clang(tmp_path: Path) -> str:
-    bindir = tmp_path / "bin"
-    bindir.mkdir()
-    for d in ("/usr/local/bin", "/usr/bin", "/usr/sbin"):
-        for exe in Path(d).iterdir() if Path(d).is_dir() else []:
-            if exe.name.startswith(("clang", "llc", "llvm")) or (bindir / exe.name).exists():
-                continue
-            (bindir / exe.name).symlink_to(exe)
-    return str(bindir)
-
-
-def test_installed_wheel_loads_balia_without_clang(wheel, tmp_path):
+def test_installed_wheel_loads_balia_without_clang(path_without_clang, wheel, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
     problem = bpf.environment_problem()
@@ -75,7 +64,7 @@ def test_installed_wheel_loads_balia_without_clang(wheel, tmp_path):
     p = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--target", str(site), str(wheel)],
                        capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr[-2000:]
-    path = _path_without_clang(tmp_path)
+    path = path_without_clang
     assert shutil.which("clang", path=path) is None
     # the installed copy comes first; the checkout's editable install only supplies dependencies
     env = {**os.environ, "PATH": path, "PYTHONPATH": str(site), "MPCC_BPF_OUTPUT": str(tmp_path / "out")}

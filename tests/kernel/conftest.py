@@ -1,0 +1,21 @@
+"""Fixtures shared by the kernel tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture
+def path_without_clang(tmp_path) -> str:
+    """A PATH with every command of the usual directories except clang/llc/llvm (symlinks), for
+    the tests that the package loads its prebuilt objects without a compiler."""
+    bindir = tmp_path / "bin-without-clang"
+    bindir.mkdir()
+    for d in ("/usr/local/bin", "/usr/bin", "/usr/sbin"):
+        for exe in Path(d).iterdir() if Path(d).is_dir() else []:
+            if exe.name.startswith(("clang", "llc", "llvm")) or (bindir / exe.name).exists():
+                continue
+            (bindir / exe.name).symlink_to(exe)
+    return str(bindir)
