@@ -202,6 +202,25 @@ class _Check:
             if key not in allowed:
                 self.fail(f"{where}{ranges.escape(str(key))[:60]}", "unknown field", f"remove it or use one of: {', '.join(allowed)}")
 
+    def named_tables(self, data: Mapping, key: str, allowed: tuple[str, ...], example: str, fields: str):
+        """The array of tables ``[[key]]``: at least one, each a table with only ``allowed``
+        fields and a ``name`` no other has. Yields (field prefix such as ``links[2].``, the
+        table, its name); ``fields`` names what a table needs, for the fix of an empty array."""
+        items = self.require(data, key, "", f"[[{key}]] tables")
+        if not isinstance(items, list) or not items:
+            self.fail(key, f"expected at least one [[{key}]] table", f"add [[{key}]] with {fields}")
+        kind = key[:-1] if key.endswith("s") else key
+        seen: set[str] = set()
+        for i, raw in enumerate(items):
+            w = f"{key}[{i}]."
+            raw = self.table(raw, f"{key}[{i}]", f"[[{key}]] name = ...")
+            self.known_keys(raw, allowed, w)
+            name = self.string(self.require(raw, "name", w, f'"{example}"'), w + "name", example)
+            if name in seen:
+                self.fail(w + "name", f"duplicate {kind} name {name!r}", f"give every {kind} a unique name")
+            seen.add(name)
+            yield w, raw, name
+
 
 #: The field-by-field validator, public for the other file formats (hetero network files).
 Check = _Check
@@ -221,17 +240,8 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
     duration = c.number(c.require(data, "duration_s", "", "100.0"), "duration_s", "100.0", rng="duration_s")
     packet_bytes = c.number(data.get("packet_bytes", 1500), "packet_bytes", "1500", rng="packet_bytes")
 
-    raw_links = c.require(data, "links", "", '[[links]] tables')
-    if not isinstance(raw_links, list) or not raw_links:
-        c.fail("links", "expected at least one [[links]] table", "add [[links]] with name, capacity_mbps, delay_ms, buffer_pkts")
     links: list[Link] = []
-    for i, raw in enumerate(raw_links):
-        w = f"links[{i}]."
-        raw = c.table(raw, f"links[{i}]", "[[links]] name = ...")
-        c.known_keys(raw, _LINK, w)
-        lname = c.string(c.require(raw, "name", w, '"link1"'), w + "name", "link1")
-        if any(l.name == lname for l in links):
-            c.fail(w + "name", f"duplicate link name {lname!r}", "give every link a unique name")
+    for w, raw, lname in c.named_tables(data, "links", _LINK, "link1", "name, capacity_mbps, delay_ms, buffer_pkts"):
         cap = c.number(c.require(raw, "capacity_mbps", w, "60.0"), w + "capacity_mbps", "60.0", rng="capacity_mbps")
         delay = c.number(c.require(raw, "delay_ms", w, "5.0"), w + "delay_ms", "5.0", rng="delay_ms")
         buf = c.number(c.require(raw, "buffer_pkts", w, "50"), w + "buffer_pkts", "50", rng="buffer_pkts")
@@ -268,17 +278,8 @@ def parse(data: Mapping[str, Any], source: str = "<scenario>") -> Scenario:
         links.append(Link(lname, cap, delay, buf, aqm, red, loss))
     link_names = {l.name for l in links}
 
-    raw_groups = c.require(data, "groups", "", "[[groups]] tables")
-    if not isinstance(raw_groups, list) or not raw_groups:
-        c.fail("groups", "expected at least one [[groups]] table", "add [[groups]] with name, count, algorithm, paths")
     groups: list[Group] = []
-    for i, raw in enumerate(raw_groups):
-        w = f"groups[{i}]."
-        raw = c.table(raw, f"groups[{i}]", "[[groups]] name = ...")
-        c.known_keys(raw, _GROUP, w)
-        gname = c.string(c.require(raw, "name", w, '"mp"'), w + "name", "mp")
-        if any(g.name == gname for g in groups):
-            c.fail(w + "name", f"duplicate group name {gname!r}", "give every group a unique name")
+    for w, raw, gname in c.named_tables(data, "groups", _GROUP, "mp", "name, count, algorithm, paths"):
         count = c.number(c.require(raw, "count", w, "1"), w + "count", "1", rng="count")
         spec = c.require(raw, "algorithm", w, '"balia"')
         try:

@@ -259,32 +259,14 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
     c.known_keys(data, _TOP, "")
     name = c.string(c.require(data, "name", "", '"example3"'), "name", "example3")
 
-    raw_links = c.require(data, "links", "", "[[links]] tables")
-    if not isinstance(raw_links, list) or not raw_links:
-        c.fail("links", "expected at least one [[links]] table", "add [[links]] with name and capacity")
     links: list[Link] = []
-    for i, raw in enumerate(raw_links):
-        w = f"links[{i}]."
-        raw = c.table(raw, f"links[{i}]", "[[links]] name = ...")
-        c.known_keys(raw, _LINK, w)
-        lname = c.string(c.require(raw, "name", w, '"l1"'), w + "name", "l1")
-        if any(l.name == lname for l in links):
-            c.fail(w + "name", f"duplicate link name {lname!r}", "give every link a unique name")
+    for w, raw, lname in c.named_tables(data, "links", _LINK, "l1", "name and capacity"):
         cap = c.number(c.require(raw, "capacity", w, "1.0"), w + "capacity", "1.0", rng="hetero.capacity")
         links.append(Link(lname, cap))
     link_names = [l.name for l in links]
 
-    raw_protos = c.require(data, "protocols", "", "[[protocols]] tables")
-    if not isinstance(raw_protos, list) or not raw_protos:
-        c.fail("protocols", "expected at least one [[protocols]] table", "add [[protocols]] with name and mapping")
     protos: list[Protocol] = []
-    for i, raw in enumerate(raw_protos):
-        w = f"protocols[{i}]."
-        raw = c.table(raw, f"protocols[{i}]", "[[protocols]] name = ...")
-        c.known_keys(raw, _PROTO, w)
-        pname = c.string(c.require(raw, "name", w, '"reno"'), w + "name", "reno")
-        if any(p.name == pname for p in protos):
-            c.fail(w + "name", f"duplicate protocol name {pname!r}", "give every protocol a unique name")
+    for w, raw, pname in c.named_tables(data, "protocols", _PROTO, "reno", "name and mapping"):
         mraw = c.table(raw.get("mapping", {}), w + "mapping", "mapping = {l1 = {scale = 1, exponent = 1}}")
         mapping: dict[str, PriceMapping] = {}
         for ln, spec in mraw.items():
@@ -325,17 +307,8 @@ def parse(data: Mapping[str, Any], source: str = "<network>") -> Network:
         protos.append(Protocol(pname, mapping))
     proto_names = [p.name for p in protos]
 
-    raw_src = c.require(data, "sources", "", "[[sources]] tables")
-    if not isinstance(raw_src, list) or not raw_src:
-        c.fail("sources", "expected at least one [[sources]] table", "add [[sources]] with name, protocol, links")
     sources: list[Source] = []
-    for i, raw in enumerate(raw_src):
-        w = f"sources[{i}]."
-        raw = c.table(raw, f"sources[{i}]", "[[sources]] name = ...")
-        c.known_keys(raw, _SOURCE, w)
-        sname = c.string(c.require(raw, "name", w, '"s1"'), w + "name", "s1")
-        if any(s.name == sname for s in sources):
-            c.fail(w + "name", f"duplicate source name {sname!r}", "give every source a unique name")
+    for w, raw, sname in c.named_tables(data, "sources", _SOURCE, "s1", "name, protocol, links"):
         proto = c.string(c.require(raw, "protocol", w, f'"{proto_names[0]}"'), w + "protocol", proto_names[0])
         if proto not in proto_names:
             c.fail(w + "protocol", f"unknown protocol {proto!r} (defined: {', '.join(proto_names)})",
