@@ -100,7 +100,11 @@ fn all_vectors() {
             let (old, want) = (floats(&uo["old_cwnd"]), floats(&uo["update"]));
             for r in 0..cwnd.len() {
                 let u = f.update_with_old(cwnd[r], old[r], rtt[r], base[r], f.alpha);
-                assert!(close(u, want[r]), "{id} route {r}: update with w_old {u} != {}", want[r]);
+                assert!(
+                    close(u, want[r]),
+                    "{id} route {r}: update with w_old {u} != {}",
+                    want[r]
+                );
                 old_window_updates += 1;
             }
         }
@@ -121,8 +125,14 @@ fn all_vectors() {
         checked += 1;
     }
     assert_eq!(checked, cases.len());
-    assert!(adapt_steps >= 96, "Algorithm 2 steps checked: {adapt_steps}");
-    assert!(old_window_updates >= 144 * 4, "FAST updates with w_old checked: {old_window_updates}");
+    assert!(
+        adapt_steps >= 96,
+        "Algorithm 2 steps checked: {adapt_steps}"
+    );
+    assert!(
+        old_window_updates >= 144 * 4,
+        "FAST updates with w_old checked: {old_window_updates}"
+    );
 }
 
 /// FAST with the parameters of a vector case (the registry's defaults otherwise).
@@ -150,7 +160,9 @@ fn per_ack_counter(id: &str, r: usize, i: f64, pa: &Value, update: WindowUpdate)
     let want_d = pa["counter_increment"][r].as_i64().unwrap();
     let want_acks = pa["acks_per_step"][r].as_u64().unwrap() as usize;
     let mut cnt = 0i64;
-    let steps: Vec<i32> = (0..2047).map(|_| fixed_point_step(&mut cnt, i, scale_bits)).collect();
+    let steps: Vec<i32> = (0..2047)
+        .map(|_| fixed_point_step(&mut cnt, i, scale_bits))
+        .collect();
     let d = (i * 1024.0).trunc() as i64;
     if d != want_d {
         let x = i * 1024.0;
@@ -160,7 +172,11 @@ fn per_ack_counter(id: &str, r: usize, i: f64, pa: &Value, update: WindowUpdate)
         );
         return;
     }
-    let first = steps.iter().position(|&s| s != 0).map(|k| k + 1).unwrap_or(0);
+    let first = steps
+        .iter()
+        .position(|&s| s != 0)
+        .map(|k| k + 1)
+        .unwrap_or(0);
     assert_eq!(first, want_acks, "{id} route {r}: ACKs per window step");
 }
 

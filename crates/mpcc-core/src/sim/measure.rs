@@ -90,7 +90,7 @@ impl Sim {
             .check_now(self.events, self.memory_bytes() + 2 * rows)
         {
             self.exceeded = Some(e);
-            self.heap.clear();
+            self.queue.clear();
             return;
         }
         let t = now as f64 / NS_PER_S;
@@ -155,7 +155,7 @@ impl Sim {
         self.sf.iter().map(|s| s.memory_bytes()).sum::<usize>()
             + self.sf.capacity() * std::mem::size_of::<super::tcp::Subflow>()
             + self.links.iter().map(|l| l.memory_bytes()).sum::<usize>()
-            + self.heap.capacity() * 16
+            + self.queue.memory_bytes()
             + self.series.memory_bytes()
             + self.budget.static_bytes
     }

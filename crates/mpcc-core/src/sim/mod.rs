@@ -15,30 +15,30 @@
 //! a packet's departure time is known when it is enqueued (`busy_until + tx`), so a link needs
 //! no per-packet departure event and no per-packet queue state (its queue length follows from
 //! `busy_until`), and, for multi-hop paths, a ring ("pipe") of packets propagating to the next
-//! hop with one heap entry for the pipe's head. A packet carries the index of its next hop in
+//! hop with one queue entry for the pipe's head. A packet carries the index of its next hop in
 //! the flat table of paths. The receiver of a subflow sees that subflow's packets in the order
 //! they are accepted by the last link, so its ACK is computed at that moment and appended to
 //! the subflow's ACK ring (ACKs of a subflow arrive in order after a constant delay); again
-//! one heap entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale heap entry is
-//! skipped. On single-link paths a data packet therefore costs one heap push and pop (its
-//! ACK), on a path of h links h. (A 4-ary heap (`dary_heap`) was 2–4 % faster on the k = 16
-//! fat tree and 8 % slower on the dumbbell; a radix heap cost 30 % more instructions at k = 8:
-//! bench/sim/FATTREE.md.)
+//! one queue entry per ring head. Timers (RTO, delayed ACK) are lazy: a stale entry is
+//! skipped. On single-link paths a data packet therefore costs one event (its ACK), on a path
+//! of h links h. The event queue ([`events`]) is a calendar queue that pops in exactly a binary
+//! heap's order (time, kind, id); it replaced the heap because on a fat tree nearly every event
+//! is scheduled one hop ahead (a 4-ary heap was 2–4 % faster on the k = 16 fat tree and 8 %
+//! slower on the dumbbell; a radix heap cost 30 % more instructions at k = 8:
+//! bench/sim/FATTREE.md).
 //!
 //! Modules: this one holds the event loop and the run's set-up; [`link`] the links and
 //! forwarding, [`tcp`] the subflow sender, [`receiver`] the subflow receiver, [`mptcp`] the
 //! connections and their controllers (window increase and decrease, periodic updates),
 //! [`background`] the on/off UDP sources, [`measure`] the time series and the output, and
 //! [`budget`] the event and memory limits of a run.
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
-
 use crate::cc::{self, Controller};
 use crate::config::{Config, Options};
 use crate::rng::Rng;
 
 mod background;
 pub mod budget;
+mod events;
 mod link;
 mod measure;
 mod mptcp;
@@ -47,6 +47,7 @@ mod tcp;
 
 use background::Background;
 pub use budget::Budget;
+use events::Events;
 use link::Link;
 pub use link::{replay_link, Decision};
 pub use measure::{Column, Output};
@@ -113,7 +114,8 @@ pub struct Sim {
     pkt_bits: f64,
     now: u64,
     end: u64,
-    heap: BinaryHeap<Reverse<u128>>,
+    /// Pending events by (time, kind, id): see [`events`].
+    queue: Events,
     rng: Rng,
     links: Vec<Link>,
     /// Every path's links, one path after the other, each ended by [`NO_HOP`]; a subflow or
@@ -175,7 +177,7 @@ impl Sim {
             pkt_bits,
             now: 0,
             end,
-            heap: BinaryHeap::new(),
+            queue: Events::new(),
             rng: Rng::new(0),
             links: Vec::new(),
             hops: Vec::new(),
@@ -301,9 +303,8 @@ impl Sim {
 
     #[inline]
     fn push(&mut self, t: u64, kind: u64, id: u32) {
-        self.heap.push(Reverse(
-            ((t as u128) << 64) | ((kind << 32) | id as u64) as u128,
-        ));
+        self.queue
+            .push(((t as u128) << 64) | ((kind << 32) | id as u64) as u128);
     }
 
     /// Run to `duration_s` and return the measurements, or the budget that ran out.
@@ -326,7 +327,7 @@ impl Sim {
         } else {
             self.end
         };
-        while let Some(&Reverse(key)) = self.heap.peek() {
+        while let Some(key) = self.queue.peek() {
             let t = (key >> 64) as u64;
             if t > stop {
                 return stop >= self.end;
@@ -343,25 +344,20 @@ impl Sim {
             let id = tag as u32;
             let kind = tag >> 32;
             if kind == K_ACK {
-                // The subflow's next ACK (if any) replaces this entry at the top of the heap:
-                // one sift-down instead of a pop and a push.
+                // The subflow's next ACK (if any) becomes its next event.
                 let s = id as usize;
+                self.queue.pop();
                 let ack = self.sf[s].acks.pop_front().expect("ack event without ack");
-                match self.sf[s].acks.front() {
-                    Some(next) => {
-                        let k = ((next.time as u128) << 64) | key as u64 as u128;
-                        *self.heap.peek_mut().unwrap() = Reverse(k);
-                    }
-                    None => {
-                        self.heap.pop();
-                    }
+                if let Some(next) = self.sf[s].acks.front() {
+                    let t = next.time;
+                    self.push(t, K_ACK, id);
                 }
                 self.prefetch_next();
                 self.process_ack(s, ack);
                 self.try_send(s);
                 continue;
             }
-            self.heap.pop();
+            self.queue.pop();
             self.prefetch_next();
             match kind {
                 K_PIPE => self.pipe_event(id as usize),
@@ -390,12 +386,22 @@ impl Sim {
     /// this hides much of the wait for them.
     #[inline(always)]
     fn prefetch_next(&self) {
-        if let Some(&Reverse(key)) = self.heap.peek() {
+        if let Some(key) = self.queue.peek_cheap() {
             let tag = key as u64;
-            if tag >> 32 == K_PIPE {
+            let kind = tag >> 32;
+            if kind == K_PIPE {
                 if let Some(l) = self.links.get(tag as u32 as usize) {
                     // the queue state and the pipe's head (link.rs: the first two lines)
                     prefetch(l, 128);
+                }
+            } else if kind == K_ACK {
+                if let Some(sf) = self.sf.get(tag as u32 as usize) {
+                    // the ACK itself (the ring was written one reverse delay ago) and the
+                    // sender's state that `process_ack` reads
+                    if let Some(a) = sf.acks.front() {
+                        prefetch(a, 32);
+                    }
+                    prefetch(sf, std::mem::size_of::<Subflow>());
                 }
             }
         }
@@ -437,18 +443,18 @@ mod tests {
         Sim::new(&cfg).unwrap()
     }
 
-    /// The heap orders events by time, then by kind (the documented tie-break), then by id.
+    /// The queue orders events by time, then by kind (the documented tie-break), then by id.
     #[test]
     fn events_pop_by_time_then_kind_then_id() {
         let mut s = sim();
-        s.heap.clear();
+        s.queue.clear();
         s.push(5, K_RTO, 1);
         s.push(5, K_START, 2);
         s.push(3, K_SAMPLE, 0);
         s.push(5, K_START, 1);
         s.push(5, K_TIMER + 1, 0);
-        let order: Vec<(u64, u64, u32)> = std::iter::from_fn(|| s.heap.pop())
-            .map(|Reverse(k)| ((k >> 64) as u64, (k as u64) >> 32, k as u32))
+        let order: Vec<(u64, u64, u32)> = std::iter::from_fn(|| s.queue.pop())
+            .map(|k| ((k >> 64) as u64, (k as u64) >> 32, k as u32))
             .collect();
         assert_eq!(
             order,

@@ -184,7 +184,7 @@ impl Sim {
                             sf.inflight
                         ));
                         // stop the run: drain the event queue
-                        self.heap.clear();
+                        self.queue.clear();
                         return;
                     }
                     let q = sf.snd_nxt;
