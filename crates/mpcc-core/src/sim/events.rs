@@ -76,6 +76,7 @@ impl Events {
         self.occupied = vec![0; n.div_ceil(64)];
     }
 
+    #[cfg(test)]
     pub(super) fn len(&self) -> usize {
         self.len
     }

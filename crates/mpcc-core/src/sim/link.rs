@@ -33,7 +33,7 @@ pub(super) struct Link {
     pub(super) max_queue: u32,
     /// Packets propagating to their next hop, in departure order: `pipe_n` of them in
     /// `pipe_inline` from `pipe_head` on (a ring of PIPE_INLINE), then those in `pipe_spill`
-    /// (non-empty only when the inline ring is full).
+    /// (non-empty only when the inline ring is full, so that push and pop read it only then).
     pipe_head: u8,
     pipe_n: u8,
     // --- line 2
@@ -99,7 +99,9 @@ impl Link {
     #[inline(always)]
     fn pipe_push(&mut self, arrive: u64, pkt: Pkt) -> bool {
         let n = self.pipe_n as usize;
-        if n < PIPE_INLINE && self.pipe_spill.is_empty() {
+        // (the spill holds packets only while the inline ring is full: no need to read the
+        // third cache line)
+        if n < PIPE_INLINE {
             self.pipe_inline[(self.pipe_head as usize + n) % PIPE_INLINE] = (arrive, pkt);
             self.pipe_n += 1;
             n == 0
@@ -116,11 +118,15 @@ impl Link {
         let h = self.pipe_head as usize;
         let (_, pkt) = self.pipe_inline[h];
         self.pipe_head = ((h + 1) % PIPE_INLINE) as u8;
+        let was_full = self.pipe_n as usize == PIPE_INLINE;
         self.pipe_n -= 1;
-        if let Some(e) = self.pipe_spill.pop_front() {
-            let i = (self.pipe_head as usize + self.pipe_n as usize) % PIPE_INLINE;
-            self.pipe_inline[i] = e;
-            self.pipe_n += 1;
+        // the spill is touched only when the inline ring was full (otherwise it is empty)
+        if was_full {
+            if let Some(e) = self.pipe_spill.pop_front() {
+                let i = (self.pipe_head as usize + self.pipe_n as usize) % PIPE_INLINE;
+                self.pipe_inline[i] = e;
+                self.pipe_n += 1;
+            }
         }
         let next = (self.pipe_n > 0).then(|| self.pipe_inline[self.pipe_head as usize].0);
         (pkt, next)
