@@ -6,11 +6,12 @@
 //! k = 8 and 16 fat trees fall 8–32 µs ahead, bench/sim/FATTREE.md), with 3,500 (k = 8) to
 //! 27,000 (k = 16) events pending; a binary heap pays a sift-down of 12–15 levels for each.
 //! Here time is cut into buckets of 2^`shift` ns; the `ring` holds the next `N` buckets, each
-//! one cache line of up to [`SLOT`] keys; the bucket being drained (`head`) is sorted;
-//! everything else (a full bucket's overflow, events beyond the ring such as RTOs) goes to a
-//! binary heap (`far`), whose smallest bucket is merged in when the ring reaches it. Bucket
-//! width and ring length adapt to the pending events (`retune`: about one event per bucket, the
-//! ring spanning most of them); a retune only redistributes the keys, it never reorders them.
+//! one cache line of up to [`SLOT`] keys (more go to the bucket's `spill` vector); the bucket
+//! being drained (`head`) is sorted; events beyond the ring (RTOs, say) go to a binary heap
+//! (`far`), whose smallest bucket is merged in when the ring reaches it. Bucket
+//! width and ring length adapt to the run (`check`, every 2^15 pops: about two of the recent
+//! pops per bucket, the ring spanning 95 % of the recent pushes); a retune only redistributes
+//! the keys, it never reorders them.
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 
@@ -32,6 +33,8 @@ pub(super) struct Events {
     head: Vec<u128>,
     ring: Vec<Bucket>,
     fill: Vec<u8>,
+    /// Keys of a ring bucket beyond its first SLOT (many events at nearly the same time).
+    spill: Vec<Vec<u128>>,
     /// One bit per ring bucket: non-empty.
     occupied: Vec<u64>,
     far: BinaryHeap<Reverse<u128>>,
@@ -58,6 +61,7 @@ impl Events {
             head: Vec::new(),
             ring: Vec::new(),
             fill: Vec::new(),
+            spill: Vec::new(),
             occupied: Vec::new(),
             far: BinaryHeap::new(),
             len: 0,
@@ -73,6 +77,7 @@ impl Events {
     fn resize_ring(&mut self, n: usize) {
         self.ring = vec![Bucket::default(); n];
         self.fill = vec![0; n];
+        self.spill = vec![Vec::new(); n];
         self.occupied = vec![0; n.div_ceil(64)];
     }
 
@@ -83,7 +88,8 @@ impl Events {
 
     /// Bytes held by the queue.
     pub(super) fn memory_bytes(&self) -> usize {
-        self.ring.len() * (std::mem::size_of::<Bucket>() + 1)
+        self.ring.len() * (std::mem::size_of::<Bucket>() + 1 + std::mem::size_of::<Vec<u128>>())
+            + self.spill.iter().map(|v| v.capacity() * 16).sum::<usize>()
             + (self.head.capacity() + self.far.capacity()) * 16
     }
 
@@ -91,6 +97,7 @@ impl Events {
         self.head.clear();
         self.far.clear();
         self.fill.iter_mut().for_each(|f| *f = 0);
+        self.spill.iter_mut().for_each(|v| v.clear());
         self.occupied.iter_mut().for_each(|w| *w = 0);
         self.len = 0;
     }
@@ -113,7 +120,7 @@ impl Events {
                 self.fill[i] = f as u8 + 1;
                 self.occupied[i >> 6] |= 1 << (i & 63);
             } else {
-                self.far.push(Reverse(k));
+                self.spill[i].push(k);
             }
         } else {
             self.far.push(Reverse(k));
@@ -184,6 +191,9 @@ impl Events {
             let i = (b & (n - 1)) as usize;
             let f = self.fill[i] as usize;
             self.head.extend_from_slice(&self.ring[i].0[..f]);
+            if f == SLOT {
+                self.head.append(&mut self.spill[i]);
+            }
             self.fill[i] = 0;
             self.occupied[i >> 6] &= !(1 << (i & 63));
         }
@@ -234,6 +244,7 @@ impl Events {
         keys.extend(self.far.drain().map(|Reverse(k)| k));
         for (i, b) in self.ring.iter().enumerate() {
             keys.extend_from_slice(&b.0[..self.fill[i] as usize]);
+            keys.append(&mut self.spill[i]);
         }
         self.shift = shift;
         self.resize_ring(n);
