@@ -9,6 +9,7 @@ identical results (a digest of every output column, else the event and packet co
 
 Usage (timing: take the shared lock):
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/sim/side_by_side.py [--ref main] [--rounds 3] [--write]
+        [--before-bin PATH]   (a simbench already built from --ref: no build while holding the lock)
 --write appends the table, with machine, date and load, to bench/sim/SIDE_BY_SIDE.md.
 """
 from __future__ import annotations
@@ -66,12 +67,12 @@ def run(binary: Path, cfg: Path) -> dict:
     return json.loads(p.stdout.replace(": inf", ": null"))
 
 
-def main(ref: str, rounds: int, write: bool) -> None:
+def main(ref: str, rounds: int, write: bool, before_bin: str | None = None) -> None:
     from run import machine  # bench/sim/run.py
 
     with tempfile.TemporaryDirectory() as d:
         tmp = Path(d)
-        before = build_ref(ref, tmp / "before")
+        before = Path(before_bin) if before_bin else build_ref(ref, tmp / "before")
         after = build(ROOT, ROOT / "target")
         cfgs = configs(tmp)
         load0 = os.getloadavg()
@@ -116,5 +117,6 @@ if __name__ == "__main__":
     ap.add_argument("--ref", default="main", help="git ref of the 'before' build")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--write", action="store_true")
+    ap.add_argument("--before-bin", help="simbench built from --ref beforehand (skips that build)")
     a = ap.parse_args()
-    main(a.ref, a.rounds, a.write)
+    main(a.ref, a.rounds, a.write, a.before_bin)
