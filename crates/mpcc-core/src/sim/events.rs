@@ -232,7 +232,7 @@ impl Events {
         // (hysteresis on the length: the horizon of a steady run wavers by a factor of 2)
         let len = self.ring.len();
         if shift != self.shift || n > 2 * len || 4 * n < len {
-            self.retune(shift, n.max(len.min(1 << 16)));
+            self.retune(shift, n);
         }
     }
 
