@@ -19,6 +19,8 @@ use std::collections::BinaryHeap;
 const SLOT: usize = 4;
 /// Pops between checks of the bucket width.
 const CHECK_EVERY: u64 = 1 << 15;
+/// Keys in the bucket being drained above which the width is checked sooner.
+const LONG_HEAD: usize = 256;
 
 #[derive(Clone, Copy, Default)]
 #[repr(C, align(64))]
@@ -151,7 +153,9 @@ impl Events {
         self.pops += 1;
         let k = self.head.pop();
         self.now = time(k.unwrap());
-        if self.pops >= CHECK_EVERY {
+        // (a long sorted head means buckets too wide for the run's pace now, e.g. after many
+        // flows started: insertions into it cost its length; check early)
+        if self.pops >= CHECK_EVERY || (self.head.len() > LONG_HEAD && self.pops >= 1024) {
             self.check();
         }
         k
@@ -209,12 +213,18 @@ impl Events {
     }
 
     /// Every CHECK_EVERY pops: choose the bucket width (about two of the recent pops per
-    /// bucket) and the ring length (spanning 95 % of the recent pushes), and redistribute the
-    /// pending keys if either changed.
+    /// bucket) and the ring length (spanning 95 % of the recent pushes, at most 4× the pending
+    /// events), and redistribute the pending keys if either changed.
     #[cold]
     fn check(&mut self) {
         let spacing = (self.now - self.since) / self.pops;
-        let shift = 64 - (2 * spacing).max(1).leading_zeros() - 1;
+        if spacing == 0 {
+            // pops at one instant (many flows starting together): no bucket width helps
+            self.pops = 0;
+            self.ahead = [0; 65];
+            return;
+        }
+        let shift = 64 - (2 * spacing).leading_zeros() - 1;
         let total: u64 = self.ahead.iter().map(|&n| n as u64).sum();
         let mut cum = 0;
         let mut horizon = 64;
@@ -225,7 +235,9 @@ impl Events {
                 break;
             }
         }
-        let n = 1usize << horizon.saturating_sub(shift).clamp(6, 16);
+        // (and not much longer than the number of pending events: memory stays O(events))
+        let most = (4 * self.len).next_power_of_two().clamp(64, 1 << 16);
+        let n = (1usize << horizon.saturating_sub(shift).clamp(6, 16)).min(most);
         self.pops = 0;
         self.since = self.now;
         self.ahead = [0; 65];
