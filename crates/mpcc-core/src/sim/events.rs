@@ -324,4 +324,50 @@ mod tests {
         // the test went through retunes (the initial ring is 1024 buckets of 2^10 ns)
         assert!((q.shift, q.ring.len()) != (10, 1024));
     }
+
+    /// Many events at one instant (flows starting together) leave the bucket width alone
+    /// (a width of 1 ns would not separate them) and pop in heap order.
+    #[test]
+    fn same_instant_clump_keeps_width() {
+        let mut rng = Rng::new(3);
+        let mut q = Events::new();
+        let mut h = BinaryHeap::new();
+        let mut now = 0u64;
+        let mut step =
+            |q: &mut Events, h: &mut BinaryHeap<Reverse<u128>>, now: &mut u64, k: u128| {
+                q.push(k);
+                h.push(Reverse(k));
+                let a = q.pop();
+                assert_eq!(a, h.pop().map(|Reverse(k)| k));
+                *now = time(a.unwrap());
+            };
+        // steady: one pop per push, each "now + 0–20 µs"
+        for _ in 0..5 {
+            let k = (((now + (rng.uniform() * 20_000.0) as u64) as u128) << 64) | 1;
+            q.push(k);
+            h.push(Reverse(k));
+        }
+        for i in 0..3 * CHECK_EVERY {
+            let k = (((now + (rng.uniform() * 20_000.0) as u64) as u128) << 64) | i as u128;
+            step(&mut q, &mut h, &mut now, k);
+        }
+        let steady = (q.shift, q.ring.len());
+        assert!(
+            steady.0 > 5,
+            "buckets of about two pops (4 µs apart): {steady:?}"
+        );
+        // a clump: 5,000 keys at the current instant, drained with the steady traffic going on
+        for id in 0..5_000u128 {
+            q.push(((now as u128) << 64) | (id << 8));
+            h.push(Reverse(((now as u128) << 64) | (id << 8)));
+        }
+        for i in 0..5_000u128 {
+            let k = (((now + 20_000) as u128) << 64) | i;
+            step(&mut q, &mut h, &mut now, k);
+        }
+        assert_eq!(q.shift, steady.0, "no retune for pops at one instant");
+        while let Some(Reverse(k)) = h.pop() {
+            assert_eq!(q.pop(), Some(k));
+        }
+    }
 }
