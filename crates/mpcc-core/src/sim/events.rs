@@ -252,7 +252,7 @@ impl Events {
     #[cold]
     fn retune(&mut self, shift: u32, n: usize) {
         let mut keys: Vec<u128> = Vec::with_capacity(self.len);
-        keys.extend(self.head.drain(..));
+        keys.append(&mut self.head);
         keys.extend(self.far.drain().map(|Reverse(k)| k));
         for (i, b) in self.ring.iter().enumerate() {
             keys.extend_from_slice(&b.0[..self.fill[i] as usize]);
