@@ -143,9 +143,12 @@ class ThreePaths(netlab.Lab):
         else:
             shown = subprocess.run(["ip", "-n", s, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
             m = re.search(rf"^{re.escape(addr)} id (\d+)", shown, re.M)
-            if not m:
+            if m:
+                cmd = ["mptcp", "endpoint", "del", "id", m.group(1)]
+            elif i == 1:              # the initial subflow's address, not an endpoint: REMOVE_ADDR id 0
+                cmd = ["mptcp", "endpoint", "del", "id", "0", addr]
+            else:
                 return False
-            cmd = ["mptcp", "endpoint", "del", "id", m.group(1)]
         p = subprocess.run(["ip", "-n", s, *cmd], capture_output=True, text=True)
         if p.returncode != 0:
             self.refusals = getattr(self, "refusals", []) + [p.stderr.strip()]
@@ -155,62 +158,8 @@ class ThreePaths(netlab.Lab):
         self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
 
 
-# --- churn schedules --------------------------------------------------------------------------
-PATTERNS = ("alternate", "random")
-
-
-def schedule(pattern: str, secs: float, seed: int = 0) -> list[tuple[float, str, int, bool]]:
-    """The churn as (time s, "endpoint" | "link", path, add/up), sorted by time; the same
-    (pattern, secs, seed) always gives the same list, so algorithms are compared under the same churn.
-
-    * ``alternate``: at every whole second the server's endpoint of path 2 is removed or re-added
-      and path 3's link goes down or up (each stays so for one second).
-    * ``random`` (from ``seed``): in every second, at a random instant, one endpoint event (remove
-      a present endpoint of path 2 or 3, or re-add an absent one), and one link outage of a random
-      path (1, 2 or 3 — also the path of the initial subflow) for 0.1–3 s, starting at a random
-      instant. Outages may overlap; an event is skipped when it would leave no path that can carry
-      data (the path-1 subflow or a present endpoint, over an up link), since then any connection
-      must stall.
-    """
-    import random
-    if pattern not in PATTERNS:
-        raise ValueError(f"--pattern {pattern!r}: use one of {', '.join(PATTERNS)}")
-    n = int(secs)
-    if pattern == "alternate":
-        out = []
-        for k in range(1, n + 1):
-            out.append((float(k), "endpoint", 2, k % 2 == 0))
-            out.append((float(k), "link", 3, k % 2 == 0))
-        return out
-    rng = random.Random(seed)
-    endpoint = {2: True, 3: True}
-    down_until = {1: 0.0, 2: 0.0, 3: 0.0}
-    out = []
-
-    def usable(t, ep, down):
-        return any(down[i] <= t and (i == 1 or ep[i]) for i in (1, 2, 3))
-
-    for k in range(1, n):
-        ev = sorted([(k + rng.random(), "endpoint"), (k + rng.random(), "link")])
-        for t, kind in ev:
-            t = round(t, 3)
-            if kind == "endpoint":
-                i = rng.choice((2, 3))
-                ep = {**endpoint, i: not endpoint[i]}
-                if all(usable(t + d / 10, ep, down_until) for d in range(31)):
-                    endpoint = ep
-                    out.append((t, "endpoint", i, ep[i]))
-            else:
-                i, dur = rng.choice((1, 2, 3)), round(rng.uniform(0.1, 3.0), 3)
-                if down_until[i] > t:
-                    continue                      # already down
-                down = {**down_until, i: t + dur}
-                if all(usable(t + d / 10, endpoint, down) for d in range(int(dur * 10) + 2)):
-                    down_until = down
-                    out.append((t, "link", i, False))
-                    if t + dur < secs:
-                        out.append((round(t + dur, 3), "link", i, True))
-    return sorted(out)
+# --- churn schedules: churn_patterns.py -------------------------------------------------------
+from churn_patterns import PATTERNS, load_schedule, schedule  # noqa: E402,F401 (API)
 
 
 # --- subflow snapshots (the kernel's view: ss, i.e. the inet_diag/MPTCP diag) ------------------
@@ -272,12 +221,13 @@ def can_send(sf: dict) -> bool:
 def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: float = 0.2,
                        quiet_s: float = 0.5) -> dict:
     """Compare, in every snapshot, the subflow set the coupled rule last summed over (mpcc_seen:
-    local ports) with the subflows ss shows for the same connection that can send (can_send).
+    local ports) with the subflows ss shows for the same connection that can send (can_send),
+    plus the subflow whose callback made the walk (it counts itself in any state).
     A connection is compared when the rule's walk happened while ss was reading (± slack_s) and no
     churn event (done: (start, end) monotonic times of each executed event) lies between quiet_s
     before the earlier and the later of the two reads (a subflow can legitimately appear or close
     between them then). Returns counts and the first mismatches."""
-    compared = skipped_time = skipped_event = 0
+    compared = skipped_time = skipped_event = walker_closing = 0
     mismatches = []
     for line in trace.read_text().splitlines():
         snap = json.loads(line)
@@ -296,14 +246,23 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
                 skipped_event += 1
                 continue
             compared += 1
-            ss_set = {int(sf["local"].rsplit(":", 1)[1]) for sf in by_token.get(msk["token"], []) if can_send(sf)}
+            subflows = by_token.get(msk["token"], [])
+            port = {int(sf["local"].rsplit(":", 1)[1]): sf for sf in subflows}
+            ss_set = {p for p, sf in port.items() if can_send(sf)}
             rule_set = set(seen["lport"])
+            # the subflow whose callback walked always counts itself (mpcc_gather: its own window is
+            # what the rule computes), also while it closes; ss may show it in FIN-WAIT-1, LAST-ACK...
+            walker = seen["lport"][seen["self"]] if seen["self"] < len(seen["lport"]) else None
+            if walker is not None:
+                ss_set.add(walker)
+                walker_closing += walker in port and not can_send(port[walker])
             if ss_set != rule_set:
-                mismatches.append({"t": snap["t"], "token": msk["token"], "rule": sorted(rule_set),
+                mismatches.append({"t": snap["t"], "token": msk["token"], "walker": walker, "rule": sorted(rule_set),
                                    "ss": sorted(ss_set), "ss_all": [(sf["local"], sf["state"], sf.get("flags"))
-                                                                   for sf in by_token.get(msk["token"], [])]})
+                                                                   for sf in subflows]})
     return {"compared": compared, "mismatched": len(mismatches), "skipped_not_simultaneous": skipped_time,
-            "skipped_near_event": skipped_event, "first_mismatches": mismatches[:10]}
+            "skipped_near_event": skipped_event, "walker_not_sendable": walker_closing,
+            "first_mismatches": mismatches[:10]}
 
 
 def diagnose_stalls(trace: Path, res: dict) -> dict:
@@ -402,13 +361,15 @@ class _Builtin:
 
 
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
-        seed: int = 0, trace: Path | None = None, rmem: str | None = None) -> dict:
+        seed: int = 0, trace: Path | None = None, rmem: str | None = None,
+        plan: list | None = None) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
-    snapshots of the client (ss) there, one JSON line each (see subflow_snapshot)."""
+    snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
+    schedule to use instead of the pattern's (load_schedule)."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
-    plan = schedule(pattern, secs, seed)
+    plan = schedule(pattern, secs, seed) if plan is None else plan
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
            "pattern": pattern, "seed": seed, "rmem": rmem, "load_before": round(os.getloadavg()[0], 2),
@@ -476,6 +437,8 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             if not builtin:
                 res["cwnd_jumps"] = bpf_records.jumps_read(algo)
             res["plan_events"] = len(plan)
+            # executed events (monotonic s, as the trace's ss_ns): to re-run check_subflow_sets later
+            res["executed"] = [[round(e0, 4), round(e1 or e0, 4)] for e0, e1 in done]
             res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])
             srv.wait(timeout=60)
@@ -535,12 +498,21 @@ def main(argv=None) -> int:
     ap.add_argument("--secs", type=float, default=600.0)
     ap.add_argument("--rate", type=float, default=20.0, help="Mbit/s per path (tbf at the client)")
     ap.add_argument("--pattern", choices=PATTERNS, default="alternate", help="churn schedule (see schedule())")
-    ap.add_argument("--seed", type=int, default=0, help="seed of the random pattern")
+    ap.add_argument("--seed", type=int, default=0, help="seed of the random and storm patterns")
+    ap.add_argument("--schedule", type=Path, help="churn from a JSON file instead of --pattern: a list of "
+                    "[t s, \"endpoint\"|\"link\", path 1-3, add/up true|false] (see load_schedule())")
     ap.add_argument("--trace", type=Path, help="per-second subflow snapshots (ss) of the client, JSON lines")
     ap.add_argument("--rmem", help="net.ipv4.tcp_rmem in both namespaces, 'MIN DEFAULT MAX' bytes "
                     "(default: the kernel's, 4096 131072 33554432 here)")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
+    plan = None
+    if a.schedule:
+        try:
+            plan = load_schedule(a.schedule, a.secs)
+        except ValueError as e:
+            print(f"churn: error: {e}", file=sys.stderr)
+            return 2
     if os.geteuid() != 0:
         print("churn: needs root (BPF, network namespaces): run with sudo", file=sys.stderr)
         return 2
@@ -548,7 +520,8 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE.parents[1] / "python"))
     results = []
     for algo in a.algorithms:
-        r = run(algo, a.conns, a.secs, a.rate, a.pattern, a.seed, a.trace, a.rmem)
+        r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
+                a.trace, a.rmem, plan)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "

@@ -22,7 +22,7 @@ SEED = int(os.environ.get("MPCC_CHURN_SEED", "7"))
 # --- the schedules (no root) --------------------------------------------------------------------
 def _replay(plan):
     """Walk a schedule; return the (time, endpoints present, links up) after every event."""
-    ep, up, out = {2: True, 3: True}, {1: True, 2: True, 3: True}, []
+    ep, up, out = {1: True, 2: True, 3: True}, {1: True, 2: True, 3: True}, []
     for t, kind, path, on in plan:
         state = ep if kind == "endpoint" else up
         assert state[path] != on, f"{kind} of path {path} set to {on} twice at {t}"
@@ -38,7 +38,7 @@ def test_random_schedule_is_reproducible_and_never_cuts_every_path(seed):
     assert plan != churn.schedule("random", 600, seed + 1)
     assert plan == sorted(plan) and all(0 < t < 600 for t, *_ in plan)
     for t, ep, up in _replay(plan):
-        usable = [i for i in (1, 2, 3) if up[i] and (i == 1 or ep[i])]
+        usable = [i for i in (1, 2, 3) if up[i] and ep[i]]
         assert usable, f"seed {seed}: no path can carry data after the event at {t} s"
     kinds = {(k, p) for _, k, p, _ in plan}
     # every path's link (also the initial subflow's) and both signalled endpoints are churned
@@ -47,6 +47,28 @@ def test_random_schedule_is_reproducible_and_never_cuts_every_path(seed):
     n_ep = sum(1 for _, k, _, _ in plan if k == "endpoint")
     n_down = sum(1 for _, k, _, on in plan if k == "link" and not on)
     assert 0.6 * 600 < n_ep < 600 and 0.4 * 600 < n_down < 600
+
+
+@pytest.mark.parametrize("seed", [0, 3, 7])
+def test_storm_schedule_flaps_several_paths_and_the_initial_address(seed):
+    plan = churn.schedule("storm", 600, seed)
+    assert plan == churn.schedule("storm", 600, seed) != churn.schedule("storm", 600, seed + 1)
+    assert plan == sorted(plan) and all(0 < t < 600 for t, *_ in plan)
+    for t, ep, up in _replay(plan):
+        assert any(up[i] and ep[i] for i in (1, 2, 3)), f"seed {seed}: no usable path after {t} s"
+    # all three server addresses are removed and re-added, path 1's (the initial subflow's) too
+    assert {(p, on) for _, k, p, on in plan if k == "endpoint"} == {(p, on) for p in (1, 2, 3) for on in (True, False)}
+    downs = [(t, p) for t, k, p, on in plan if k == "link" and not on]
+    ups = {(p, t) for t, k, p, on in plan if k == "link" and on}
+    at_once = {t for t, _ in downs if sum(1 for u, _ in downs if u == t) >= 2}
+    assert len(at_once) >= 20, "several paths should go down together"
+    # outages shorter than a second, and not on a whole-second grid
+    short = [t for t, p in downs if any(q == p and t < u < t + 1.0 for q, u in ups)]
+    assert len(short) >= 20
+    assert sum(1 for t, *_ in plan if t != int(t)) > 0.9 * len(plan)
+    # irregular intervals: gaps between events both under 0.1 s and over 1 s
+    gaps = [b - a for a, b in zip(sorted({t for t, *_ in plan}), sorted({t for t, *_ in plan})[1:])]
+    assert min(gaps) < 0.1 and max(gaps) > 1.0
 
 
 def test_alternate_schedule_toggles_path2_endpoint_and_path3_link_each_second():
@@ -93,25 +115,32 @@ def test_subflow_set_check_finds_a_closed_subflow_still_counted(tmp_path):
     est = [(1000, "ESTAB", "Mmec"), (2000, "ESTAB", "Jjec")]
     lines = [
         # agree: the rule summed over both established subflows
-        _snap(1.0, [1 * s, 1 * s + 10**7], "0abc", est, {"ktime_ns": 1 * s + 5 * 10**6, "lport": [1000, 2000]}),
-        # the rule still counts port 3000, which ss shows closing (LAST-ACK): a mismatch
+        _snap(1.0, [1 * s, 1 * s + 10**7], "0abc", est,
+              {"ktime_ns": 1 * s + 5 * 10**6, "lport": [1000, 2000], "self": 0}),
+        # port 1000's walk still counts port 3000, which ss shows closing (LAST-ACK): a mismatch
         _snap(2.0, [2 * s, 2 * s + 10**7], "0abc", est + [(3000, "LAST-ACK", "Jjec")],
-              {"ktime_ns": 2 * s, "lport": [1000, 2000, 3000]}),
+              {"ktime_ns": 2 * s, "lport": [1000, 2000, 3000], "self": 0}),
         # a join whose handshake is pending (j without e) does not count: agree
         _snap(3.0, [3 * s, 3 * s + 10**7], "0abc", est + [(4000, "ESTAB", "Jj")],
-              {"ktime_ns": 3 * s, "lport": [1000, 2000]}),
+              {"ktime_ns": 3 * s, "lport": [1000, 2000], "self": 1}),
         # the rule's walk was 2 s before ss's read: not compared
-        _snap(4.0, [6 * s, 6 * s + 10**7], "0abc", est, {"ktime_ns": 4 * s, "lport": [1000]}),
+        _snap(4.0, [6 * s, 6 * s + 10**7], "0abc", est, {"ktime_ns": 4 * s, "lport": [1000], "self": 0}),
         # a churn event between the two reads: not compared
-        _snap(5.0, [8 * s, 8 * s + 10**7], "0abc", est, {"ktime_ns": 8 * s, "lport": [1000]}),
+        _snap(5.0, [8 * s, 8 * s + 10**7], "0abc", est, {"ktime_ns": 8 * s, "lport": [1000], "self": 0}),
+        # the closing subflow 3000 (FIN-WAIT-1) walked for its own ACK: it counts itself: agree
+        _snap(6.0, [10 * s, 10 * s + 10**7], "0abc", est + [(3000, "FIN-WAIT-1", "Jjec")],
+              {"ktime_ns": 10 * s, "lport": [1000, 2000, 3000], "self": 2}),
+        # ... but a walk by 1000 that misses the established 2000: a mismatch
+        _snap(7.0, [12 * s, 12 * s + 10**7], "0abc", est, {"ktime_ns": 12 * s, "lport": [1000], "self": 0}),
     ]
     trace = tmp_path / "t.jsonl"
     trace.write_text("".join(json.dumps(x) + "\n" for x in lines))
     chk = churn.check_subflow_sets(trace, done=[(7.8, 7.81)])
-    assert (chk["compared"], chk["mismatched"]) == (3, 1)
+    assert (chk["compared"], chk["mismatched"], chk["walker_not_sendable"]) == (5, 2, 1)
     assert (chk["skipped_not_simultaneous"], chk["skipped_near_event"]) == (1, 1)
-    bad = chk["first_mismatches"][0]
-    assert bad["rule"] == [1000, 2000, 3000] and bad["ss"] == [1000, 2000]
+    bad, missing = chk["first_mismatches"]
+    assert bad["rule"] == [1000, 2000, 3000] and bad["ss"] == [1000, 2000] and bad["walker"] == 1000
+    assert missing["rule"] == [1000] and missing["ss"] == [1000, 2000]
 
 
 # --- the soak (root) ----------------------------------------------------------------------------
