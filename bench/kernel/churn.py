@@ -158,6 +158,39 @@ class ThreePaths(netlab.Lab):
         self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
 
 
+class ThreePathsBridged(ThreePaths):
+    """The same three paths, but each rate limit sits in a middle namespace (a bridge per path,
+    tbf on its egress toward the server) instead of on the client's own interface: a full queue
+    then drops packets in the network, which TCP sees as losses, not as a local transmit failure
+    (NET_XMIT_DROP), which leaves the segment unsent and, with nothing in flight, waits for the
+    probe timer (see CHURN.md §5). Addresses, endpoints and link flaps (the client's interface) as
+    ThreePaths."""
+    roles = ("cli", "mid", "srv")
+
+    def build(self):
+        c, m, s = self.ns["cli"], self.ns["mid"], self.ns["srv"]
+        for i in (1, 2, 3):
+            self.veth("cli", f"p{i}c", "mid", f"m{i}c")
+            self.veth("mid", f"m{i}s", "srv", f"p{i}s")
+            self.ip(m, "link", "add", f"b{i}", "type", "bridge")
+            for dev in (f"m{i}c", f"m{i}s"):
+                self.ip(m, "link", "set", dev, "master", f"b{i}")
+            self.ip(m, "link", "set", f"b{i}", "up")
+            self.ip(c, "addr", "add", f"198.18.{i}.1/24", "dev", f"p{i}c")
+            self.ip(s, "addr", "add", f"198.18.{i}.2/24", "dev", f"p{i}s")
+            self.ex(m, "tc", "qdisc", "add", "dev", f"m{i}s", "root", "tbf", "rate", f"{self.rate_mbit}mbit",
+                    "burst", "15000", "limit", "150000")
+        for n in (c, s):
+            self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
+            if self.rmem:
+                self.ex(n, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={self.rmem}")
+        for i in (2, 3):
+            self.endpoint(True, i)
+
+
+BOTTLENECKS = {"sender": ThreePaths, "bridge": ThreePathsBridged}
+
+
 # --- churn schedules: churn_patterns.py -------------------------------------------------------
 from churn_patterns import PATTERNS, load_schedule, schedule  # noqa: E402,F401 (API)
 
@@ -208,6 +241,19 @@ def mptcp_counters(ns: str) -> dict[str, int]:
     out = subprocess.run(["ip", "netns", "exec", ns, "nstat", "-az"], capture_output=True, text=True).stdout
     return {f[0]: int(f[1]) for f in (ln.split() for ln in out.splitlines())
             if len(f) >= 2 and f[0].startswith("MPTcpExt") and f[1].isdigit() and int(f[1])}
+
+
+def qdisc_drops(lab) -> dict[str, int]:
+    """Packets each path's rate limit (tbf) dropped: on the client's own interface (sender
+    bottleneck: a local transmit failure for TCP) or in the middle namespace (bridge)."""
+    ns, dev = (lab.ns["mid"], "m{}s") if "mid" in lab.ns else (lab.ns["cli"], "p{}c")
+    out = {}
+    for i in (1, 2, 3):
+        text = subprocess.run(["tc", "-n", ns, "-s", "qdisc", "show", "dev", dev.format(i)], capture_output=True,
+                              text=True).stdout
+        m = re.search(r"tbf .*?dropped (\d+)", text, re.S)
+        out[f"path{i}"] = int(m.group(1)) if m else -1
+    return out
 
 
 def can_send(sf: dict) -> bool:
@@ -362,20 +408,21 @@ class _Builtin:
 
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
-        plan: list | None = None) -> dict:
+        plan: list | None = None, bottleneck: str = "sender") -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
-    schedule to use instead of the pattern's (load_schedule)."""
+    schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
+    sit, "sender" (the client's interfaces) or "bridge" (a middle namespace, ThreePathsBridged)."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
-           "pattern": pattern, "seed": seed, "rmem": rmem, "load_before": round(os.getloadavg()[0], 2),
+           "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "load_before": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
-    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, ThreePaths(rate_mbit, rmem) as lab:
+    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, BOTTLENECKS[bottleneck](rate_mbit, rmem) as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
@@ -440,6 +487,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             # executed events (monotonic s, as the trace's ss_ns): to re-run check_subflow_sets later
             res["executed"] = [[round(e0, 4), round(e1 or e0, 4)] for e0, e1 in done]
             res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
+            res["qdisc_drops"] = qdisc_drops(lab)
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])
             srv.wait(timeout=60)
             reader.join(timeout=5)
@@ -504,6 +552,8 @@ def main(argv=None) -> int:
     ap.add_argument("--trace", type=Path, help="per-second subflow snapshots (ss) of the client, JSON lines")
     ap.add_argument("--rmem", help="net.ipv4.tcp_rmem in both namespaces, 'MIN DEFAULT MAX' bytes "
                     "(default: the kernel's, 4096 131072 33554432 here)")
+    ap.add_argument("--bottleneck", choices=sorted(BOTTLENECKS), default="sender",
+                    help="where the rate limits sit: the client's interfaces (sender) or a bridge between")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None
@@ -521,7 +571,7 @@ def main(argv=None) -> int:
     results = []
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
-                a.trace, a.rmem, plan)
+                a.trace, a.rmem, plan, a.bottleneck)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "
