@@ -321,7 +321,8 @@ def diagnose_stalls(trace: Path, res: dict) -> dict:
     snaps = [json.loads(ln) for ln in trace.read_text().splitlines()]
     stalled = {(s["conn"], s["window"]) for s in res["stalled_windows"]}
     tally = {k: {"samples": 0, "data_ack_frozen": 0, "queued_but_idle_subflow": 0, "zero_send_window": 0,
-                 "subflow_in_backoff": 0, "rwnd_limited_growing": 0} for k in (True, False)}
+                 "subflow_in_backoff": 0, "rwnd_limited_growing": 0, "every_subflow_queued_but_idle": 0,
+                 "backed_off_subflow_holds_unacked": 0} for k in (True, False)}
     for conn, peer in enumerate(res.get("peers", [])):
         prev, last_rwnd = None, {}
         for snap in snaps:
@@ -336,6 +337,11 @@ def diagnose_stalls(trace: Path, res: dict) -> dict:
             t["queued_but_idle_subflow"] += any(x.get("notsent") and not x.get("unacked") for x in sfs)
             t["zero_send_window"] += any(x.get("notsent") and x.get("snd_wnd", "0") == "0" for x in sfs)   # ss omits a zero snd_wnd
             t["subflow_in_backoff"] += any(x.get("backoff") for x in sfs)
+            # no subflow has anything in flight, all have data queued (local transmit failures, probe timer)
+            t["every_subflow_queued_but_idle"] += bool(sfs) and all(x.get("notsent") and not x.get("unacked")
+                                                                    for x in sfs)
+            # the data at the connection's snd_una likely waits for that subflow's (backed-off) RTO
+            t["backed_off_subflow_holds_unacked"] += any(x.get("backoff") and x.get("unacked") for x in sfs)
             # TCP's own account (chrono): did a subflow spend the last second limited by the peer's window?
             t["rwnd_limited_growing"] += any(x.get("rwnd_limited", 0) > last_rwnd.get(x["local"], 1 << 62) for x in sfs)
             last_rwnd.update({x["local"]: x.get("rwnd_limited", 0) for x in sfs})
