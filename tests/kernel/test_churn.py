@@ -79,6 +79,22 @@ def test_alternate_schedule_toggles_path2_endpoint_and_path3_link_each_second():
     _replay(plan)
 
 
+def test_schedule_file_is_read_sorted_and_bad_entries_are_named(tmp_path, capsys):
+    f = tmp_path / "s.json"
+    f.write_text(json.dumps([[2.5, "link", 1, False], [0.25, "endpoint", 1, False], [3, "link", 1, True]]))
+    assert churn.load_schedule(f, 10) == [(0.25, "endpoint", 1, False), (2.5, "link", 1, False), (3.0, "link", 1, True)]
+    f.write_text(json.dumps([[1, "link", 1, False], [2, "link", 4, True]]))
+    with pytest.raises(ValueError, match=r"entry 1 = \[2, 'link', 4, True\]"):
+        churn.load_schedule(f, 10)
+    f.write_text(json.dumps([[11, "endpoint", 2, True]]))          # after the run's end
+    with pytest.raises(ValueError, match="entry 0"):
+        churn.load_schedule(f, 10)
+    f.write_text("not json")
+    assert churn.main(["--schedule", str(f), "--secs", "10", "balia"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--schedule" in err and "not readable JSON" in err
+
+
 def test_unknown_pattern_is_refused():
     with pytest.raises(ValueError, match="--pattern"):
         churn.schedule("sometimes", 10)
