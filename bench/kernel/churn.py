@@ -272,8 +272,9 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
     A connection is compared when the rule's walk happened while ss was reading (± slack_s) and no
     churn event (done: (start, end) monotonic times of each executed event) lies between quiet_s
     before the earlier and the later of the two reads (a subflow can legitimately appear or close
-    between them then). Returns counts and the first mismatches."""
-    compared = skipped_time = skipped_event = walker_closing = 0
+    between them then). foreign_port_records counts simultaneous records (events or not) holding a
+    port that ss shows on another connection. Returns counts and the first mismatches."""
+    compared = skipped_time = skipped_event = walker_closing = foreign = 0
     mismatches = []
     for line in trace.read_text().splitlines():
         snap = json.loads(line)
@@ -281,12 +282,17 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
         by_token = {}
         for sf in snap["sf"]:
             by_token.setdefault(sf["token"], []).append(sf)
+        others = {int(sf["local"].rsplit(":", 1)[1]) for sf in snap["sf"]}   # ports of any connection
         for msk in snap["msk"].values():
             seen = snap.get("seen", {}).get(msk["token"].lstrip("0") or "0")
             walk = seen["ktime_ns"] / 1e9 if seen else None
             if walk is None or not (a - slack_s <= walk <= b + slack_s):
                 skipped_time += 1
                 continue
+            # a port ss shows on another connection at the same instant: a torn record (two walks
+            # mixed in the per-CPU scratch; mpcc_gather drops those), whatever the churn did
+            own = {int(sf["local"].rsplit(":", 1)[1]) for sf in by_token.get(msk["token"], [])}
+            foreign += any(p not in own and p in others for p in seen["lport"])
             lo, hi = min(a, walk) - quiet_s, max(b, walk)
             if any(e0 <= hi and (e1 or e0) >= lo for e0, e1 in done):
                 skipped_event += 1
@@ -308,6 +314,7 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
                                                                    for sf in subflows]})
     return {"compared": compared, "mismatched": len(mismatches), "skipped_not_simultaneous": skipped_time,
             "skipped_near_event": skipped_event, "walker_not_sendable": walker_closing,
+            "foreign_port_records": foreign,
             "first_mismatches": mismatches[:10]}
 
 

@@ -155,7 +155,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 	struct mpcc_ca *myca = inet_csk_ca(sk);
 	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
 	struct mpcc_seen *seen = NULL;
-	__u64 my_ops = 0;
+	__u64 my_ops = 0, walk_start = 0;
 	__u32 i, found = 0;
 
 	c->n = 0;
@@ -170,8 +170,11 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		return -1;
 	if (MPCC_LOSS_INTERVAL)
 		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
-	if (trace_on && *trace_on)
+	if (trace_on && *trace_on) {
 		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
+		if (seen)                       /* marks the per-CPU record as this walk's (below) */
+			seen->ktime_ns = walk_start = bpf_ktime_get_ns();
+	}
 	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
 	pos = BPF_CORE_READ(msk, conn_list.next);
 
@@ -250,10 +253,13 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
 		c->n = k + 1;
 	}
-	if (seen) {
+	/* The record is per-CPU scratch: another walk on this CPU (a softirq's, or after preemption
+	 * in process context) may have refilled it meanwhile; then this one is torn: drop it. */
+	if (seen && seen->ktime_ns == walk_start) {
 		__u32 token = BPF_CORE_READ(msk, token);
+		__u64 now = bpf_ktime_get_ns();
 
-		seen->ktime_ns = bpf_ktime_get_ns();
+		seen->ktime_ns = now;
 		seen->n = c->n;
 		seen->self = *self;
 		for (i = 0; i < MPCC_MAX_ROUTES; i++) {
@@ -261,6 +267,8 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			seen->srtt[i] = (__u32)c->rtt[i];
 		}
 		bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
+		if (seen->ktime_ns != now)      /* refilled while being copied */
+			bpf_map_delete_elem(&mpcc_seen, &token);
 	}
 	return 0;
 }
