@@ -224,7 +224,9 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
 
 
 @pytest.mark.xfail(reason="issue 15 item 2: 10 s windows without progress happen under this churn with the "
-                          "kernel's own reno and cubic as well (upstream MPTCP, not the coupled rule: "
-                          "bench/kernel/CHURN.md); this run is short, so it often passes", strict=False)
+                          "kernel's own reno and cubic as well: upstream MPTCP never retries a failed join, "
+                          "re-injects the whole send queue when a subflow closes, and retransmits at the "
+                          "connection level only on an idle subflow (bench/kernel/CHURN.md §5); this run is "
+                          "short, so it often passes", strict=False)
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []
