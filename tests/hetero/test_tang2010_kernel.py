@@ -41,8 +41,10 @@ def test_scaled_down_keeps_the_papers_ratios(name):
 
 
 def test_budgets():
-    """Quick: a few minutes of kernel time; full: the paper's 20 runs and 5400 s (from 1800 s) ÷ 10."""
+    """Quick: a few minutes of kernel time, long enough for ≥ 15 Algorithm 2 intervals (12 s at
+    the kernel's scale), ≥ 5 before the window; full: the paper's 20 runs and 5400 s (from 1800 s) ÷ 10."""
     assert kernel.QUICK.kernel_seconds() <= 300
+    assert kernel.QUICK.duration_s / 12.0 >= 15 and kernel.QUICK.warmup_s / 12.0 >= 5
     assert (kernel.FULL.runs, kernel.FULL.duration_s * 10, kernel.FULL.warmup_s * 10) == (20, 5400.0, 1800.0)
 
 
@@ -52,18 +54,16 @@ def _sim():
 
 
 def test_table_with_a_failed_kernel_cell(monkeypatch, tmp_path):
-    """paper | sim | kernel; the failed cell says so in all three rows, the others are kept, and
+    """paper | sim | kernel; a failed cell says so in all three rows, the others are kept, and
     the quick budget's cells carry a †."""
-    def fake_cell(name, budget, out=None, progress=False):
-        if name == "example1b-b80":
-            raise kernel_engine().RunFailed("group fast flow 0: never connected (forced)")
-        return {"reno": 3.0, "fast": 1.5, "ratio": 2.0}
+    def fake_table1(budget, names=tuple(PAPER_TABLE1), out=None, progress=False, lock=None):
+        res = {n: {"reno": 3.0, "fast": 1.5, "ratio": 2.0} for n in names}
+        res["example1b-b80"] = {"failed": "group fast flow 0: never connected (forced)"}
+        res["setup"] = {"budget": budget.name, "runs": budget.runs, "duration_s": budget.duration_s,
+                        "warmup_s": budget.warmup_s, "scale": 10, "text": budget.text()}
+        return res
 
-    def kernel_engine():
-        from mpcc.testbed import engine
-        return engine
-
-    monkeypatch.setattr(kernel, "table1_cell", fake_cell)
+    monkeypatch.setattr(kernel, "table1", fake_table1)
     rep, errors = table1.reproduce(_sim(), kernel.QUICK, tmp_path)
     assert rep.sources() == ["paper", "sim", "testbed"]
     row = rep.row(table1.TABLE, table1.Q_RATIO, table1.LABELS["example1a-b80"])
@@ -75,6 +75,19 @@ def test_table_with_a_failed_kernel_cell(monkeypatch, tmp_path):
         assert bad.value is None and "failed" in bad.text()
     assert len(errors) == 1 and "example1b-b80" in errors[0] and "never connected" in errors[0]
     assert (tmp_path / "results.md").read_text().count("|") > 20
+
+
+def test_a_failed_side_by_side_run_fails_every_cell(monkeypatch):
+    """The cells share one run: when it fails (after the engine's retry) each cell says so."""
+    from mpcc.testbed import engine
+
+    def boom(*a, **k):
+        raise engine.RunFailed("group x flow 0: never connected (forced)")
+
+    monkeypatch.setattr(kernel, "table1_together", boom)
+    res = kernel.table1(kernel.QUICK)
+    assert all("never connected" in res[n]["failed"] for n in PAPER_TABLE1)
+    assert res["setup"]["budget"] == "quick"
 
 
 def test_kernel_unavailable_keeps_paper_and_sim(monkeypatch, tmp_path):
@@ -106,3 +119,28 @@ def test_side_by_side_keeps_the_configurations_apart():
         assert mine[1].algorithm.params == alone.groups[1].algorithm.params
         assert sum(b.path == (link.name,) for b in s.background) == 10
     assert len(s.background) == 40
+
+
+def test_kernel_lock_is_held_during_the_run_and_released(monkeypatch, tmp_path):
+    """--kernel-lock: the side-by-side run holds an exclusive flock on the file (another
+    non-blocking flock fails meanwhile); afterwards it can be taken again."""
+    import fcntl
+
+    lock = tmp_path / "bench.lock"
+    seen = []
+
+    def probe(budget, names=tuple(PAPER_TABLE1), out=None, progress=False):
+        with open(lock, "a") as f:
+            try:
+                fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                seen.append("free")
+            except BlockingIOError:
+                seen.append("held")
+        return {"setup": {}}
+
+    monkeypatch.setattr(kernel, "table1_together", probe)
+    kernel.table1(kernel.QUICK, lock=lock)
+    kernel.table1(kernel.QUICK)
+    assert seen == ["held", "free"]
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)

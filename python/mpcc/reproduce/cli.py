@@ -128,12 +128,15 @@ def jiang2011(ctx, out_dir, quick, fmt, engines, kernel_budget, no_progress):
 @click.option("--no-packet", is_flag=True, help="Skip the packet-level Examples 1 and 2.")
 @click.option("--no-kernel", is_flag=True, help="Skip the kernel column of Table I (root, BPF struct_ops).")
 @click.option("--full", is_flag=True,
-              help="Kernel Table I at the paper's length scaled by 1/10: 20 runs × 540 s per cell (12 h). "
-                   "Default: a quick budget, 1 run × 60 s per cell (≈ 4 min), cells marked †.")
+              help="Kernel Table I at the paper's length scaled by 1/10: 20 runs × 540 s, the four cells side by "
+                   "side (3 h). Default: a quick budget, 1 run × 240 s (≈ 4 min), cells marked †.")
 @click.option("--kernel-runs", type=click.IntRange(1, 100), default=None,
               help="Kernel runs per Table I cell (default: 1 quick, 20 with --full).")
+@click.option("--kernel-lock", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Shared testbed: the kernel runs hold an flock on this file (as `flock FILE CMD`); the model "
+                   "and the simulator run without it.")
 @click.pass_context
-def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet, no_kernel, full, kernel_runs):
+def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet, no_kernel, full, kernel_runs, kernel_lock):
     """Tang, Wei, Low, Chiang — Example 3 (multiple equilibria, Algorithm 1), Example 4
     (1000 random trials), Examples 1a/1b (Table I, at the paper's w and at w calibrated on B = 400) and
     2a/2b (Fig. 4 network) at packet level and in the analytic model (RED mapping, α sweep, Algorithm 2);
@@ -164,7 +167,8 @@ def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet, no_kernel, f
     budget = tang_kernel.FULL if full else tang_kernel.QUICK
     if kernel_runs is not None:
         budget = replace(budget, runs=kernel_runs)
-    rep, errors = table1(sim1, None if no_kernel else budget, Path(out_dir) / "table1", progress=True)
+    rep, errors = table1(sim1, None if no_kernel else budget, Path(out_dir) / "table1", progress=True,
+                         kernel_lock=kernel_lock)
     rep.print(Console())
     path = write_index(out_dir, "Tang, Wei, Low, Chiang (2010): reproduction report",
                        "Examples 3 and 4 (multiple equilibria, Algorithm 1, 1000 random trials) and, unless "

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 from dataclasses import replace
 from pathlib import Path
 
@@ -38,6 +40,22 @@ def kernel_cells(keys, measure) -> dict:
         except engine.RunFailed as e:
             res[k] = {"failed": str(e)}
     return res
+
+
+@contextlib.contextmanager
+def kernel_lock_held(lock: Path | None):
+    """An exclusive flock(2) on the file ``lock`` (created if missing) until the block ends — the
+    lock ``flock FILE CMD`` takes, so that on a shared testbed other users' runs go between the
+    kernel runs of a reproduction instead of disturbing them; nothing without a file."""
+    if lock is None:
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def failed(cell) -> str | None:

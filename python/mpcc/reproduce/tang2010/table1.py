@@ -73,11 +73,11 @@ def kernel_column(rep: Reproduction, res: dict) -> list[str]:
 
 
 def reproduce(sim: dict | None, kernel_budget=None, out: Path | None = None,
-              progress: bool = False) -> tuple[Reproduction, list[str]]:
+              progress: bool = False, kernel_lock: Path | None = None) -> tuple[Reproduction, list[str]]:
     """Table I: the paper, ``sim`` (an :func:`~.example1.example1` result, or None to leave the
     column out) and, with a ``kernel_budget``, the kernel. Returns the reproduction and the errors
     (a kernel column that could not run, failed cells). With ``out``: results.json/.md there,
-    saved after each column."""
+    saved after each column. ``kernel_lock``: a file the kernel runs hold an flock on."""
     from . import kernel
 
     rep = Reproduction("Tang, Wei, Low, Chiang 2010 (Example 1)")
@@ -90,7 +90,7 @@ def reproduce(sim: dict | None, kernel_budget=None, out: Path | None = None,
     if kernel_budget is not None:
         try:
             errors += kernel_column(rep, kernel.table1(kernel_budget, out=(out / "kernel") if out else None,
-                                                       progress=progress))
+                                                       progress=progress, lock=kernel_lock))
         except MpccError as e:
             rep.columns["testbed"] = {"error": str(e)}
             errors.append(f"kernel: {e}")
