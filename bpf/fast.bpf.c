@@ -3,7 +3,8 @@
  * Optimality and Stability" (ToN 2010) eq. (1) and Algorithm 2; Wei, Jin, Low, Hegde (ToN 2006).
  * Delay-based, run uncoupled on every subflow: every update_interval_s each route sets
  *     w_r ← min(2 w_r, (1 − γ) w_r + γ (baseRTT_r / RTT_r · w_old,r + α))              (1)
- * with baseRTT_r the subflow's minimum RTT (the kernel's tcp_min_rtt), RTT_r its srtt and w_old,r
+ * with baseRTT_r the subflow's minimum RTT over its life (the least tcp_min_rtt seen, below), RTT_r
+ * its srtt and w_old,r
  * the window round(RTT_r / update_interval_s) periodic updates ago, the one the packets whose RTT
  * was sampled were sent under (as ns-2's FAST module; with the current window instead, updates
  * much more frequent than the RTT make the window and the queue oscillate). The windows left in
@@ -12,7 +13,13 @@
  * rounded ratio above), in a BPF socket-storage map (the congestion-control area is full; the
  * storage is freed with the socket); an RTT longer than FAST_HISTORY updates (20 s at 20 ms)
  * uses the oldest window kept, and before the first update, or if the storage cannot be
- * allocated, the current window is used. There
+ * allocated, the current window is used. baseRTT is FAST's "minimum RTT observed so far" (Wei et
+ * al. 2006; ns-2's module; Linux Vegas keeps its own too): the kernel's tcp_min_rtt is a windowed
+ * minimum (net.ipv4.tcp_min_rtt_wlen, 300 s), and behind a queue that never drains — FAST's own
+ * α packets, or a Reno flow's sawtooth in a buffer ≈ BDP — it forgets the propagation delay and
+ * FAST counts part of the queue as base, so the least tcp_min_rtt seen at the periodic updates
+ * is kept in the same storage (every sample stays in the windowed minimum for ≥ wlen/4, so at a
+ * 20 ms update interval none is missed). There
  * is no per-ACK increase (I_r = 0) and no slow start (the 2 w_r cap is FAST's own), and a loss
  * halves the window as in Reno (D_r = w_r / 2, ssthresh ≥ 2). At equilibrium each flow keeps
  * α packets in the queues on its path: x_r (RTT_r − baseRTT_r) = α.
@@ -145,6 +152,7 @@ struct fast_history {
 	__u32 w[FAST_HISTORY];
 	__u32 head;
 	__u32 n;
+	__u32 base_us;       /* the least tcp_min_rtt seen (µs); 0 = none yet */
 };
 
 /* The window lag updates ago (packets), the oldest kept if fewer; 0 = none kept
@@ -210,7 +218,7 @@ static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params
 	struct mpcc_ca *ca = inet_csk_ca(sk);
 	struct mpcc_adapt_in a = {};
 	__u64 iv = mpcc_adapt_interval_us(p), srtt = tp->srtt_us;
-	__u64 base = mpcc_base_rtt(tp->rtt_min.s[0].v, srtt);
+	__u64 base = mpcc_history_base_rtt(sk, mpcc_base_rtt(tp->rtt_min.s[0].v, srtt));
 
 	if (!iv)
 		return;
@@ -264,7 +272,22 @@ static __always_inline void mpcc_history_init(struct sock *sk)
 	if (h) {
 		h->head = 0;
 		h->n = 0;
+		h->base_us = 0;
 	}
+}
+
+/* baseRTT (1/8 µs): the least tcp_min_rtt seen so far, folding in the current one; base (the
+ * glue's from the current tcp_min_rtt, or srtt before any sample) if the storage cannot be had. */
+static __always_inline __u64 mpcc_history_base_rtt(struct sock *sk, __u64 base)
+{
+	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
+	__u32 now = tcp_sk(sk)->rtt_min.s[0].v;
+
+	if (!h)
+		return base;
+	if (now && now != ~0U && (!h->base_us || now < h->base_us))
+		h->base_us = now;
+	return h->base_us ? (__u64)h->base_us << 3 : base;
 }
 
 /* The window lag updates ago (packets · 2^32), the oldest kept if fewer; 0 = none kept. */

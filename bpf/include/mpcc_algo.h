@@ -61,9 +61,11 @@
  * which the periodic update calls (FAST's in bpf/fast.bpf.c).
  *
  * Window history (MPCC_WINDOW_HISTORY 1; FAST's w_old). Before each periodic update the glue sets
- * c->w_old = mpcc_history_w_old(sk, p), and after it calls mpcc_history_push(sk, p, snd_cwnd)
- * with the window the update left in force; mpcc_init calls mpcc_history_init(sk). The BPF build
- * of the file defines the three (FAST keeps the ring in a BPF socket-storage map).
+ * c->w_old = mpcc_history_w_old(sk, p) and c->base_rtt[self] = mpcc_history_base_rtt(sk, base)
+ * (the route's baseRTT over its life, from the one of the current tcp_min_rtt), and after it calls
+ * mpcc_history_push(sk, p, snd_cwnd) with the window the update left in force; mpcc_init calls
+ * mpcc_history_init(sk). The BPF build of the file defines the four (FAST keeps the ring and the
+ * least min RTT in a BPF socket-storage map).
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding

@@ -68,6 +68,8 @@ static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params
 static __always_inline void mpcc_history_init(struct sock *sk);
 static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p);
 static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w);
+/* The subflow's baseRTT over its life (1/8 µs), given the one from the current tcp_min_rtt. */
+static __always_inline __u64 mpcc_history_base_rtt(struct sock *sk, __u64 base);
 #endif
 
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
@@ -370,6 +372,7 @@ static __always_inline void mpcc_periodic(struct sock *sk)
 	c.adapted = ca->adapted;
 #if MPCC_WINDOW_HISTORY
 	c.w_old = mpcc_history_w_old(sk, &p);
+	c.base_rtt[self] = mpcc_history_base_rtt(sk, c.base_rtt[self]);
 #endif
 	w = mpcc_on_update(&c, self, &p);
 	mpcc_record(2, &c, self, 0, w, 0, 1, 0);

@@ -469,6 +469,36 @@ def test_fast_periodic_update_in_the_kernel_is_bit_identical_to_the_host(two_pat
         assert loss["dec"] == loss["cwnd"][loss["self"]] // 2
 
 
+def test_fast_base_rtt_is_the_least_min_rtt_of_the_connections_life(two_paths):
+    """FAST's baseRTT is the minimum RTT observed so far, not the kernel's windowed tcp_min_rtt:
+    with the window cut to 1 s (net.ipv4.tcp_min_rtt_wlen in the sender's namespace) and the tbf
+    at 20 Mb/s, a windowed minimum behind FAST's standing queue (α = 20 packets ≈ 12 ms, on a veth
+    path of < 0.1 ms) forgets the empty-queue RTT and counts part of the queue as base; after 4 s
+    the last update's baseRTT must still be well below its srtt. (Measured 2026-11-24: 9 µs vs
+    6.7 ms srtt, window 20; with tcp_min_rtt as baseRTT 4.2 ms vs 10.3 ms, window 37 — FAST kept
+    37 packets queued instead of α = 20.)"""
+    cli = two_paths[0]
+    algo = {"name": "fast", "alpha": 20}
+    wlen = ["ip", "netns", "exec", cli, "sysctl", "-q", "-w"]
+    tbf = ["ip", "netns", "exec", cli, "tc", "qdisc", "change", "dev", "p1c", "root", "tbf", "burst", "20000",
+           "limit", "60000", "rate"]
+    subprocess.run(wlen + ["net.ipv4.tcp_min_rtt_wlen=1"], check=True)
+    subprocess.run(tbf + ["20mbit"], check=True)
+    try:
+        with _load(algo) as reg:
+            bpf_records.trace_set(algo, True)
+            try:
+                sent, received, _ = _transfer(two_paths, 5485, reg.kernel_name, secs=4.0, proto="tcp")
+                up = bpf_records.trace_read(algo)["update"]
+            finally:
+                bpf_records.trace_set(algo, False)
+    finally:
+        subprocess.run(wlen + ["net.ipv4.tcp_min_rtt_wlen=300"], check=True)
+        subprocess.run(tbf + ["200mbit"], check=True)
+    assert received == sent > 5_000_000 and up["samples"] > 100, up
+    assert 4 * up["base_rtt"][0] < up["rtt"][0], up
+
+
 def test_fast_algorithm2_in_the_kernel_is_bit_identical_to_the_host(two_paths, host_math):
     """FAST with Tang et al.'s Algorithm 2 every 0.2 s: the last adaptation the program made, from
     the interval's queueing-delay samples and the subflow's lost/sent counters it read, is the host
