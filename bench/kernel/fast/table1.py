@@ -7,6 +7,8 @@ four side by side on four links in one run (``--together``: one lock hold of ~8 
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR --together [DURATION WARMUP]
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR --with-calibrated FROM DURATION WARMUP
                       (the four and the 1b pair at the w calibrated on FROM's B = 400 row: six links, one run)
+    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/table1.py OUTDIR --k K DURATION WARMUP NAME...
+                      (the named configurations side by side at scale K instead of 10)
     .venv/bin/python bench/kernel/fast/table1.py OUTDIR --check      (rows for RESULTS.md; exit 1 on a miss)
 
 NAME ∈ example1a-b400, example1a-b80, example1b-b400, example1b-b80. Targets (issue 14): without
@@ -93,6 +95,26 @@ def with_calibrated(out: Path, cal_from: Path, duration: float, warmup: float) -
     print("calibrated w (kernel scale):", cal["w_s"])
 
 
+def together_k(out: Path, k: float, duration: float, warmup: float, names) -> None:
+    """``names`` side by side at scale k instead of the kernel's 10 (rates reported ×k)."""
+    from mpcc.reproduce.tang2010 import kernel
+    from mpcc.testbed import engine
+
+    s = kernel.side_by_side(names, k)
+    t0, load0 = time.time(), os.getloadavg()[0]
+    r = engine.run_scenario(s, engine.settings_from(s, runs=1, duration_s=duration, warmup_s=warmup),
+                            out / "runs" / "together")
+    stamp = dict(started_utc=time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(t0)), wall_s=round(time.time() - t0, 1),
+                 load_start=round(load0, 2), load_end=round(os.getloadavg()[0], 2), duration_s=duration,
+                 warmup_s=warmup, together=True, k=k)
+    out.mkdir(parents=True, exist_ok=True)
+    for n in names:
+        row = {**kernel._row(r.groups, r.links, f"{n}.", k), **stamp,
+               "buffer_pkts": next(l.buffer_pkts for l in s.links if l.name == f"{n}.bottleneck")}
+        (out / f"{n}.json").write_text(json.dumps(row, indent=1) + "\n")
+        print(json.dumps(row))
+
+
 def check(out: Path) -> int:
     r = {n: json.loads((out / f"{n}.json").read_text()) for n in
          ("example1a-b400", "example1a-b80", "example1b-b400", "example1b-b80")}
@@ -114,6 +136,9 @@ if __name__ == "__main__":
         sys.exit(check(out))
     if sys.argv[2] == "--together":
         together(out, float(sys.argv[3]) if len(sys.argv) > 3 else 420.0, float(sys.argv[4]) if len(sys.argv) > 4 else 168.0)
+        sys.exit(0)
+    if sys.argv[2] == "--k":                  # OUTDIR --k K DURATION WARMUP NAME...: at scale K instead of 10
+        together_k(out, float(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]), sys.argv[6:])
         sys.exit(0)
     if sys.argv[2] == "--with-calibrated":    # OUTDIR --with-calibrated FROM_DIR DURATION WARMUP: all six, one run
         with_calibrated(out, Path(sys.argv[3]), float(sys.argv[4]), float(sys.argv[5]))

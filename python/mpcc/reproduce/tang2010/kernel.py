@@ -86,7 +86,7 @@ def scaled_down(s, k: float = KERNEL_SCALE):
     return s.with_changes(name=f"{s.name}-kernel-div{k:g}", links=links, groups=tuple(groups), background=bgs)
 
 
-def side_by_side(names) -> "object":
+def side_by_side(names, k: float = KERNEL_SCALE) -> "object":
     """One scenario holding every configuration of ``names`` on its own link (scaled down, each
     link, group and noise source prefixed ``<name>.``): the configurations share nothing but the
     machine, so one real-time run measures them all (a quarter of the kernel time for Table I)."""
@@ -94,7 +94,7 @@ def side_by_side(names) -> "object":
 
     links, groups, bgs = [], [], []
     for name in names:
-        s = scaled_down(scen.load(SCENARIO_DIR / "tang2010" / f"{name}.toml"))
+        s = scaled_down(scen.load(SCENARIO_DIR / "tang2010" / f"{name}.toml"), k)
         ren = {l.name: f"{name}.{l.name}" for l in s.links}
         links += [replace(l, name=ren[l.name]) for l in s.links]
         groups += [replace(g, name=f"{name}.{g.name}", paths=tuple(tuple(ren[x] for x in p) for p in g.paths))
@@ -105,8 +105,8 @@ def side_by_side(names) -> "object":
                           groups=tuple(groups), background=tuple(bgs))
 
 
-def _row(groups, links, prefix: str = "") -> dict:
-    ppm = PPS_PER_MBPS * KERNEL_SCALE
+def _row(groups, links, prefix: str = "", k: float = KERNEL_SCALE) -> dict:
+    ppm = PPS_PER_MBPS * k
     reno, fast = groups[prefix + "reno"].rate_mbps * ppm, groups[prefix + "fast"].rate_mbps * ppm
     link = links[prefix + "bottleneck"].extra
     return {"reno": reno, "fast": fast, "ratio": reno / fast if fast > 0 else float("inf"),
