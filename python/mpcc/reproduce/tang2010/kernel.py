@@ -13,7 +13,8 @@ the RTT (50 ms) unchanged (:func:`scaled_down`):
 * Reno's sawtooth period (w/2 RTTs) is k times shorter and its loss rate l k² times higher
   (l ∝ 1/w²), so Algorithm 2's interval ÷ k (120 → 12 s) keeps the same number of Reno loss
   cycles per α update (≈ 6), and w ÷ k² (125 → 1.25 s) keeps its fixed point x_F = α₀/(l·w)
-  at the paper's share of the link;
+  at the paper's share of the link — if l grows k²-fold; in the simulator it grows only 51–62×
+  (docs/hetero.md), so at the paper's w FAST gets more than its share here;
 * FAST's own update (every 20 ms, a few RTTs to converge) is unchanged: it stays ≥ 100 times
   faster than Algorithm 2, the separation of timescales the paper's analysis assumes;
 * time ÷ k: the paper's 5,400 s (measured from 1,800 s) is 540 s (from 180 s) here, the
