@@ -44,6 +44,7 @@ def scaled(name: str, k: float, duration: float | None):
                       weight=min(1.0, r.weight * k))
         links.append(replace(l, name=f"{name}.{l.name}", capacity_mbps=l.capacity_mbps / k,
                              buffer_pkts=max(1, round(l.buffer_pkts / k)), red=red))
+    end = duration or s.duration_s / k
     groups = []
     for g in s.groups:
         algo, spec = g.algorithm, g.algorithm_spec
@@ -53,10 +54,10 @@ def scaled(name: str, k: float, duration: float | None):
             algo = algorithms.get({"name": "fast", **p})
             spec = {"name": "fast", **algo.params}
         groups.append(replace(g, name=f"{name}.{g.name}", algorithm=algo, algorithm_spec=spec, start_s=g.start_s / k,
-                              paths=tuple(tuple(f"{name}.{x}" for x in p) for p in g.paths), stop_s=float("inf")))
+                              paths=tuple(tuple(f"{name}.{x}" for x in p) for p in g.paths), stop_s=end))
     bgs = tuple(replace(b, name=f"{name}.{b.name}", rate_mbps=b.rate_mbps / k, path=tuple(f"{name}.{x}" for x in b.path),
-                        stop_s=float("inf")) for b in s.background)
-    return s.with_changes(name=f"{name}-kernel-div{k:g}", duration_s=duration or s.duration_s / k,
+                        start_s=b.start_s / k, stop_s=end) for b in s.background)
+    return s.with_changes(name=f"{name}-kernel-div{k:g}", duration_s=end,
                           links=tuple(links), groups=tuple(groups), background=bgs)
 
 
