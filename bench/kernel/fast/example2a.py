@@ -3,6 +3,7 @@ first and FAST first side by side (two copies of the network), scaled down by k 
 
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/fast/example2a.py OUTDIR [K [DURATION]]
     .venv/bin/python bench/kernel/fast/example2a.py --cpu [K]     (what the testbed would need; no run)
+    nice .venv/bin/python bench/kernel/fast/example2a.py --sim [K [DURATION [SEEDS]]]   (the simulator on the same networks)
 
 Scaling by k (Table I's, mpcc.reproduce.tang2010.kernel, plus RED): capacities, buffers, RED's
 thresholds, the noise and FAST's α ÷ k, RTTs kept, so every window is k times smaller; Reno's
@@ -103,8 +104,25 @@ def main(out: Path, k: float, duration: float | None) -> None:
     print(json.dumps(res, indent=1))
 
 
+def sim(k: float, duration: float | None, seeds: int) -> None:
+    """The simulator on each scaled network alone (its FAST ignores ECN marks; the kernel's halves)."""
+    from mpcc.hetero import packet
+
+    for n in NAMES:
+        s = scaled(n, k, duration)
+        for seed in range(1, seeds + 1):
+            fr = packet.run(s, seed=seed, measure=(s.duration_s / 2, s.duration_s), sample_interval_s=1.0)
+            q = packet.mean_queues(fr, s.duration_s / 2, s.duration_s)
+            rates = {g.split(".", 1)[1]: round(v.rate_mbps * k / 12.0, 3) for g, v in fr.result.groups.items()}
+            print(n, "seed", seed, "per-flow rates (paper packets/ms)", rates,
+                  "mean queues", {l.split(".", 1)[1]: round(v, 1) for l, v in q.items()})
+
+
 if __name__ == "__main__":
     a = sys.argv[1:]
+    if a and a[0] == "--sim":
+        sim(float(a[1]) if len(a) > 1 else 3.0, float(a[2]) if len(a) > 2 else None, int(a[3]) if len(a) > 3 else 2)
+        sys.exit(0)
     if a and a[0] == "--cpu":
         from mpcc.testbed import topology
         k = float(a[1]) if len(a) > 1 else 3.0
