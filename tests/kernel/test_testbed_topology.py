@@ -295,3 +295,19 @@ def test_route_limits_are_shares_of_the_window():
     rows["sndbuf_limited_us"] = [0, 10, 10, 10, 10]
     lim = route_limits(rows, 1.0, 3.0)                    # samples at t = 1, 2, 3
     assert lim == {"cwnd_limited": 2 / 3, "rwnd_limited": 30 / 200, "sndbuf_limited": 0.0}
+
+
+def test_scenario_built_in_code_with_infinite_stop_times_reaches_the_hosts_finite():
+    """Groups and background built in code keep the dataclass default ``stop_s = inf``; the
+    testbed clamps them to the duration before the hosts see them (an ``inf`` crashed the
+    sender with OverflowError, reported as "flow never connected")."""
+    import dataclasses
+    import math
+
+    from mpcc.testbed import engine
+    s = scenario.loads(TWO_LINK)
+    s = s.with_changes(groups=tuple(dataclasses.replace(g, stop_s=math.inf) for g in s.groups))
+    for duration in (s.duration_s, s.duration_s / 2):
+        run = engine.scaled(s, duration)
+        assert all(math.isfinite(g.stop_s) and g.stop_s <= duration for g in run.groups)
+        assert all(math.isfinite(b.stop_s) and b.stop_s <= duration for b in run.background)

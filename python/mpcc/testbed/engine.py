@@ -64,9 +64,9 @@ def settings_from(s: Scenario, **overrides: Any) -> Settings:
 
 
 def scaled(s: Scenario, duration_s: float) -> Scenario:
-    """The scenario run for ``duration_s`` instead: group start/stop times scale with it."""
-    if duration_s == s.duration_s:
-        return s
+    """The scenario run for ``duration_s`` instead: group start/stop times scale with it. Stop
+    times are clamped to the scenario's duration first, so a scenario built in code with the
+    dataclass default ``stop_s = inf`` reaches the hosts with finite times."""
     f = duration_s / s.duration_s
     from dataclasses import replace
     groups = tuple(replace(g, start_s=g.start_s * f, stop_s=min(g.stop_s, s.duration_s) * f) for g in s.groups)
