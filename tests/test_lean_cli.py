@@ -25,7 +25,10 @@ try:
 except SystemExit as e:
     code = e.code
 heavy = sorted({m.split('.')[0] for m in sys.modules} & set(%r))
-print(json.dumps({"code": code, "heavy": heavy, "numpy": "numpy" in sys.modules}), file=sys.stderr)
+algos = sorted(m.split('.')[2] for m in sys.modules if m.startswith('mpcc.algorithms.'))
+print(json.dumps({"code": code, "heavy": heavy, "numpy": "numpy" in sys.modules, "algos": algos,
+                  "stdlib": sorted({m.split('.')[0] for m in sys.modules} & {"concurrent", "pathlib", "shutil", "tempfile"})}),
+      file=sys.stderr)
 """ % (HEAVY,)
 
 
@@ -48,6 +51,14 @@ def test_sim_table_loads_rich_but_no_numpy():
     r = _loaded("sim", str(SMALL), "-q")
     assert r["heavy"] == ["rich"] and not r["numpy"]
     assert "mp" in r["stdout"]   # the table was printed
+
+
+def test_sim_json_and_check_load_only_the_algorithms_named_and_no_pools_or_pathlib():
+    # fig3-multipath names balia; base holds the Algorithm class and mtcp the MTCP presets (aliases)
+    for args in (("sim", str(SMALL), "--json", "-q"), ("check", str(SMALL))):
+        r = _loaded(*args)
+        assert r["algos"] == ["balia", "base", "mtcp"], args
+        assert r["stdlib"] == [], args   # concurrent.futures, pathlib, shutil, tempfile: not on this path
 
 
 def test_check_and_help_load_nothing_heavy():

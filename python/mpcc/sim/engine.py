@@ -21,13 +21,10 @@ import json
 import re
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .. import algorithms
 from ..errors import MpccError, ScenarioError
@@ -36,6 +33,9 @@ from ..scenario import Group, Scenario, engine_options
 from .columns import Columns, as_list, column_means, mean, pairwise_sum
 
 from .options import MIN_WINDOW_S, SIM_OPTIONS, measurement_window  # noqa: F401  (the [sim] table)
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Options passed to the Rust core (the others are handled here).
 _CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "per_ack_increase",
