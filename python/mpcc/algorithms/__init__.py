@@ -33,29 +33,20 @@ if TYPE_CHECKING:
     from .scalable import Scalable
     from .semicoupled import Semicoupled
 
-#: Class name → its module (one file per algorithm). A class is imported when first used
-#: (``REGISTRY[name]``, ``get(name)``, ``algorithms.Lia``), so validating a scenario loads only
-#: the algorithms it names (``mpcc check`` and ``mpcc sim`` start-up, tests/test_lean_cli.py).
-_MODULES = {"Reno": "reno", "Ewtcp": "ewtcp", "Scalable": "scalable", "Coupled": "coupled",
-            "Semicoupled": "semicoupled", "Lia": "lia", "Olia": "olia", "Balia": "balia",
-            "Generalized": "generalized", "Mstcp": "mtcp", "Mtcp": "mtcp", "Fast": "fast"}
-
-
-def __getattr__(name: str):
-    if name in _MODULES:
-        return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
 
 class _Registry(Mapping):
-    """name → (class, schema), the class imported on first access."""
+    """name → (class, schema). Entries name the class as ``"module.Class"`` (one file per
+    algorithm); a module is imported when its class is first used (``REGISTRY[name]``,
+    ``get(name)``, ``algorithms.Lia``), so validating a scenario loads only the algorithms it
+    names (``mpcc check`` and ``mpcc sim`` start-up, tests/test_lean_cli.py)."""
 
     def __init__(self, entries: dict[str, tuple[str, dict[str, tuple[Any, tuple]]]]):
         self._entries = entries
+        self.modules = {where.split(".")[1]: where.split(".")[0] for where, _ in entries.values()}
 
     def __getitem__(self, name: str) -> tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]:
-        cls_name, schema = self._entries[name]
-        return __getattr__(cls_name), schema
+        where, schema = self._entries[name]
+        return __getattr__(where.split(".")[1]), schema
 
     def __iter__(self):
         return iter(self._entries)
@@ -64,31 +55,40 @@ class _Registry(Mapping):
         return len(self._entries)
 
 
-#: name → (class, {parameter: (default, check, description)})
+#: name → ("module.Class", {parameter: (default, (check, description))}); REGISTRY[name] gives the class
 _POSITIVE = (lambda v: v > 0, "a number > 0")
 _UNIT = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _NONNEG = (lambda v: v >= 0, "a number ≥ 0")
 
 REGISTRY = _Registry({
-    "reno": ("Reno", {}),
-    "ewtcp": ("Ewtcp", {"a": (1.0, _POSITIVE)}),
-    "scalable": ("Scalable", {"a": (0.01, _POSITIVE), "b": (0.125, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
-    "coupled": ("Coupled", {}),
-    "semicoupled": ("Semicoupled", {}),
-    "lia": ("Lia", {}),
-    "olia": ("Olia", {}),
-    "balia": ("Balia", {}),
-    "generalized": ("Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
-                                    "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),
-    "mstcp": ("Mstcp", {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
-    "mtcp": ("Mtcp", {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
-                      "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
-    "fast": ("Fast", {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]")),
-                      "update_interval_s": (0.02, _POSITIVE),
-                      # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
-                      "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
-                      "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+    "reno": ("reno.Reno", {}),
+    "ewtcp": ("ewtcp.Ewtcp", {"a": (1.0, _POSITIVE)}),
+    "scalable": ("scalable.Scalable", {"a": (0.01, _POSITIVE), "b": (0.125, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+    "coupled": ("coupled.Coupled", {}),
+    "semicoupled": ("semicoupled.Semicoupled", {}),
+    "lia": ("lia.Lia", {}),
+    "olia": ("olia.Olia", {}),
+    "balia": ("balia.Balia", {}),
+    "generalized": ("generalized.Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
+                                                "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),
+    "mstcp": ("mtcp.Mstcp", {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "mtcp": ("mtcp.Mtcp", {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
+                           "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "fast": ("fast.Fast", {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]")),
+                           "update_interval_s": (0.02, _POSITIVE),
+                           # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
+                           "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
+                           "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
 })
+
+
+def __getattr__(name: str):
+    """The algorithm classes (``algorithms.Lia``), imported on first use."""
+    module = REGISTRY.modules.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 
 ALIASES = {"max": ("lia", {})}
 ALIASES.update({k: ("mtcp", {"alpha": a, "beta": b}) for k, (a, b) in MTCP_VARIANTS.items()})
