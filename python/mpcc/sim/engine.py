@@ -201,9 +201,12 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
     span = t1 - t0
     col = {name: as_list(cols, name) for name in _SUMMARY_COLUMNS}
     sf_rate = [d * bits / span / 1e6 for d in col["sf_delivered"]]
+    members: dict[int, list[int]] = {}   # group index → its subflows, in column order (one pass: fat trees
+    for i, gi in enumerate(col["sf_group"]):   # have thousands of groups)
+        members.setdefault(gi, []).append(i)
     groups: dict[str, GroupResult] = {}
     for gi, g in enumerate(scenario.groups):
-        sel = [i for i, x in enumerate(col["sf_group"]) if x == gi]   # the group's subflows, in order
+        sel = members.get(gi, [])
         routes = [col["sf_route"][i] for i in sel]
         n_paths = len(g.paths)
         per_route = [[0.0] * n_paths for _ in range(g.count)]
