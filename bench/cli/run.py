@@ -59,6 +59,18 @@ def machine() -> str:
 ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
 
 
+def commit() -> str:
+    """The work tree's commit (``+`` when it has uncommitted changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+
+
 def peak_rss_mb(cmd: list[str]) -> float:
     """Peak RSS of one run of ``cmd`` (a fresh wrapper process, so only this child counts)."""
     probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
@@ -106,7 +118,7 @@ def main() -> None:
     load_after = os.getloadavg()
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# `mpcc` command-line start-up", "",
-             f"{now}; {machine()}.", "",
+             f"{now}; {machine()}; commit {commit()}.", "",
              f"Load average before/after: {' '.join(f'{x:.2f}' for x in load_before)} / "
              f"{' '.join(f'{x:.2f}' for x in load_after)} (the machine is shared: other jobs were running).", "",
              f"Wall: median of {args.runs} runs ({tool}{', -N, 1 warm-up' if tool == 'hyperfine' else ''}); "
