@@ -25,7 +25,10 @@ try:
 except SystemExit as e:
     code = e.code
 heavy = sorted({m.split('.')[0] for m in sys.modules} & set(%r))
-print(json.dumps({"code": code, "heavy": heavy, "numpy": "numpy" in sys.modules}), file=sys.stderr)
+algos = sorted(m.split('.')[2] for m in sys.modules if m.startswith('mpcc.algorithms.'))
+print(json.dumps({"code": code, "heavy": heavy, "numpy": "numpy" in sys.modules, "algos": algos,
+                  "stdlib": sorted({m.split('.')[0] for m in sys.modules} & {"concurrent", "pathlib", "shutil", "tempfile"})}),
+      file=sys.stderr)
 """ % (HEAVY,)
 
 
@@ -37,11 +40,25 @@ def _loaded(*args: str) -> dict:
     return report
 
 
-def test_sim_json_loads_no_plotting_arrow_dask_scipy_or_rich():
+def test_sim_json_loads_no_numpy_plotting_arrow_dask_scipy_or_rich():
     r = _loaded("sim", str(SMALL), "--json", "-q")
-    assert r["heavy"] == []
+    assert r["heavy"] == [] and not r["numpy"]   # one run's summary is plain Python (mpcc.sim.columns)
     doc = json.loads(r["stdout"])
     assert doc["engine"] == "sim" and doc["groups"]["mp"]["rate_mbps"] > 0  # it really simulated
+
+
+def test_sim_table_loads_rich_but_no_numpy():
+    r = _loaded("sim", str(SMALL), "-q")
+    assert r["heavy"] == ["rich"] and not r["numpy"]
+    assert "mp" in r["stdout"]   # the table was printed
+
+
+def test_sim_json_and_check_load_only_the_algorithms_named_and_no_pools_or_pathlib():
+    # fig3-multipath names balia; base holds the Algorithm class and mtcp the MTCP presets (aliases)
+    for args in (("sim", str(SMALL), "--json", "-q"), ("check", str(SMALL))):
+        r = _loaded(*args)
+        assert r["algos"] == ["balia", "base", "mtcp"], args
+        assert r["stdlib"] == [], args   # concurrent.futures, pathlib, shutil, tempfile: not on this path
 
 
 def test_check_and_help_load_nothing_heavy():
@@ -51,9 +68,11 @@ def test_check_and_help_load_nothing_heavy():
     assert h["heavy"] == [] and not h["numpy"] and "reproduce" in h["stdout"]
 
 
-@pytest.mark.parametrize("args, expected", [(("--out", "{tmp}/o", "-q"), {"pyarrow", "matplotlib"}),
-                                            (("-q",), {"rich"})])
+@pytest.mark.parametrize("args, expected", [(("--out", "{tmp}/o", "-q"), {"pyarrow", "matplotlib", "numpy"}),
+                                            (("-q",), {"rich"}),
+                                            (("--runs", "2", "--json", "-q"), {"scipy", "numpy"})])
 def test_the_probe_sees_libraries_that_are_asked_for(tmp_path, args, expected):
-    # writing files needs Parquet and plots; the printed table needs rich — the probe must see them
+    # writing files needs Parquet, plots and numpy time series; the printed table needs rich;
+    # statistics over runs need numpy and scipy — the probe must see them
     r = _loaded("sim", str(SMALL), *(a.format(tmp=tmp_path) for a in args))
-    assert expected <= set(r["heavy"])
+    assert expected <= set(r["heavy"]) | ({"numpy"} if r["numpy"] else set())

@@ -3,7 +3,12 @@
 For each command: wall time (median of ``--runs`` runs, hyperfine when installed — ``apt-get
 install hyperfine`` — else a loop of ``time.perf_counter``) and peak RSS (median over the same
 number of runs of ``getrusage(RUSAGE_CHILDREN).ru_maxrss`` in a fresh child). Writes
-``bench/cli/RESULTS.md`` (with ``--write``) with date, machine and load average, and prints it.
+``bench/cli/RESULTS.md`` (with ``--write``: the table at the top, the ``## …`` sections below it
+kept) with date, machine and load average, and prints it.
+
+The children run without ``PYTHONDONTWRITEBYTECODE``: the warm-up run writes the bytecode cache
+(``__pycache__``), as a user's first run does, so the timed runs measure a normal start, not
+the compilation of every module (some shells, like this project's agent sessions, set it).
 
     .venv/bin/python bench/cli/run.py --runs 7 --write
 """
@@ -35,6 +40,7 @@ COMMANDS = [
     ("mpcc --help", [str(BIN / "mpcc"), "--help"]),
     ("mpcc check (Table III scenario)", [str(BIN / "mpcc"), "check", str(ROOT / "scenarios/peng2016/table3.toml")]),
     ("mpcc sim --json, small (1 flow, 60 s, 10 Mb/s)", [str(BIN / "mpcc"), "sim", str(SMALL), "--json", "-q"]),
+    ("mpcc sim (table), small", [str(BIN / "mpcc"), "sim", str(SMALL), "-q"]),
     ("mpcc sim --json, dumbbell 600 s (30 LIA + 30 Reno, 2 × 60 Mb/s)", [str(BIN / "mpcc"), "sim", str(DUMBBELL), "--json", "-q"]),
 ]
 
@@ -49,11 +55,27 @@ def machine() -> str:
     return f"{cpu}, {os.cpu_count()} cores, {mem:.0f} GiB, Linux {platform.release()}, Python {platform.python_version()}"
 
 
+#: The children's environment: bytecode is cached (see the module docstring).
+ENV = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
+def commit() -> str:
+    """The work tree's commit (``+`` when it has uncommitted changes)."""
+    try:
+        head = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, capture_output=True, text=True,
+                              check=True).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=ROOT, capture_output=True,
+                               text=True, check=True).stdout.strip()
+        return head + ("+" if dirty else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown commit"
+
+
 def peak_rss_mb(cmd: list[str]) -> float:
     """Peak RSS of one run of ``cmd`` (a fresh wrapper process, so only this child counts)."""
     probe = ("import resource, subprocess, sys; subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True); "
              "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)")
-    out = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True)
+    out = subprocess.run([sys.executable, "-c", probe, *cmd], capture_output=True, text=True, check=True, env=ENV)
     return int(out.stdout.strip()) / 1024.0
 
 
@@ -64,19 +86,19 @@ def wall_hyperfine(cmds: list[list[str]], runs: int) -> list[tuple[float, float]
     try:
         quoted = [" ".join(subprocess.list2cmdline([c]) for c in cmd) for cmd in cmds]
         subprocess.run(["hyperfine", "-N", "-w", "1", "-r", str(runs), "--export-json", path, *quoted],
-                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                       check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=ENV)
         return [(r["median"], r["user"] + r["system"]) for r in json.loads(Path(path).read_text())["results"]]
     finally:
         os.unlink(path)
 
 
 def wall_loop(cmd: list[str], runs: int) -> tuple[float, float]:
-    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)  # warm-up
+    subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=ENV)  # warm-up (writes the bytecode cache)
     times, cpu = [], []
     for _ in range(runs):
         r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
         t = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True)
+        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=ENV)
         times.append(time.perf_counter() - t)
         r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
         cpu.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
@@ -96,23 +118,27 @@ def main() -> None:
     load_after = os.getloadavg()
     now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     lines = ["# `mpcc` command-line start-up", "",
-             f"{now}; {machine()}.", "",
+             f"{now}; {machine()}; commit {commit()}.", "",
              f"Load average before/after: {' '.join(f'{x:.2f}' for x in load_before)} / "
              f"{' '.join(f'{x:.2f}' for x in load_after)} (the machine is shared: other jobs were running).", "",
              f"Wall: median of {args.runs} runs ({tool}{', -N, 1 warm-up' if tool == 'hyperfine' else ''}); "
              "CPU: mean user + system time (less sensitive to the other jobs than wall); "
-             f"peak RSS: median of {args.runs} runs (getrusage of the child). "
+             f"peak RSS: median of {args.runs} runs (getrusage of the child); bytecode cached by the warm-up run "
+             "(children run without PYTHONDONTWRITEBYTECODE). "
              "Reproduce: `.venv/bin/python bench/cli/run.py --runs 7 --write`.", "",
              "| command | wall (s) | CPU (s) | peak RSS (MB) |", "|---|---:|---:|---:|"]
     for (name, _), (w, c), r in zip(COMMANDS, walls, rss):
         lines.append(f"| {name} | {w:.3f} | {c:.3f} | {r:.1f} |")
     lines += ["", "Targets (issue 16): `mpcc --help` and `mpcc check` ≤ 0.2 s; a small `mpcc sim --json` ≤ 50 MB peak. "
-              "`sim --json` imports neither matplotlib, pyarrow, dask, scipy nor rich "
+              "`sim --json` imports neither numpy, matplotlib, pyarrow, dask, scipy nor rich "
               "(tests/test_lean_cli.py checks `sys.modules`).", ""]
     text = "\n".join(lines)
     print(text)
-    if args.write:
-        (HERE / "RESULTS.md").write_text(text)
+    if args.write:   # replaces the latest table; earlier sections ("## …", the history) are kept
+        out = HERE / "RESULTS.md"
+        old = out.read_text() if out.exists() else ""
+        history = old[old.index("\n## "):] if "\n## " in old else ""
+        out.write_text(text + history)
 
 
 if __name__ == "__main__":

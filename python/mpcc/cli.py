@@ -14,7 +14,6 @@ import warnings
 
 import click
 
-from . import ranges
 from .errors import MpccError
 
 _COMMANDS = {
@@ -66,7 +65,8 @@ def cli():
 
 def _one_line(text: str) -> str:
     """Messages built from user input stay on one line (control characters escaped)."""
-    return ranges.escape(" ".join(str(text).split("\n")).strip())
+    from .ranges import escape   # not needed by `mpcc --help`
+    return escape(" ".join(str(text).split("\n")).strip())
 
 
 def _usage_line(e: click.exceptions.UsageError) -> str:

@@ -91,14 +91,12 @@ def sim(scenario, *, runs: int = 1, sample_interval_s: float = 0.1, workers: int
     of a run are at most Σ_l capacity_pps · duration, plus timers (FAST updates, on/off
     switches, samples). Memory: time-series rows (kept for every run), subflow state, and the
     packets that fit in the queues and pipes."""
-    from .algorithms import Fast
-
     d = scenario.duration_s
     link_pkts = sum(scenario.capacity_pps(l) for l in scenario.links) * d
     subflows = sum(g.count * len(g.paths) for g in scenario.groups)
     timers = 0.0
     for g in scenario.groups:
-        if isinstance(g.algorithm, Fast):
+        if g.algorithm.name == "fast":   # its update timers (by name: the class need not be imported)
             upd = float(g.algorithm.params.get("update_interval_s", 0.02))
             adapt = float(g.algorithm.params.get("adapt_interval_s", 0.0))
             timers += g.count * len(g.paths) * d * (1.0 / upd + (1.0 / adapt if adapt > 0 else 0.0))

@@ -10,8 +10,10 @@ process or thread pool (or in this process for one worker) and yields results in
 from __future__ import annotations
 
 import os
-from concurrent.futures import Executor, as_completed  # the pools load on first use (multiprocessing: ~20 ms)
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+
+if TYPE_CHECKING:   # concurrent.futures (logging, threading) and the pools load on first use
+    from concurrent.futures import Executor
 
 
 class Bar:
@@ -89,6 +91,8 @@ def run_jobs(fn: Callable[[Any], Any], jobs: Iterable[Any], *, workers: int = 1,
         for j in jobs:
             yield tick(fn(j))
         return
+    from concurrent.futures import as_completed
+
     ex = pool(workers, kind)
     try:
         if ordered:

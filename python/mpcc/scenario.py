@@ -40,13 +40,16 @@ the field and the fix.
 from __future__ import annotations
 
 import math
+import os
 import tomllib
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping
+from typing import TYPE_CHECKING, Any, Mapping
 
 from . import algorithms, ranges
 from .errors import ScenarioError
+
+if TYPE_CHECKING:   # os.path below: pathlib (with urllib.parse, ipaddress) is not needed to read a file
+    from pathlib import Path
 
 ENGINE_TABLES = ("fluid", "sim", "testbed")
 AQMS = ("droptail", "red")
@@ -431,19 +434,20 @@ def engine_options(scenario: "Scenario", table: str, overrides: Mapping[str, Any
 def read_toml(path: str | Path, where: str = "scenarios/") -> dict[str, Any]:
     """Decode a TOML input file; any problem is a one-line :class:`ScenarioError`. Shared by
     every TOML input of the project (scenarios, heterogeneous networks)."""
-    p = Path(path)
-    if not p.is_file():
-        if p.exists():      # a directory, device or FIFO (reading a FIFO would block)
-            raise ScenarioError(str(p), "(file)", "not a regular file", "give the path of a TOML file")
-        raise ScenarioError(str(p), "(file)", "no such file", f"check the path; bundled files live in {where}")
+    p = os.fspath(path)
+    if not os.path.isfile(p):
+        if os.path.exists(p):      # a directory, device or FIFO (reading a FIFO would block)
+            raise ScenarioError(p, "(file)", "not a regular file", "give the path of a TOML file")
+        raise ScenarioError(p, "(file)", "no such file", f"check the path; bundled files live in {where}")
     try:
-        return tomllib.loads(p.read_text())
+        with open(p, encoding="utf-8") as f:   # TOML is UTF-8
+            return tomllib.loads(f.read())
     except PermissionError:
-        raise ScenarioError(str(p), "(file)", "permission denied", "make the file readable (chmod a+r)") from None
+        raise ScenarioError(p, "(file)", "permission denied", "make the file readable (chmod a+r)") from None
     except UnicodeDecodeError:
-        raise ScenarioError(str(p), "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
+        raise ScenarioError(p, "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
     except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(str(p), "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+        raise ScenarioError(p, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
 
 
 def decode_toml(text: str, source: str = "<string>") -> dict[str, Any]:

@@ -11,48 +11,84 @@ Names accepted in scenarios: see :data:`NAMES` (``max`` is an alias of ``lia``;
 
 from __future__ import annotations
 
+import importlib
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
 
-from .balia import Balia
 from .. import ranges
 from .base import Algorithm
-from .coupled import Coupled
-from .ewtcp import Ewtcp
-from .fast import Fast
-from .generalized import Generalized
-from .lia import Lia
-from .mtcp import MTCP_VARIANTS, Mstcp, Mtcp
-from .olia import Olia
-from .reno import Reno
-from .scalable import Scalable
-from .semicoupled import Semicoupled
+from .mtcp import MTCP_VARIANTS
 
-#: name → (class, {parameter: (default, check, description)})
+if TYPE_CHECKING:
+    from .balia import Balia
+    from .coupled import Coupled
+    from .ewtcp import Ewtcp
+    from .fast import Fast
+    from .generalized import Generalized
+    from .lia import Lia
+    from .mtcp import Mstcp, Mtcp
+    from .olia import Olia
+    from .reno import Reno
+    from .scalable import Scalable
+    from .semicoupled import Semicoupled
+
+
+class _Registry(Mapping):
+    """name → (class, schema). Entries name the class as ``"module.Class"`` (one file per
+    algorithm); a module is imported when its class is first used (``REGISTRY[name]``,
+    ``get(name)``, ``algorithms.Lia``), so validating a scenario loads only the algorithms it
+    names (``mpcc check`` and ``mpcc sim`` start-up, tests/test_lean_cli.py)."""
+
+    def __init__(self, entries: dict[str, tuple[str, dict[str, tuple[Any, tuple]]]]):
+        self._entries = entries
+        self.modules = {where.split(".")[1]: where.split(".")[0] for where, _ in entries.values()}
+
+    def __getitem__(self, name: str) -> tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]:
+        where, schema = self._entries[name]
+        return __getattr__(where.split(".")[1]), schema
+
+    def __iter__(self):
+        return iter(self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+
+#: name → ("module.Class", {parameter: (default, (check, description))}); REGISTRY[name] gives the class
 _POSITIVE = (lambda v: v > 0, "a number > 0")
 _UNIT = (lambda v: 0 <= v <= 1, "a number in [0, 1]")
 _NONNEG = (lambda v: v >= 0, "a number ≥ 0")
 
-REGISTRY: dict[str, tuple[type[Algorithm], dict[str, tuple[Any, tuple]]]] = {
-    "reno": (Reno, {}),
-    "ewtcp": (Ewtcp, {"a": (1.0, _POSITIVE)}),
-    "scalable": (Scalable, {"a": (0.01, _POSITIVE), "b": (0.125, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
-    "coupled": (Coupled, {}),
-    "semicoupled": (Semicoupled, {}),
-    "lia": (Lia, {}),
-    "olia": (Olia, {}),
-    "balia": (Balia, {}),
-    "generalized": (Generalized, {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
-                                  "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),
-    "mstcp": (Mstcp, {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
-    "mtcp": (Mtcp, {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
-                    "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
-    "fast": (Fast, {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]")),
-                    "update_interval_s": (0.02, _POSITIVE),
-                    # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
-                    "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
-                    "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
-}
+REGISTRY = _Registry({
+    "reno": ("reno.Reno", {}),
+    "ewtcp": ("ewtcp.Ewtcp", {"a": (1.0, _POSITIVE)}),
+    "scalable": ("scalable.Scalable", {"a": (0.01, _POSITIVE), "b": (0.125, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+    "coupled": ("coupled.Coupled", {}),
+    "semicoupled": ("semicoupled.Semicoupled", {}),
+    "lia": ("lia.Lia", {}),
+    "olia": ("olia.Olia", {}),
+    "balia": ("balia.Balia", {}),
+    "generalized": ("generalized.Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
+                                                "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),
+    "mstcp": ("mtcp.Mstcp", {"a": (0.03, _POSITIVE), "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "mtcp": ("mtcp.Mtcp", {"alpha": (0.0, _UNIT), "beta": (0.0, _UNIT), "a": (1.0, _POSITIVE),
+                           "b": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]"))}),
+    "fast": ("fast.Fast", {"alpha": (50.0, _POSITIVE), "gamma": (0.5, (lambda v: 0 < v <= 1, "a number in (0, 1]")),
+                           "update_interval_s": (0.02, _POSITIVE),
+                           # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
+                           "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
+                           "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+})
+
+
+def __getattr__(name: str):
+    """The algorithm classes (``algorithms.Lia``), imported on first use."""
+    module = REGISTRY.modules.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f".{module}", __name__), name)
+
 
 ALIASES = {"max": ("lia", {})}
 ALIASES.update({k: ("mtcp", {"alpha": a, "beta": b}) for k, (a, b) in MTCP_VARIANTS.items()})

@@ -21,23 +21,21 @@ import json
 import re
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Mapping
-
-import numpy as np
+from typing import TYPE_CHECKING, Any, Mapping
 
 from .. import algorithms
 from ..errors import MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Group, Scenario, engine_options
-from .timeseries import Frame, from_core
+from .columns import Columns, as_list, column_means, mean, pairwise_sum
 
 from .options import MIN_WINDOW_S, SIM_OPTIONS, measurement_window  # noqa: F401  (the [sim] table)
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 #: Options passed to the Rust core (the others are handled here).
 _CORE_OPTIONS = ("start_jitter_s", "initial_cwnd", "rto_min_s", "delayed_ack", "delayed_ack_s", "per_ack_increase",
@@ -135,6 +133,36 @@ def _engine_error(scenario: Scenario, message: str) -> MpccError:
     return ScenarioError(scenario.source, {"measure": "sim.measure"}.get(fld, fld), problem, fix)
 
 
+#: Columns the summary reads (:func:`summarize`).
+_SUMMARY_COLUMNS = ("sf_group", "sf_flow", "sf_route", "sf_delivered", "sf_sent", "sf_retrans", "sf_drops", "sf_marks",
+                    "sf_loss_events", "sf_timeouts", "sf_srtt", "sf_ds_sum", "sf_ds_n", "link_arrivals", "link_drops",
+                    "link_marks", "link_accepted", "link_max_queue")
+
+
+class LazyTimeseries(Mapping):
+    """``{"subflows": Frame, "links": Frame}`` (:func:`.timeseries.from_core`), built on first
+    access: a run whose time series nobody reads (``mpcc sim --json``) never loads numpy."""
+
+    def __init__(self, group_names: list[str], link_names: list[str], columns: Mapping[str, Any]):
+        self._args = (group_names, link_names, columns)
+        self._frames: dict | None = None
+
+    def _load(self) -> dict:
+        if self._frames is None:
+            from .timeseries import from_core
+            self._frames = from_core(*self._args)
+        return self._frames
+
+    def __getitem__(self, key):
+        return self._load()[key]
+
+    def __iter__(self):
+        return iter(("subflows", "links"))
+
+    def __len__(self) -> int:
+        return 2
+
+
 @dataclass
 class SimRun:
     """One simulation: the summary (output contract), the time series and run statistics."""
@@ -142,7 +170,7 @@ class SimRun:
     scenario: Scenario
     seed: int
     result: RunResult
-    timeseries: dict[str, Frame]
+    timeseries: Mapping[str, Any]   # {"subflows": Frame, "links": Frame} (.timeseries), built on first access
     stats: dict[str, Any] = field(default_factory=dict)
 
     def write(self, out_dir: str | Path, *, plots: bool = True) -> list[Path]:
@@ -155,59 +183,68 @@ class SimRun:
 @dataclass
 class CoreRun:
     """What the Rust core returns for one run: the configuration it ran (:func:`core_config`),
-    its output ``columns`` (numpy arrays: per-subflow totals ``sf_*``, per-link totals ``link_*``,
+    its output ``columns`` (:class:`~.columns.Columns`, numpy arrays on access: per-subflow totals ``sf_*``, per-link totals ``link_*``,
     time series ``ts_*``, FAST Algorithm-2 log ``fa_*``), run ``stats`` and the summary ``result``."""
 
     config: dict[str, Any]
-    columns: dict[str, np.ndarray]
+    columns: Columns
     stats: dict[str, Any]
     result: RunResult
 
 
-def summarize(scenario: Scenario, seed: int, cols: Mapping[str, np.ndarray], t0: float, t1: float) -> RunResult:
+def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float, t1: float) -> RunResult:
     """The output contract (:class:`~mpcc.results.RunResult`) from the core's columns over the
-    measurement window [t0, t1] (module docstring)."""
+    measurement window [t0, t1] (module docstring). ``cols``: :class:`~.columns.Columns` or numpy
+    arrays. Plain Python: sums and means are numpy's (:func:`~.columns.pairwise_sum`), so the
+    numbers are those of the numpy expressions (``per_route.sum(axis=1)``, ``.mean()``) bit for bit."""
     bits = scenario.packet_bytes * 8.0
     span = t1 - t0
-    sf_rate = cols["sf_delivered"] * bits / span / 1e6
+    col = {name: as_list(cols, name) for name in _SUMMARY_COLUMNS}
+    sf_rate = [d * bits / span / 1e6 for d in col["sf_delivered"]]
+    members: dict[int, list[int]] = {}   # group index → its subflows, in column order (one pass: fat trees
+    for i, gi in enumerate(col["sf_group"]):   # have thousands of groups)
+        members.setdefault(gi, []).append(i)
     groups: dict[str, GroupResult] = {}
     for gi, g in enumerate(scenario.groups):
-        sel = cols["sf_group"] == gi
-        flows = cols["sf_flow"][sel]
-        routes = cols["sf_route"][sel]
+        sel = members.get(gi, [])
+        routes = [col["sf_route"][i] for i in sel]
         n_paths = len(g.paths)
-        per_route = np.zeros((g.count, n_paths))
-        per_route[flows, routes] = sf_rate[sel]
-        per_flow = per_route.sum(axis=1)
+        per_route = [[0.0] * n_paths for _ in range(g.count)]
+        for i in sel:
+            per_route[col["sf_flow"][i]][col["sf_route"][i]] = sf_rate[i]
+        per_flow = [pairwise_sum(row) for row in per_route]
 
         def total(name):
-            return int(cols[name][sel].sum())
+            return sum(col[name][i] for i in sel)
 
-        extra = {"per_flow_mbps": per_flow.tolist(), "per_flow_path_mbps": per_route.tolist(),
-                 "total_mbps": float(per_flow.sum()),
+        def by_route(name, r):
+            return [col[name][i] for i, ri in zip(sel, routes) if ri == r]
+
+        extra = {"per_flow_mbps": per_flow, "per_flow_path_mbps": per_route,
+                 "total_mbps": pairwise_sum(per_flow),
                  "losses": total("sf_drops") + total("sf_marks"), "drops": total("sf_drops"),
                  "marks": total("sf_marks"), "loss_events": total("sf_loss_events"),
                  "timeouts": total("sf_timeouts"), "retransmits": total("sf_retrans"),
                  "sent_pkts": total("sf_sent"),
                  # empirical D_s (Peng et al. §III-F): mean relative decrease of the flow's total
                  # window per loss event in the window; 0.5 for NewReno
-                 "ds": float(cols["sf_ds_sum"][sel].sum() / max(int(cols["sf_ds_n"][sel].sum()), 1)),
-                 "mean_srtt_s": [float(np.mean(cols["sf_srtt"][sel][routes == r])) for r in range(n_paths)]}
+                 "ds": pairwise_sum([col["sf_ds_sum"][i] for i in sel]) / max(total("sf_ds_n"), 1),
+                 "mean_srtt_s": [mean(by_route("sf_srtt", r)) for r in range(n_paths)]}
         # per route r, summed over the group's flows (diagnosis in ``mpcc compare``)
-        for key, col in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
-                         ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
-                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
-            extra[f"path_{key}"] = [int(cols[col][sel][routes == r].sum()) for r in range(n_paths)]
-        groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=float(per_flow.mean()),
-                                     path_rate_mbps=per_route.mean(axis=0).tolist(), extra=extra)
+        for key, name in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
+                          ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
+                          ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
+            extra[f"path_{key}"] = [sum(by_route(name, r)) for r in range(n_paths)]
+        groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=mean(per_flow),
+                                     path_rate_mbps=column_means(per_route), extra=extra)
     links: dict[str, LinkResult] = {}
     for li, l in enumerate(scenario.links):
-        arr = int(cols["link_arrivals"][li])
-        drops, marks, acc = int(cols["link_drops"][li]), int(cols["link_marks"][li]), int(cols["link_accepted"][li])
+        arr = col["link_arrivals"][li]
+        drops, marks, acc = col["link_drops"][li], col["link_marks"][li], col["link_accepted"][li]
         load = acc * bits / span / 1e6
         links[l.name] = LinkResult(load_mbps=load, price=(drops + marks) / arr if arr else 0.0,
                                    extra={"utilization": load / l.capacity_mbps, "drops": drops, "marks": marks,
-                                          "arrivals": arr, "max_queue_pkts": int(cols["link_max_queue"][li])})
+                                          "arrivals": arr, "max_queue_pkts": col["link_max_queue"][li]})
     return RunResult(engine="sim", scenario=scenario.name, groups=groups, links=links,
                      extra={"seed": int(seed), "measure_s": [t0, t1]})
 
@@ -236,7 +273,7 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
             raise _engine_error(scenario, str(e)) from None
         raise core_error(scenario, cfg, str(e)) from None   # e.g. a serde error: mapped by its JSON column
     wall = time.perf_counter() - start
-    cols = {k: np.frombuffer(b, dtype=dt) for k, (dt, b) in raw["columns"].items()}
+    cols = Columns(raw["columns"])
     t0, t1 = cfg["measure"]
     stats = {"events": int(raw["events"]), "data_packets": int(raw["data_packets"]), "wall_s": wall}
     return CoreRun(cfg, cols, stats, summarize(scenario, seed, cols, t0, t1))
@@ -254,7 +291,8 @@ def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
         warn_phase_lock(scenario)
     cr = simulate(scenario, seed=seed, sample_interval_s=sample_interval_s, measure=measure, progress=progress,
                   max_events=max_events, max_memory_mb=max_memory_mb)
-    return SimRun(scenario, int(seed), cr.result, from_core([g.name for g in scenario.groups], [l.name for l in scenario.links], cr.columns), cr.stats)
+    return SimRun(scenario, int(seed), cr.result, LazyTimeseries([g.name for g in scenario.groups],
+                                                                  [l.name for l in scenario.links], cr.columns), cr.stats)
 
 
 #: Rust config keys (crates/mpcc-core/src/config.rs) → the scenario field they come from.

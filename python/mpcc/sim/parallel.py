@@ -7,8 +7,6 @@ from __future__ import annotations
 
 from typing import Any, Callable
 
-import numpy as np
-
 from ..errors import MpccError
 from ..progress import bar, default_workers, run_jobs
 from ..results import GroupResult, LinkResult, RunResult, ci95
@@ -30,6 +28,8 @@ def aggregate(runs: list[SimRun]) -> RunResult:
     ``path_ci95_mbps``; ``runs`` and ``seeds`` in ``extra``."""
     if not runs:
         raise ValueError("no runs to aggregate")
+    import numpy as np   # statistics over runs only (one run's summary needs no numpy)
+
     first = runs[0].result
     groups = {}
     for name, g in first.groups.items():
