@@ -85,9 +85,12 @@ JIANG_ENGINES = ("model", "sim", "testbed")
 @click.option("--kernel-budget", type=click.Choice(["quick", "full"]), default="quick", show_default=True,
               help="Kernel run lengths: quick = one short run per cell (about 6 min), full = 3 runs × 120 s / 300 s "
                    "per cell (hours).")
+@click.option("--kernel-lock", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Shared testbed: each kernel cell holds an flock on this file while it runs (as `flock FILE CMD`), "
+                   "so other users' runs go between cells; the model and the simulator run without it.")
 @click.option("--no-progress", is_flag=True)
 @click.pass_context
-def jiang2011(ctx, out_dir, quick, fmt, engines, kernel_budget, no_progress):
+def jiang2011(ctx, out_dir, quick, fmt, engines, kernel_budget, kernel_lock, no_progress):
     """Jiang, Cai, Towsley — utilization closed forms, path usage, flappiness (Figs. 3–13), and
     utilisation (Figs. 9–10) and flappiness as paper | model | sim | kernel."""
     from rich.console import Console
@@ -101,7 +104,7 @@ def jiang2011(ctx, out_dir, quick, fmt, engines, kernel_budget, no_progress):
     if engines:
         with maybe_staged(out_dir, keep_partial=True) as tmp:
             rep, errors = columns.reproduce(engines, budget=jb.BUDGETS[kernel_budget], level="quick" if quick else "full",
-                                            out=tmp, progress=not no_progress)
+                                            out=tmp, progress=not no_progress, kernel_lock=kernel_lock)
         console = Console()
         console.width = max(console.width, 110)
         rep.print(console)

@@ -110,18 +110,19 @@ def sim_column(rep: Reproduction, algos, b: Budget, level: str, seed: int = 1) -
     rep.traces["sim"] = {"flappiness": traces}
 
 
-def testbed_column(rep: Reproduction, algos, b: Budget, out: Path | None, progress: bool) -> None:
+def testbed_column(rep: Reproduction, algos, b: Budget, out: Path | None, progress: bool,
+                   lock: Path | None = None) -> None:
     from . import testbed as tb
 
     failures: list[str] = []
-    util = tb.utilisation(algos, _cells_util(b), b.util, _sub(out, "testbed"), progress)
+    util = tb.utilisation(algos, _cells_util(b), b.util, _sub(out, "testbed"), progress, lock=lock)
     for (a, n, buf), v in util.items():
         if failed(v):
             failures.append(f"{q_util(n, buf)} {a}: {failed(v)}")
             rep.put("testbed", T_UTIL, q_util(n, buf), ALG_LABEL[a], Cell(None, note=FAILED_NOTE))
         else:
             rep.put("testbed", T_UTIL, q_util(n, buf), ALG_LABEL[a], Cell(*v["U"]))
-    flap = tb.flappiness(algos, b.flap_n, b.flap_loss, b.flap, _sub(out, "testbed"), progress)
+    flap = tb.flappiness(algos, b.flap_n, b.flap_loss, b.flap, _sub(out, "testbed"), progress, lock=lock)
     traces = {}
     for (a, n), v in flap.items():
         if failed(v):
@@ -203,17 +204,19 @@ def orderings(rep: Reproduction, algos) -> None:
 
 
 def reproduce(engines=("model", "sim", "testbed"), algos=ORDER_UTIL, budget: Budget = QUICK, level: str = "quick",
-              out: Path | None = None, progress: bool = True, figures: bool = True) -> tuple[Reproduction, list[str]]:
+              out: Path | None = None, progress: bool = True, figures: bool = True,
+              kernel_lock: Path | None = None) -> tuple[Reproduction, list[str]]:
     """Fill the requested columns (``budget``: the kernel's run lengths, ``level``: the model's
-    and the simulator's, as :data:`..LEVELS`); with ``out``, results.json/.md after every column
-    and at the end the figures. Returns the reproduction and the engines' errors."""
+    and the simulator's, as :data:`..LEVELS`; ``kernel_lock``: a file each kernel cell holds an
+    flock on while it runs); with ``out``, results.json/.md after every column and at the end the
+    figures. Returns the reproduction and the engines' errors."""
     z = {"full": (20000, 4), "quick": (4000, 2), "smoke": (300, 1)}[level]
     rep = Reproduction("Jiang, Cai, Towsley 2011 (MTCP)")
     paper_column(rep, algos, budget)
     errors: list[str] = []
     steps = {"model": lambda: model_column(rep, algos, budget, *z),
              "sim": lambda: sim_column(rep, algos, budget, level),
-             "testbed": lambda: testbed_column(rep, algos, budget, out, progress)}
+             "testbed": lambda: testbed_column(rep, algos, budget, out, progress, kernel_lock)}
     for engine in engines:
         start = time.monotonic()
         try:

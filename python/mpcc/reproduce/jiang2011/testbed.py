@@ -10,11 +10,15 @@ simulator runs (:mod:`.scenarios`, :func:`mpcc.mtc.flappiness.random_loss_scenar
       :func:`mpcc.mtc.flappiness.flappiness` (20-RTT smoothing, as the model and the simulator)
       on the kernel's per-subflow cwnd (tcp_info, every 100 ms), one value per run.
 
-A cell whose run fails twice is ``{"failed": reason}`` (:func:`..common.kernel_cells`).
+A cell whose run fails twice is ``{"failed": reason}`` (:func:`..common.kernel_cells`). With
+``lock`` (a file), each cell holds an exclusive flock on it while it runs (:func:`held`), so that on a
+shared testbed other users' runs interleave between cells instead of disturbing them.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +40,29 @@ def _run(text: str, run: KernelRun, out: Path | None, progress: bool, sample_ms:
     return s, engine.run_detailed(s, st, out, progress)
 
 
-def utilisation(algorithms, cells, run: KernelRun, out: Path | None = None, progress: bool = True) -> dict:
+@contextlib.contextmanager
+def held(lock: Path | None):
+    """An exclusive flock(2) on the file ``lock`` (created if missing) until the block ends — the
+    same lock as ``flock FILE CMD`` takes; nothing without a file."""
+    if lock is None:
+        yield
+        return
+    with open(lock, "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def utilisation(algorithms, cells, run: KernelRun, out: Path | None = None, progress: bool = True,
+                lock: Path | None = None) -> dict:
     """U of one MTC flow for each algorithm and (n, buffer) cell (mean and 95 % CI over runs)."""
     def measure(key):
         alg, n, buf = key
         text = fig9_scenario(alg, n, buf, duration_s=run.duration_s, measure_from_s=run.warmup_s)
-        s, (_, sms) = _run(text, run, _sub(out, f"util-{alg}-n{n}-b{buf}"), progress)
+        with held(lock):
+            s, (_, sms) = _run(text, run, _sub(out, f"util-{alg}-n{n}-b{buf}"), progress)
         per_run = [sum(sm.link[lk.name]["load_mbps"] for lk in s.links) / (n * CAPACITY_MBPS) for sm in sms]
         return {"U": (float(np.mean(per_run)), ci95(per_run) if len(per_run) > 1 else None), "per_run": per_run}
 
@@ -49,12 +70,13 @@ def utilisation(algorithms, cells, run: KernelRun, out: Path | None = None, prog
 
 
 def flappiness(algorithms, ns, loss: float, run: KernelRun, out: Path | None = None, progress: bool = True,
-               smooth_rtts: float = 20.0) -> dict:
+               smooth_rtts: float = 20.0, lock: Path | None = None) -> dict:
     """The flappiness metric of one MTC flow on n random-loss paths, per algorithm and n."""
     def measure(key):
         alg, n = key
         text = fl.random_loss_scenario(alg, n, loss, run.duration_s, RTT_S)
-        _, (_, sms) = _run(text, run, _sub(out, f"flap-{alg}-n{n}"), progress)
+        with held(lock):
+            _, (_, sms) = _run(text, run, _sub(out, f"flap-{alg}-n{n}"), progress)
         traces = [window_grid(sm.subflows, run.warmup_s, RTT_S) for sm in sms]
         size = min(t.size for t, _ in traces)
         t, w = traces[0][0][:size], np.stack([w[:size] for _, w in traces])
