@@ -34,8 +34,11 @@ buffer_pkts = {buffer_pkts}
 
 def fig9_scenario(algorithm: str, n: int, buffer_pkts: int, duration_s: float = 1200.0,
                   measure_from_s: float = 200.0, flows: int = 1, capacity_mbps: float = 5.0,
-                  two_way_delay_ms: float = 100.0, packet_bytes: int = 1500) -> str:
-    """§5.1: ``flows`` identical MTC flows with one subflow on each of ``n`` paths."""
+                  two_way_delay_ms: float = 100.0, packet_bytes: int = 1500, host_jitter_s: float | None = None) -> str:
+    """§5.1: ``flows`` identical MTC flows with one subflow on each of ``n`` paths. ``host_jitter_s``
+    (simulator only): the random delay added to every ACK; None keeps the simulator's default
+    (1 ms, host timing noise), 0 is ns-2's exact timing."""
+    jitter = "" if host_jitter_s is None else f"host_jitter_s = {host_jitter_s}\n"
     paths = ", ".join(f'["path{i}"]' for i in range(1, n + 1))
     return f"""# Jiang, Cai, Towsley §5.1: {algorithm}, n = {n} subflows, m = {flows} flow(s), buffer {buffer_pkts} pkts
 name = "jiang2011-{algorithm}-n{n}-m{flows}-b{buffer_pkts}"
@@ -51,7 +54,7 @@ paths = [{paths}]
 [sim]
 measure_from_s = {measure_from_s}
 sample_interval_s = 0.1
-"""
+{jitter}"""
 
 
 def fig11_scenario(algorithm: str, n: int, flows: int, duration_s: float = 1200.0) -> str:
