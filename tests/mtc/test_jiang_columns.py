@@ -59,6 +59,11 @@ def test_orderings_hold_and_fail_as_the_values_say():
     rep = _rep(bad, {2: {fc: .3, ci: .35, cd: .2}})
     jc.orderings(rep, ut.ALGORITHMS)
     assert _notes(rep) == ["differs", "differs", "differs"]
+    # two saturated links (the kernel's B = 84: CI 0.99997, FC 1.00002) tie; 0.02 below does not
+    for u_fc, note in ((1.00002, "holds"), (0.99997 + 2 * jc.U_TIE, "differs")):
+        rep = _rep({(2, 84): {ci: .99997, cd: .92, fc: u_fc, ms: .82}} | good, {})
+        jc.orderings(rep, ut.ALGORITHMS)
+        assert _notes(rep)[0] == note
 
 
 def test_kernel_unavailable_keeps_the_other_columns(tmp_path, monkeypatch):

@@ -157,15 +157,19 @@ def _trace(t, w) -> dict:
     return {"time_s": np.asarray(t)[::k].round(2).tolist(), "cwnd": np.asarray(w)[::k].T.round(2).tolist()}
 
 
+#: U within this of Coupled Increase's counts as a tie, not as higher: two saturated links measure
+#: 0.99997 and 1.00002 (the kernel's B = 84 cell, 2026-11-24).
+U_TIE = 0.01
 #: The checked statements: (row, the report's words).
-ORDER_ROWS = (("CI highest U at every cell", "CI ≈ TCP, the others lower (§3.2, Fig. 9)"),
+ORDER_ROWS = (("CI highest U at every cell (ties within 0.01)", "CI ≈ TCP, the others lower (§3.2, Fig. 9)"),
               ("U falls from the smallest to the largest n (CD, FC, MSTCP)", "falls with n (Fig. 9)"),
               ("dominance FC > CI, CD at every n", "FC flappier (§4.2, §5.3)"))
 
 
 def orderings(rep: Reproduction, algos) -> None:
     """The orderings issue 14 asks for, per engine, as "holds"/"differs" rows: Coupled Increase
-    has the highest U at every utilisation cell; the other variants' U falls from the smallest to
+    has the highest U at every utilisation cell (a variant within :data:`U_TIE` of it ties: both
+    at the link rate); the other variants' U falls from the smallest to
     the largest n at each buffer; Fully Coupled's dominance is above Coupled Increase's and
     Coupled Decrease's at every n. Rows without the values they need are left out."""
     labels = {ALG_LABEL[a]: a for a in algos}
@@ -185,7 +189,7 @@ def orderings(rep: Reproduction, algos) -> None:
         checks: list[list[bool]] = [[], [], []]
         for vals in util.values():
             if "coupled-increase" in vals and len(vals) > 1:
-                checks[0].append(all(vals["coupled-increase"] >= v for v in vals.values()))
+                checks[0].append(all(vals["coupled-increase"] >= v - U_TIE for v in vals.values()))
         by_buf: dict[int, list[tuple[int, dict]]] = {}
         for q, vals in util.items():
             n, buf = int(q.split("n = ")[1].split(",")[0]), int(q.split("B = ")[1].split(" ")[0])
