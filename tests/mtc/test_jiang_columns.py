@@ -201,7 +201,10 @@ def test_cli_prints_the_table_and_an_unavailable_kernel_is_one_line_exit_2(tmp_p
     assert "Coupled Increase" in err.out and "unavailable" in err.out
     saved = json.loads((out / "results.json").read_text())
     assert saved["columns"]["testbed"]["error"] and "model" in saved["columns"]
-    assert (out / "REPORT.md").exists() and (out / "engines_fig9_10.png").exists()
+    report = (out / "REPORT.md").read_text()
+    assert (out / "engines_fig9_10.png").exists() and "](engines_fig9_10.png)" in report
+    # the engine table is in the report itself, before the figures
+    assert report.index("| Coupled Increase |") < report.index("](engines_fig9_10.png)")
 
 
 _real = jc.reproduce

@@ -110,10 +110,18 @@ def jiang2011(ctx, out_dir, quick, fmt, engines, kernel_budget, kernel_lock, no_
         rep.print(console)
     from .index import write_index
 
-    path = write_index(out_dir, "Jiang, Cai, Towsley (2011): reproduction report",
-                       "Figures 3–13 of the report (file names follow its figure numbers) and, as engines_*, "
-                       "utilisation and flappiness as paper | model | sim | kernel (results.md); "
-                       "see docs/mtc.md for what each shows and how it compares with the report.")
+    intro = ("Figures 3–13 of the report (file names follow its figure numbers) and, as engines_*, "
+             "utilisation and flappiness as paper | model | sim | kernel (the tables below, also results.md); "
+             "see docs/mtc.md for what each shows and how it compares with the report.")
+    table = Path(out_dir) / "results.md"
+    if engines and table.exists():  # the engine table first, without its title
+        intro += "\n\n" + table.read_text().split("\n", 1)[-1].strip() + "\n\n# Figures"
+    bars = ("Grouped bars of the table above (hatched † = shorter than the report's runs; a cell without a bar is "
+            "0 or n/a, see the table; error bars = 95 % intervals where a cell has ≥ 2 runs or replicas).")
+    path = write_index(out_dir, "Jiang, Cai, Towsley (2011): reproduction report", intro,
+                       {"engines_fig9_10": bars, "engines_flappiness": bars,
+                        "engines_flappiness_traces": "One run's subflow windows per engine, smoothed over 2 s "
+                                                     "(the series the flappiness metric reads)."})
     click.echo(f"wrote {path} (open it first)")
     if errors:
         raise MpccError("; ".join(errors) + " — every other cell was computed and kept")
