@@ -25,18 +25,24 @@ ALGOS = ("coupled-increase", "coupled-decrease", "fully-coupled", "mstcp")
 W0 = 5e6 * 0.1 / (8 * 1500)  # §5.1 paths: 5 Mb/s × 100 ms in 1500-byte packets
 
 
-def rows(path: Path, what: str) -> list[dict]:
-    return [r for r in map(json.loads, path.read_text().splitlines()) if r["what"] == what]
+def rows(paths: list[Path], what: str) -> list[dict]:
+    return [r for p in paths for r in map(json.loads, p.read_text().splitlines()) if r["what"] == what]
 
 
 def stat(x) -> str:
+    """median (min–max; mean ± 95 % CI) over the runs with a finite value (a run without a
+    dominance episode has no dwell time)."""
     x = np.asarray(x, float)
+    left = x.size - np.isfinite(x).sum()
+    x = x[np.isfinite(x)]
+    if left:
+        return stat(x) + f" [{left} run{'s' if left > 1 else ''} without]" if x.size else "—"
     if x.size == 1:
         return f"{x[0]:.3f} (1 run)"
     return f"{np.median(x):.3f} ({x.min():.3f}–{x.max():.3f}; {x.mean():.3f} ± {ci95(x):.3f})"
 
 
-def util_table(path: Path, buffer: int) -> tuple[str, dict]:
+def util_table(path: list[Path], buffer: int) -> tuple[str, dict]:
     runs: dict[tuple[str, int], list[float]] = defaultdict(list)
     for r in rows(path, "util"):
         a, n, b = r["key"]
@@ -58,7 +64,7 @@ def util_table(path: Path, buffer: int) -> tuple[str, dict]:
     return "\n".join(out), runs
 
 
-def flap_table(path: Path) -> str:
+def flap_table(path: list[Path]) -> str:
     vals: dict[str, dict[str, list]] = defaultdict(lambda: defaultdict(list))
     for r in rows(path, "flap"):
         a, n = r["key"]
@@ -103,9 +109,9 @@ def plot(runs: dict, buffer: int, png: Path) -> None:
 
 def main() -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--util", type=Path)
+    ap.add_argument("--util", type=Path, nargs="+", help="cells.py util JSON lines (runs pooled per cell)")
     ap.add_argument("--buffer", type=int, default=20)
-    ap.add_argument("--flap", type=Path)
+    ap.add_argument("--flap", type=Path, nargs="+", help="cells.py flap JSON lines (one row per run)")
     ap.add_argument("--png", type=Path)
     a = ap.parse_args()
     if a.util:
