@@ -61,7 +61,7 @@ def util_table(path: list[Path], buffer: int) -> tuple[str, dict]:
     out.append(f"\nCI above CD/FC/MSTCP, run by run at the same n: {sum(above)}/{len(above)}"
                + (f"; U(n = {ns[0]}) > U(n = {ns[-1]}) for CD/FC/MSTCP, all run pairs: {sum(falls)}/{len(falls)}"
                   if len(ns) > 1 else ""))
-    return "\n".join(out), runs
+    return "\n".join(out), {k: v for k, v in runs.items() if v}
 
 
 def flap_table(path: list[Path]) -> str:
