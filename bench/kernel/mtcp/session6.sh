@@ -3,7 +3,8 @@
 #   flock /tmp/mpcc-bench.lock .venv/bin/mpcc reproduce jiang2011 --quick --out results/jiang2011-kernel
 # (one hold, 7.5 min) and Fig. 9 for coupled-increase at n = 1..4 × 3 runs (one hold, 4.7 min):
 # Fig. 9 for the other three at n = 1..4, then flappiness runs — each its own hold of the shared
-# lock (≤ ~7 min), so that other users interleave.
+# lock (≤ ~7 min), so that other users interleave. What ran (RESULTS.md §14.5–14.6): the first util
+# line (04:33–04:38 UTC) and the first flap line (04:45–04:48); the rest was cut at the session's end.
 set -u
 cd "$(dirname "$0")/../../.."
 PY=.venv/bin/python
