@@ -11,14 +11,12 @@ simulator runs (:mod:`.scenarios`, :func:`mpcc.mtc.flappiness.random_loss_scenar
       on the kernel's per-subflow cwnd (tcp_info, every 100 ms), one value per run.
 
 A cell whose run fails twice is ``{"failed": reason}`` (:func:`..common.kernel_cells`). With
-``lock`` (a file), each cell holds an exclusive flock on it while it runs (:func:`held`), so that on a
+``lock`` (a file), each cell holds an exclusive flock on it while it runs (``common.kernel_lock_held``), so that on a
 shared testbed other users' runs interleave between cells instead of disturbing them.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 from pathlib import Path
 
 import numpy as np
@@ -27,7 +25,7 @@ from ... import scenario as scen
 from ...mtc import flappiness as fl
 from ...results import ci95
 from ...testbed import engine
-from ..common import kernel_cells
+from ..common import kernel_cells, kernel_lock_held as held
 from ..peng2016.budget import KernelRun
 from .scenarios import fig9_scenario
 
@@ -38,21 +36,6 @@ def _run(text: str, run: KernelRun, out: Path | None, progress: bool, sample_ms:
     s = scen.loads(text, "<jiang2011 kernel>")
     st = engine.settings_from(s, runs=run.runs, duration_s=run.duration_s, warmup_s=run.warmup_s, sample_ms=sample_ms)
     return s, engine.run_detailed(s, st, out, progress)
-
-
-@contextlib.contextmanager
-def held(lock: Path | None):
-    """An exclusive flock(2) on the file ``lock`` (created if missing) until the block ends — the
-    same lock as ``flock FILE CMD`` takes; nothing without a file."""
-    if lock is None:
-        yield
-        return
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
 
 
 def utilisation(algorithms, cells, run: KernelRun, out: Path | None = None, progress: bool = True,
