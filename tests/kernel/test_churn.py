@@ -171,7 +171,8 @@ def test_subflow_set_check_counts_a_record_torn_between_two_connections(tmp_path
     snap["sf"].append({"local": "10.0.0.1:5000", "state": "ESTAB", "flags": "Mmec", "rtt": "50/5", "token": "0def"})
     trace = tmp_path / "t.jsonl"
     trace.write_text(json.dumps(snap) + "\n")
-    assert churn.check_subflow_sets(trace, done=[])["foreign_port_records"] == 1
+    chk = churn.check_subflow_sets(trace, done=[])
+    assert chk["foreign_port_records"] == 1 and chk["compared"] == 0 and chk["mismatched"] == 0
     assert churn.check_subflow_sets(trace, done=[(0.9, 0.95)])["foreign_port_records"] == 1
 
 
@@ -220,6 +221,7 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
         pytest.skip(chk["skipped"])
     assert chk["compared"] >= 1, chk      # 10 connections × 20 s: few seconds are free of churn events
     assert chk["mismatched"] == 0, chk["first_mismatches"]
+    # balia's build drops a torn record in mpcc_gather (MPCC_SEEN_TORN_CHECK; OLIA's has no stack left)
     assert chk["foreign_port_records"] == 0, "a record mixed two connections' subflows (mpcc_seen scratch)"
 
 
