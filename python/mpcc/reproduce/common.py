@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import fcntl
 from dataclasses import replace
 from pathlib import Path
 
 from .. import algorithms
+from ..filelock import exclusive
 from ..scenario import Scenario, load
 
 SCENARIO_DIR = Path(__file__).resolve().parents[3] / "scenarios"
@@ -50,12 +50,8 @@ def kernel_lock_held(lock: Path | None):
     if lock is None:
         yield
         return
-    with open(lock, "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
+    with exclusive(lock):
+        yield
 
 
 def failed(cell) -> str | None:

@@ -31,8 +31,6 @@ parameter set built or loaded before. A parameter the program does not take is r
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import json
 import os
@@ -46,6 +44,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import EnvironmentProblem, MpccError
+from ..filelock import exclusive
 from . import bpf_prebuilt as _prebuilt
 from . import bpf_sources as _sources
 from .bpf_sources import ALIASES, BPF_DIR, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
@@ -144,17 +143,6 @@ def _bpf_arch() -> str:
             "s390x": "s390", "riscv64": "riscv"}.get(m, m)
 
 
-@contextlib.contextmanager
-def _locked(path: Path):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def _vmlinux_h() -> Path:
     """vmlinux.h of the running kernel (regenerated when its BTF changes)."""
     btf = Path("/sys/kernel/btf/vmlinux").read_bytes()
@@ -210,7 +198,7 @@ def build(algo=None, force: bool = False) -> list[Path]:
     check_environment(need_root=False)
     specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]
     out = []
-    with _locked(OUTPUT_DIR / ".lock"):
+    with exclusive(OUTPUT_DIR / ".lock"):
         for sp in specs:
             if not sp.stem:
                 raise MpccError(f"{sp.kernel_name}: parameters unknown (no build record), cannot build it "
@@ -393,7 +381,7 @@ def load(algo, persistent: bool = False) -> Registration:
     check_environment()
     sp = spec(algo)
     name, kname = sp.algorithm, sp.kernel_name
-    with _locked(STATE_DIR / ".lock"):
+    with exclusive(STATE_DIR / ".lock"):
         ids = registered()
         rec = _read_record(kname)
         if rec is None:
@@ -426,7 +414,7 @@ def load(algo, persistent: bool = False) -> Registration:
 
 
 def _release(kname: str, token: str) -> None:
-    with _locked(STATE_DIR / ".lock"):
+    with exclusive(STATE_DIR / ".lock"):
         rec = _read_record(kname)
         if rec is None:
             return
@@ -443,7 +431,7 @@ def unload(algo) -> bool:
     """Unregister now, whoever holds it (``mpcc kernel unload``). True if it was registered."""
     check_environment()
     kname = kernel_name(algo)
-    with _locked(STATE_DIR / ".lock"):
+    with exclusive(STATE_DIR / ".lock"):
         was = _unregister(kname)
         _record_path(kname).unlink(missing_ok=True)
     return was
@@ -510,7 +498,7 @@ def cleanup_stale() -> list[str]:
     if os.geteuid() != 0 or _tool("bpftool") is None or not STATE_DIR.is_dir():
         return []
     removed = []
-    with _locked(STATE_DIR / ".lock"):
+    with exclusive(STATE_DIR / ".lock"):
         ids = registered()
         for path in sorted(STATE_DIR.glob("mpcc_*.json")):
             kname = path.stem
