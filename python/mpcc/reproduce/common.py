@@ -27,6 +27,35 @@ def with_algorithm(s: Scenario, algorithm, groups: tuple[str, ...] | None = None
     return replace(s, groups=tuple(new), name=f"{s.name}[{algo.describe()}]")
 
 
+def run_columns(rep, steps, engines, out: Path | None = None, labels=None, after=None) -> list[str]:
+    """Fill the columns of ``rep`` in the order of ``engines`` (``steps[engine]()`` fills one).
+    An engine that fails with an MpccError keeps its reason as its column's ``error`` and every
+    other column runs; each column records its ``wall_s``; after each one ``after()`` (if given)
+    runs and, with ``out``, results.json/.md are saved. Returns the errors, one line each: an
+    engine's failure and each of its failed cells, named ``labels.get(engine, engine)``."""
+    import time
+
+    from ..errors import MpccError
+
+    labels = labels or {}
+    errors: list[str] = []
+    for engine in engines:
+        name = labels.get(engine, engine)
+        start = time.monotonic()
+        try:
+            steps[engine]()
+        except MpccError as e:
+            rep.columns[engine] = {"error": str(e)}
+            errors.append(f"{name}: {e}")
+        rep.columns.setdefault(engine, {})["wall_s"] = round(time.monotonic() - start, 1)
+        errors += [f"{name}: {cell}" for cell in rep.columns[engine].get("failed_cells", ())]
+        if after:
+            after()
+        if out:
+            rep.save(Path(out))
+    return errors
+
+
 def kernel_cells(keys, measure) -> dict:
     """``{key: measure(key)}`` for kernel (testbed) cells; a cell whose run failed twice
     (:class:`mpcc.testbed.engine.RunFailed`: a flow that never connected, a sender error — already

@@ -13,14 +13,12 @@ kernel cell whose run failed twice says so.
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import numpy as np
 
-from ...errors import MpccError
 from ...mtc import flappiness as fl, utilization as ut
-from ..common import FAILED_NOTE, failed
+from ..common import FAILED_NOTE, failed, run_columns
 from ..table import Cell, Reproduction
 from .budget import PAPER_FLAP_S, PAPER_UTIL_S, QUICK, Budget
 from .plots import ALG_LABEL
@@ -217,22 +215,11 @@ def reproduce(engines=("model", "sim", "testbed"), algos=ORDER_UTIL, budget: Bud
     z = {"full": (20000, 4), "quick": (4000, 2), "smoke": (300, 1)}[level]
     rep = Reproduction("Jiang, Cai, Towsley 2011 (MTCP)")
     paper_column(rep, algos, budget)
-    errors: list[str] = []
     steps = {"model": lambda: model_column(rep, algos, budget, *z),
              "sim": lambda: sim_column(rep, algos, budget, level),
              "testbed": lambda: testbed_column(rep, algos, budget, out, progress, kernel_lock)}
-    for engine in engines:
-        start = time.monotonic()
-        try:
-            steps[engine]()
-        except MpccError as e:
-            rep.columns[engine] = {"error": str(e)}
-            errors.append(f"{'kernel' if engine == 'testbed' else engine}: {e}")
-        rep.columns.setdefault(engine, {})["wall_s"] = round(time.monotonic() - start, 1)
-        errors += [f"kernel: {c}" for c in rep.columns[engine].get("failed_cells", ())]
-        orderings(rep, algos)
-        if out:
-            rep.save(Path(out))
+    errors = run_columns(rep, steps, engines, out, labels={"testbed": "kernel"},
+                         after=lambda: orderings(rep, algos))
     if out and figures:
         write_figures(rep, Path(out))
     return rep, errors

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ...errors import MpccError
-from ..common import FAILED_NOTE
+from ..common import FAILED_NOTE, run_columns
 from ..table import Cell, Reproduction
 from .budget import BUDGETS, FULL, QUICK, Budget, setups  # noqa: F401
 from .fluid import fluid_column
@@ -93,26 +92,12 @@ def reproduce(engines, algos=PENG_COLUMNS, budget: Budget = QUICK, seed=1, out: 
     """Run the requested engines with the run lengths of ``budget`` (:mod:`.budget`); returns the
     reproduction and the list of engine errors. With ``out``: results.json/.md after every
     column, and at the end the figures and REPORT.md (:mod:`.report`)."""
-    import time
-
     rep = Reproduction("Peng et al. 2016 (Balia)")
     paper_column(rep, algos)
-    errors = []
     steps = {"fluid": lambda: fluid_column(rep, algos, out),
              "sim": lambda: sim_column(rep, algos, budget, seed, out, progress),
              "testbed": lambda: testbed_column(rep, algos, budget, seed, out, progress)}
-    for engine in engines:
-        start = time.monotonic()
-        try:
-            steps[engine]()
-        except MpccError as e:
-            rep.columns[engine] = {"error": str(e)}
-            errors.append(f"{engine}: {e}")
-        rep.columns.setdefault(engine, {})["wall_s"] = round(time.monotonic() - start, 1)
-        for cell in rep.columns[engine].get("failed_cells", ()):
-            errors.append(f"{engine}: {cell}")
-        if out:
-            rep.save(out)
+    errors = run_columns(rep, steps, engines, out)
     if out and figures:
         from .report import write_report
 
