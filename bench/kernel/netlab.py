@@ -168,6 +168,18 @@ class SharedBottleneck(Lab):
         self.ip(c, "mptcp", "endpoint", "add", "198.18.1.3", "dev", "cr", "subflow")
 
 
+def host_role(sink, send) -> bool:
+    """When this script was started as a host process inside a namespace (``SCRIPT sink PORT N
+    SECS`` or ``SCRIPT send HOST PORT N SECS CA``), run that role and return True."""
+    if len(sys.argv) < 2 or sys.argv[1] not in ("sink", "send"):
+        return False
+    if sys.argv[1] == "sink":
+        sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+    else:
+        send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+    return True
+
+
 def cpu_busy_s() -> float:
     """CPU seconds spent not idle, all CPUs (from /proc/stat)."""
     f = Path("/proc/stat").read_text().splitlines()[0].split()[1:]

@@ -461,11 +461,7 @@ def table(results: list[dict]) -> list[str]:
 
 
 def main(argv=None) -> int:
-    if argv is None and len(sys.argv) > 1 and sys.argv[1] in ("sink", "send"):
-        if sys.argv[1] == "sink":
-            sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
-        else:
-            send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
+    if argv is None and netlab.host_role(sink, send):
         return 0
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("ccs", nargs="*", default=["balia", "lia", "olia", "reno", "cubic"])
