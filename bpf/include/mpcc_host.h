@@ -10,6 +10,13 @@
 
 #include <string.h>
 
+/* The parameters from the flat array (every field is a __u64; end_ is not one of them). */
+static void mpcc_host_params(struct mpcc_params *p, const uint64_t *params)
+{
+	memset(p, 0, sizeof(*p));
+	memcpy(p, params, sizeof(*p) - sizeof(p->end_));
+}
+
 static void mpcc_host_fill(struct mpcc_conn *c, struct mpcc_params *p, uint32_t n, const uint64_t *cwnd,
 			   const uint64_t *rtt, const uint64_t *ell, const uint64_t *params)
 {
@@ -18,8 +25,7 @@ static void mpcc_host_fill(struct mpcc_conn *c, struct mpcc_params *p, uint32_t 
 	memcpy(c->cwnd, cwnd, c->n * sizeof(uint64_t));
 	memcpy(c->rtt, rtt, c->n * sizeof(uint64_t));
 	memcpy(c->ell, ell, c->n * sizeof(uint64_t));
-	memset(p, 0, sizeof(*p));
-	memcpy(p, params, sizeof(*p) - sizeof(p->end_));   /* every field is a __u64 */
+	mpcc_host_params(p, params);
 }
 
 /* Number of parameters (the length of the params array the functions below read). */
@@ -78,8 +84,7 @@ uint64_t mpcc_host_update_interval_us(const uint64_t *params)
 {
 	struct mpcc_params p;
 
-	memset(&p, 0, sizeof(p));
-	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	mpcc_host_params(&p, params);
 	return mpcc_update_interval_us(&p);
 }
 #endif
@@ -104,8 +109,7 @@ uint64_t mpcc_host_on_adapt(const uint64_t *in, const uint64_t *params)
 	struct mpcc_adapt_in a = { in[0], in[1], in[2], in[3], in[4] };
 	struct mpcc_params p;
 
-	memset(&p, 0, sizeof(p));
-	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	mpcc_host_params(&p, params);
 	return mpcc_on_adapt(&a, &p);
 }
 
@@ -113,8 +117,7 @@ uint64_t mpcc_host_adapt_interval_us(const uint64_t *params)
 {
 	struct mpcc_params p;
 
-	memset(&p, 0, sizeof(p));
-	memcpy(&p, params, sizeof(p) - sizeof(p.end_));
+	mpcc_host_params(&p, params);
 	return mpcc_adapt_interval_us(&p);
 }
 #endif
