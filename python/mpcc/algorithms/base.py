@@ -34,6 +34,11 @@ def as_arrays(cwnd, rtt):
     return w, t
 
 
+def parameter(name: str, default: float) -> property:
+    """A parameter of the algorithm as a float: ``params[name]``, or ``default`` when unset."""
+    return property(lambda self: float(self.params.get(name, default)))
+
+
 @dataclass(frozen=True)
 class Algorithm:
     """Base class: subclasses set ``name`` and implement :meth:`on_ack` and :meth:`on_loss`."""

@@ -9,16 +9,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .base import Algorithm, as_arrays, halve
+from .base import Algorithm, as_arrays, halve, parameter
 
 
 @dataclass(frozen=True)
 class Ewtcp(Algorithm):
     name = "ewtcp"
 
-    @property
-    def a(self) -> float:
-        return float(self.params.get("a", 1.0))
+    a = parameter("a", 1.0)
 
     def on_ack(self, cwnd, rtt, **state):
         w, _ = as_arrays(cwnd, rtt)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 # numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
-from .base import Algorithm, as_arrays, halve
+from .base import Algorithm, as_arrays, halve, parameter
 
 
 @dataclass(frozen=True)
@@ -34,25 +34,11 @@ class Fast(Algorithm):
     fluid_model = False
     state_keys = ("base_rtt",)
 
-    @property
-    def alpha(self) -> float:
-        return float(self.params.get("alpha", 50.0))
-
-    @property
-    def gamma(self) -> float:
-        return float(self.params.get("gamma", 0.5))
-
-    @property
-    def adapt_w(self) -> float:
-        return float(self.params.get("adapt_w", 125.0))
-
-    @property
-    def adapt_delta(self) -> float:
-        return float(self.params.get("adapt_delta", 0.1))
-
-    @property
-    def adapt_interval_s(self) -> float:
-        return float(self.params.get("adapt_interval_s", 0.0))
+    alpha = parameter("alpha", 50.0)
+    gamma = parameter("gamma", 0.5)
+    adapt_w = parameter("adapt_w", 125.0)
+    adapt_delta = parameter("adapt_delta", 0.1)
+    adapt_interval_s = parameter("adapt_interval_s", 0.0)
 
     def on_ack(self, cwnd, rtt, **state):
         import numpy as np

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 # numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
-from .base import Algorithm, as_arrays, total_rate
+from .base import Algorithm, as_arrays, parameter, total_rate
 
 
 def lnorm(x: np.ndarray, n: float) -> np.ndarray:
@@ -33,17 +33,9 @@ def lnorm(x: np.ndarray, n: float) -> np.ndarray:
 class Generalized(Algorithm):
     name = "generalized"
 
-    @property
-    def beta(self) -> float:
-        return float(self.params.get("beta", 0.2))
-
-    @property
-    def eta(self) -> float:
-        return float(self.params.get("eta", 0.5))
-
-    @property
-    def n(self) -> float:
-        return float(self.params.get("n", math.inf))
+    beta = parameter("beta", 0.2)
+    eta = parameter("eta", 0.5)
+    n = parameter("n", math.inf)
 
     def _gain(self, w, t):
         import numpy as np
