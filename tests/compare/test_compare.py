@@ -89,6 +89,18 @@ def test_cause_factors_multiply_to_the_rate_ratio():
     assert {"window-vs-eq7", "price"} <= set(tags) and "rtt" not in tags
 
 
+def test_a_link_the_fluid_model_leaves_as_empty_is_not_named_underused():
+    """`underused-link` names a difference from the fluid model: when the fluid model itself
+    leaves the link at 90 % (random loss holding its flows back), an engine at 89 % is not
+    under-used against it; at 60 % it is."""
+    fluid_row = {"rate_mbps": 8.5, "mean_cwnd_pkts": 14.1, "mean_rtt_ms": 20.0, "min_utilisation": 0.90}
+    row = {"rate_mbps": 8.4, "mean_cwnd_pkts": 14.0, "model_cwnd_pkts": 14.1, "mean_rtt_ms": 20.0,
+           "min_utilisation": 0.89, "timeouts": 0.0}
+    assert "underused-link" not in diagnosis.causes(row, fluid_row)
+    assert "underused-link" in diagnosis.causes({**row, "min_utilisation": 0.60}, fluid_row)
+    assert "underused-link" in diagnosis.causes(row, {**fluid_row, "min_utilisation": 1.0})
+
+
 def test_model_window_closed_forms():
     # Reno: φ = I/D = (1/w)/(w/2) = 2/w²  ⇒  w = √(2/q)
     w, res = diagnosis.model_window(algorithms.get("reno"), [0.05], [0.005])

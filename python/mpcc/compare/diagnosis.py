@@ -305,8 +305,9 @@ def causes(row: dict[str, Any], fluid_row: dict[str, Any] | None) -> list[str]:
     at least :data:`SHARE` of the difference in its direction."""
     out = []
     u = row.get("min_utilisation", math.nan)
-    if math.isfinite(u) and u < 0.95:
-        out.append("underused-link")
+    uf = fluid_row.get("min_utilisation", math.nan) if fluid_row is not None else math.nan
+    if math.isfinite(u) and u < 0.95 and not (math.isfinite(uf) and u >= 0.95 * uf):
+        out.append("underused-link")   # (not when the fluid model leaves the link as empty)
     if fluid_row is not None and fluid_row.get("rate_mbps", 1.0) <= 1e-9:
         out.append("boundary")
     w = row.get("mean_cwnd_pkts", math.nan)
@@ -359,10 +360,13 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
     u = row.get("min_utilisation", math.nan)
     if math.isfinite(u) and u < 0.95:
         uref = ref_row.get("min_utilisation", math.nan) if ref_row else math.nan
+        why = ("the fluid model fills every priced link; a queue that empties (buffer or RED thresholds small "
+               "against the bandwidth-delay product of few flows) leaves capacity unused")
+        if math.isfinite(uref) and uref < 0.95:
+            why = ("the fluid model leaves it under-used too: its flows are held below the capacity by other "
+                   "links or by random loss")
         lines.append(f"{name}: link {row.get('min_utilisation_link', '?')} carries {100 * u:.0f}% of its capacity"
-                     f"{f' vs {ref} {100 * uref:.0f}%' if math.isfinite(uref) else ''}: the fluid model fills every "
-                     f"priced link; a queue that empties (buffer or RED thresholds small against the "
-                     f"bandwidth-delay product of few flows) leaves capacity unused")
+                     f"{f' vs {ref} {100 * uref:.0f}%' if math.isfinite(uref) else ''}: {why}")
     ref_rtt = f" vs {ref} {_num(ref_row['mean_rtt_ms'])}" if ref_row else ""
     lines.append(f"{name}: mean RTT {_num(row['mean_rtt_ms'])} ms{ref_rtt} (propagation {_num(row['base_rtt_ms'])} "
                  f"+ queueing {_num(row['queue_ms'])})")

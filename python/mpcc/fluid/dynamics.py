@@ -50,6 +50,7 @@ def k_all(net: Network, x: np.ndarray) -> np.ndarray:
 def rhs_factory(net: Network, gamma: np.ndarray, active: np.ndarray):
     """Right-hand side of (3)–(4) with routes outside ``active`` frozen at 0."""
     H, HT, Hm = net.H, net.H.T.tocsr(), net.Hm
+    ell = net.route_loss                   # random loss of each route: q = Hᵀp + ℓ
     R = net.n_routes
     floor = 1e-12 * net.capacity.max()
 
@@ -59,7 +60,7 @@ def rhs_factory(net: Network, gamma: np.ndarray, active: np.ndarray):
         xe = np.maximum(x, floor)
         phi, _ = phi_all(net, xe, jac=False)
         k = k_all(net, xe)
-        q = HT @ p
+        q = HT @ p + ell
         with np.errstate(all="ignore"):
             dx = k * (phi - q)
         dx = np.where(np.isfinite(dx), dx, 0.0)

@@ -105,7 +105,8 @@ def _check_prices(scenario: Scenario, eq: Equilibrium) -> None:
 
 
 def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
-    """The output contract (engine "fluid"): per-flow rates in Mb/s, link load and price p_l."""
+    """The output contract (engine "fluid"): per-flow rates in Mb/s, link load and price p_l (plus
+    the link's random ``loss``, when it has one)."""
     net = eq.network
     groups = eq.groups or []
     D = oscillation(eq)
@@ -126,7 +127,12 @@ def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
         ex = {"utilization": float(eq.y[l] / net.capacity[l])}
         if eq.queue_pkts is not None:
             ex["queue_pkts"] = float(eq.queue_pkts[l])
-        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]), ex)
+        # price = the link's loss probability, as the sim and the testbed count it (their drops
+        # include the random ones): congestion price p_l plus the random loss
+        if link.loss:
+            ex["congestion_price"] = float(eq.p[l])
+            ex["random_loss"] = float(link.loss)
+        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]) + link.loss, ex)
     rtt = settings(scenario).rtt
     return RunResult("fluid", scenario.name, out, links,
                      {"unique": eq.unique, "residuals": eq.residuals, "rtt_model": rtt, "queue_iterations": eq.queue_iterations,

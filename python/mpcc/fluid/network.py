@@ -2,7 +2,8 @@
 
 * links l ∈ L with capacities c_l (packets/s);
 * sources s ∈ S, each with a fixed set of routes r ∈ s (a route = a set of links), RTT τ_r;
-* routing matrix H ∈ {0,1}^{|L|×|R|} (H_lr = 1 iff l ∈ r), q = Hᵀp, y = H x.
+* routing matrix H ∈ {0,1}^{|L|×|R|} (H_lr = 1 iff l ∈ r), q = Hᵀp + ℓ, y = H x, with ℓ_r the
+  route's random (non-congestion) loss probability 1 − Π_{l∈r}(1 − loss_l) (0 without ``loss``).
 
 Sources running the same algorithm with the same number of routes are stored together as one
 :class:`SourceClass` with arrays of shape (B, n) (B sources × n routes), so φ_r and k_r of eq. (7)
@@ -55,6 +56,7 @@ class Network:
     link_names: tuple[str, ...] = ()
     source_names: tuple[str, ...] = ()   # one per source (global source order)
     source_of_route: np.ndarray = field(default_factory=lambda: np.zeros(0, int))  # (R,)
+    link_loss: np.ndarray | None = None  # (L,) random loss probability per packet (links' ``loss``)
 
     @property
     def n_links(self) -> int:
@@ -69,15 +71,29 @@ class Network:
         return np.concatenate([c.tau.ravel() for c in self.classes]) if self.classes else np.zeros(0)
 
     @property
+    def route_loss(self) -> np.ndarray:
+        """ℓ_r = 1 − Π_{l∈r}(1 − loss_l): the probability that route r loses a packet at random,
+        whatever the congestion prices (0 on every route without lossy links)."""
+        if self.link_loss is None or not np.any(self.link_loss):
+            return np.zeros(self.n_routes)
+        return -np.expm1(self.H.T @ np.log1p(-self.link_loss))
+
+    def route_price(self, p: np.ndarray) -> np.ndarray:
+        """q = Hᵀp + ℓ: the loss probability route r sees, the congestion prices of its links
+        plus its random loss (prices add along a route, eq. (3))."""
+        return self.H.T @ p + self.route_loss
+
+    @property
     def Hm(self) -> sp.csr_matrix:
         """H diag(m): y = Hm x counts every flow of a group."""
         return (self.H @ sp.diags(self.multiplicity)).tocsr()
 
 
-def build(capacity, sources, link_names=(), source_names=()) -> Network:
+def build(capacity, sources, link_names=(), source_names=(), link_loss=None) -> Network:
     """Build a :class:`Network` from ``sources``: a list of (algorithm, [route link-index lists],
     [route RTTs], multiplicity). Sources are regrouped into classes by (algorithm, n routes);
-    the returned ``source_names`` follow the class order."""
+    the returned ``source_names`` follow the class order. ``link_loss`` (per link, in [0, 1)):
+    random loss added to the price of every route through the link."""
     capacity = np.asarray(capacity, dtype=float)
     buckets: dict[tuple, list[int]] = {}
     for i, (algo, routes, taus, _m) in enumerate(sources):
@@ -106,8 +122,9 @@ def build(capacity, sources, link_names=(), source_names=()) -> Network:
     H = sp.csr_matrix((np.ones(len(rows)), (np.asarray(rows, int), np.asarray(cols, int))),
                       shape=(capacity.size, r0))
     H.data[:] = 1.0  # a route lists each link once (validated by the scenario loader)
+    loss = None if link_loss is None else np.asarray(link_loss, dtype=float)
     return Network(capacity, H, np.asarray(mult, float), tuple(classes), tuple(link_names),
-                   tuple(names), np.asarray(src_of_route, int))
+                   tuple(names), np.asarray(src_of_route, int), loss)
 
 
 # --- scenario → network ------------------------------------------------------------------------
@@ -185,7 +202,8 @@ def from_scenario(scenario: Scenario, *, at_s: float | None = None, extra_delay_
                                 "a route has zero round-trip time; the fluid model needs τ_r > 0",
                                 "give the links on this path a delay_ms > 0")
         sources.append((g.algorithm, routes, taus, g.count))
-    net = build(cap, sources, [l.name for l in scenario.links], [g.name for g in groups])
+    net = build(cap, sources, [l.name for l in scenario.links], [g.name for g in groups],
+                [l.loss for l in scenario.links])
     order = {name: g for name, g in zip([g.name for g in groups], groups)}
     return net, [order[n] for n in net.source_names]
 

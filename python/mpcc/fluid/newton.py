@@ -147,6 +147,7 @@ class NewtonSystem:
         self.HT = net.H.T.tocsr()
         self.Hm = net.Hm
         self.c = net.capacity
+        self.ell = net.route_loss     # random loss of each route: q = Hᵀp + ℓ
         self.rows, self.cols = _block_index(net)
         # K = Hm M Hᵀ summed entry by entry: for every pair (r, k) of routes of one source and
         # every l ∈ r, l' ∈ k, K[l, l'] += m_r M[r, k]. Precompute the (entry, l·L + l') lists.
@@ -176,7 +177,7 @@ class NewtonSystem:
     def residual(self, x, p, t, m, nl, free_r=None, free_l=None):
         net = self.net
         phi, Js = phi_all(net, x, jac=False)
-        q = self.HT @ p
+        q = self.HT @ p + self.ell
         y = self.Hm @ x
         with np.errstate(all="ignore"):
             phit = phi + t * m / x
@@ -243,7 +244,7 @@ class NewtonSystem:
         net = self.net
         self.steps += 1
         phi, Js = phi_all(net, x, central=self.direct)
-        q = self.HT @ p
+        q = self.HT @ p + self.ell
         y = self.Hm @ x
         with np.errstate(all="ignore"):
             bar = t * m / x

@@ -13,7 +13,7 @@ def kkt_residuals(net: Network, x, p, phi=None) -> dict:
     if phi is None:
         xe = np.where(x > 0, x, ZERO * np.maximum(net.capacity.max(), 1.0))
         phi, _ = phi_all(net, xe, jac=False)
-    q = net.H.T @ p
+    q = net.route_price(p)
     y = net.Hm @ x
     c = net.capacity
     pos = x > 0
@@ -34,7 +34,7 @@ def polish_exact(sysm: NewtonSystem, x, p, x0, p0, rounds: int = 6, hint=None):
     inequalities (y_l > c_l off A, φ_r > q_r on Z, p_l < 0 on A) move between the sets."""
     net = sysm.net
     phi, _ = phi_all(net, x, jac=False)
-    q = sysm.HT @ p
+    q = sysm.HT @ p + sysm.ell
     y = sysm.Hm @ x
     if hint is None:
         zero_r = (x / x0) < np.maximum((q - phi) / q, 0.0)
@@ -43,10 +43,10 @@ def polish_exact(sysm: NewtonSystem, x, p, x0, p0, rounds: int = 6, hint=None):
         zero_r, active_l = hint[0].copy(), hint[1].copy()
     xs, ps = np.where(zero_r, ZERO * x0, x), p.copy()
     for _ in range(rounds):
-        # every used route needs a priced link: price its most congested one
+        # every used route without random loss needs a priced link: price its most congested one
         q_act = sysm.HT @ active_l.astype(float)
-        for r in np.flatnonzero(~zero_r & (q_act == 0)):
-            links = net.H.indices[net.H.indptr[0]:0] if False else sysm.HT.indices[sysm.HT.indptr[r]:sysm.HT.indptr[r + 1]]
+        for r in np.flatnonzero(~zero_r & (q_act == 0) & (sysm.ell == 0)):
+            links = sysm.HT.indices[sysm.HT.indptr[r]:sysm.HT.indptr[r + 1]]
             active_l[links[np.argmax(p[links] / p0[links])]] = True
         ok, xs, ps = _polish_newton(sysm, np.where(zero_r, ZERO * x0, xs),
                                     np.where(active_l, np.maximum(ps, 1e-300), 0.0), ~zero_r, active_l,
@@ -66,7 +66,7 @@ def polish_exact(sysm: NewtonSystem, x, p, x0, p0, rounds: int = 6, hint=None):
             continue
         xe = np.where(zero_r, ZERO * x0, xs)
         phi, _ = phi_all(net, xe, jac=False)
-        q = sysm.HT @ ps
+        q = sysm.HT @ ps + sysm.ell
         y = sysm.Hm @ np.where(zero_r, 0.0, xs)
         over = (~active_l) & (y > net.capacity * (1 + 1e-11))
         wake = zero_r & (phi > q * (1 + 1e-11))

@@ -13,7 +13,7 @@ from .newton import ZERO, phi_jac
 def degenerate_sources(net: Network, x, p, tol=1e-7):
     """Sources whose Jacobian over the tied routes is singular: (s, tied route indices, row-space
     basis R_s with φ locally a function of R_s x_s only)."""
-    q = net.H.T @ p
+    q = net.route_price(p)
     xe = np.where(x > 0, x, ZERO * np.maximum(net.capacity.max(), 1.0))
     out = []
     for c in net.classes:

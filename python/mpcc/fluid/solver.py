@@ -122,5 +122,5 @@ def solve(net: Network, *, ranges: bool = True, fast: bool = True) -> Equilibriu
         lo, hi = x.copy(), x.copy()
     scale = np.maximum(np.abs(x), net.capacity.max() * 1e-12)
     unique = bool(np.all(np.isfinite(lo)) and np.all((hi - lo) <= 1e-7 * np.maximum(scale, hi)))
-    return Equilibrium(net, x, p, net.H.T @ p, net.Hm @ x, phi, res, unique, lo, hi,
+    return Equilibrium(net, x, p, net.route_price(p), net.Hm @ x, phi, res, unique, lo, hi,
                        [s for s, _, _ in deg], it, net.tau)
