@@ -243,3 +243,48 @@ def test_refusal_by_the_verifier_is_its_verdict_not_the_log():
     msg = bpf.refusal_reason(log, "mpcc_olia", _OBJ)
     assert msg == ("mpcc_olia: the kernel's verifier refused it: R2 min value is outside of the allowed memory "
                    "range (full log: bpftool -d struct_ops register /x/balia.bpf.o)")
+
+
+@pytest.mark.parametrize("flag, expect", [
+    ("max", "lia"),                                                 # README: lia (alias max)
+    ("coupled-decrease", {"name": "mtcp", "alpha": 0.0, "beta": 1.0}),  # MTCP presets
+    ("fully-coupled", {"name": "mtcp", "alpha": 1.0, "beta": 1.0}),
+])
+def test_testbed_algorithm_flag_takes_aliases_and_presets(flag, expect):
+    """`mpcc testbed --algorithm max` (or an MTCP preset) runs the algorithm it names, as in a
+    scenario file and in `mpcc sim --algorithm`; it was refused as having no BPF program."""
+    from mpcc.testbed import engine
+    s = _scenario('"balia"')
+    (cc,) = engine.group_ccs(s, engine.settings_from(s, algorithm=flag))
+    assert engine.kernel_cc(cc) == (bpf.kernel_name(expect), True)
+
+
+def test_testbed_algorithm_flag_with_an_unknown_name_lists_the_known_ones():
+    from mpcc.testbed import engine
+    s = _scenario('"balia"')
+    with pytest.raises(MpccError, match=r"--algorithm: unknown algorithm 'nosuch' \(fix: use one of: .*cubic.*lia, "
+                                        r"max.*reno") as e:
+        engine.group_ccs(s, engine.settings_from(s, algorithm="nosuch"))
+    assert "no BPF implementation" not in str(e.value) and e.value.exit_code == 2
+
+
+def test_every_testbed_environment_error_names_its_fix():
+    """The testbed's failure paths (no root, missing tool or kernel feature, linkem or a traffic
+    process failing) are one line `... (fix: ...)` (read from the source: most need a machine
+    without the feature to raise)."""
+    import ast
+    from pathlib import Path
+    import mpcc.testbed as tb
+    errors = {"EnvironmentProblem", "RunFailed", "BpfUnsupported"}
+    missing = []
+    for f in sorted(Path(tb.__file__).parent.glob("*.py")):
+        text = f.read_text()
+        for node in ast.walk(ast.parse(text)):
+            if isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call):
+                fn = node.exc.func
+                name = fn.attr if isinstance(fn, ast.Attribute) else getattr(fn, "id", "")
+                if name in errors and node.exc.args and isinstance(node.exc.args[0], (ast.Constant, ast.JoinedStr)):
+                    line = text.splitlines()[node.end_lineno - 1]
+                    if "(fix:" not in ast.get_source_segment(text, node.exc) and "(fix: …) in both" not in line:
+                        missing.append(f"{f.name}:{node.lineno}")
+    assert not missing, missing

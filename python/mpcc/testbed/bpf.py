@@ -87,19 +87,21 @@ def check_environment(need_root: bool = True) -> None:
     """Raise EnvironmentProblem (one line, with the fix) if struct_ops congestion controls cannot
     be loaded here."""
     if need_root and os.geteuid() != 0:
-        raise EnvironmentProblem("loading BPF struct_ops needs root (CAP_BPF, CAP_NET_ADMIN): run as root or with sudo")
+        raise EnvironmentProblem("loading BPF struct_ops needs root (CAP_BPF, CAP_NET_ADMIN) (fix: run as root or "
+                                 "with sudo)")
     btf = Path("/sys/kernel/btf/vmlinux")
     if not btf.exists():
-        raise EnvironmentProblem("the kernel has no BTF (/sys/kernel/btf/vmlinux missing): "
-                                 "use a kernel built with CONFIG_DEBUG_INFO_BTF=y")
+        raise EnvironmentProblem("the kernel has no BTF (/sys/kernel/btf/vmlinux missing) "
+                                 "(fix: use a kernel built with CONFIG_DEBUG_INFO_BTF=y)")
     if not _btf_has(b"bpf_struct_ops_tcp_congestion_ops"):
         raise EnvironmentProblem("the kernel has no BPF struct_ops for TCP congestion control "
-                                 "(needs CONFIG_BPF_SYSCALL, CONFIG_BPF_JIT, Linux >= 5.6)")
+                                 "(fix: use Linux >= 5.6 built with CONFIG_BPF_SYSCALL and CONFIG_BPF_JIT)")
     jit = Path("/proc/sys/net/core/bpf_jit_enable")
     if jit.exists() and jit.read_text().strip() == "0":
-        raise EnvironmentProblem("the BPF JIT is off and struct_ops needs it: sysctl -w net.core.bpf_jit_enable=1")
+        raise EnvironmentProblem("the BPF JIT is off and struct_ops needs it (fix: sysctl -w net.core.bpf_jit_enable=1)")
     if not Path("/proc/sys/net/mptcp/enabled").exists() or not _btf_has(b"mptcp_subflow_context"):
-        raise EnvironmentProblem("the kernel has no MPTCP (CONFIG_MPTCP=y needed for the multipath congestion controls)")
+        raise EnvironmentProblem("the kernel has no MPTCP, which the multipath congestion controls need "
+                                 "(fix: use a kernel built with CONFIG_MPTCP=y)")
     # clang is needed only for a parameter set the package does not ship (compile_object says so)
     if _tool("bpftool") is None:
         raise EnvironmentProblem(f"bpftool not found: the BPF congestion controls are registered with it "

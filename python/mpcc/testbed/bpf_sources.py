@@ -142,7 +142,7 @@ def source(algo: str) -> Source:
     src = sources()
     name = ALIASES.get(algo, algo)
     if name not in src:
-        raise BpfUnsupported(f"no BPF congestion control named {algo!r} (available: {', '.join(src)})")
+        raise BpfUnsupported(f"no BPF congestion control named {algo!r} (fix: use one of: {', '.join(src)})")
     return src[name]
 
 

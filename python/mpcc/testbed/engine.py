@@ -95,19 +95,39 @@ def kernel_cc(name: str) -> tuple[str, bool]:
     bpf = _bpf()
     if bpf is None:
         raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.testbed.bpf), "
-                                 "which is not available; run with --algorithm reno, or build bpf/ (make setup)")
-    if name.split("(")[0].strip() not in bpf.algorithms():
+                                 "which is not available (fix: run with --algorithm reno, or build bpf/ with "
+                                 "`make setup`)")
+    base = name.split("(")[0].strip()
+    if base not in bpf.algorithms():
+        from ..algorithms import NAMES
+        if base not in NAMES:     # not an mpcc algorithm at all: the message of sim and fluid
+            raise bpf.BpfUnsupported(f"--algorithm: unknown algorithm {base!r} (fix: use one of: "
+                                     f"{', '.join(sorted(set(NAMES) | set(BUILTIN_CC)))})")
         raise bpf.BpfUnsupported(f"testbed: algorithm {name!r} has no BPF implementation yet (BPF: "
-                                 f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic; fix: run it "
+                                 f"{', '.join(bpf.algorithms())}, plus kernel reno/cubic) (fix: run it "
                                  "with the fluid or sim engine)")
     return bpf.kernel_name(name), True     # refuses parameters the BPF program does not take
+
+
+def canonical(name: str) -> str:
+    """An ``--algorithm`` value as the algorithm registry describes it, so that aliases and presets
+    reach the kernel as their algorithm: ``max`` → ``lia``, ``coupled-decrease`` →
+    ``mtcp(alpha=0.0, beta=1.0)``. Names with parameters (``ewtcp(a=0.3)``), the kernel's own
+    (``reno``, ``cubic``, ``kernel:NAME``) and unknown names (refused by :func:`kernel_cc`) stay."""
+    if "(" in name or name in BUILTIN_CC or name.startswith("kernel:"):
+        return name
+    from .. import algorithms
+    try:
+        return algorithms.get(name).describe()
+    except algorithms.AlgorithmSpecError:
+        return name
 
 
 def group_ccs(s: Scenario, st: Settings) -> list[str]:
     """Each group's algorithm with its parameters (checked: see :func:`kernel_cc`)."""
     names = []
     for g in s.groups:
-        a = st.algorithm if (st.algorithm and g.multipath) else g.algorithm.describe()
+        a = canonical(st.algorithm) if (st.algorithm and g.multipath) else g.algorithm.describe()
         kernel_cc(a)
         names.append(a)
     return names
@@ -193,7 +213,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         rp = r.spawn([*py, "recv", str(run_dir / "plan.json")], topo.server_ns, stdout=subprocess.PIPE, stderr=recv_log, env=env)
         line = rp.stdout.readline()
         if b"ready" not in line:
-            raise EnvironmentProblem(f"testbed receiver failed to start (see {run_dir / 'receiver.log'})")
+            raise EnvironmentProblem(f"testbed receiver failed to start (fix: read {run_dir / 'receiver.log'}, "
+                                     f"then run `mpcc testbed --cleanup` and retry)")
         sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stderr=send_log, env=env)
         end = t0 + s.duration_s
         while time.monotonic() < end + 1.0:
@@ -209,7 +230,8 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                 break
             for p in r.procs:
                 if p.poll() is not None and p not in (sp, rp):
-                    raise EnvironmentProblem(f"linkem exited early (code {p.returncode}); see {run_dir}/linkem-*.log")
+                    raise EnvironmentProblem(f"linkem exited early (code {p.returncode}) (fix: read "
+                                             f"{run_dir}/linkem-*.log; rebuild it with `make setup`)")
         try:
             sp.wait(timeout=5)
         except Exception:
@@ -223,7 +245,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
     recv_log.close()
     errors = (run_dir / "sender.log").read_text().strip()
     if code not in (0, None) and errors:
-        raise RunFailed(f"testbed traffic failed: {errors.splitlines()[-1]} (log: {run_dir / 'sender.log'})")
+        raise RunFailed(f"testbed traffic failed: {errors.splitlines()[-1]} (fix: read {run_dir / 'sender.log'})")
     links = {name: _read_csv(path, LINK_DT) for name, path in topo.linkem_stats.items()}
     sender = _read_csv(run_dir / "sender.csv", SENDER_DT)
     for gi, g in enumerate(s.groups):
@@ -231,7 +253,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         missing = [k for k in range(g.count) if k not in seen]
         if missing:
             raise RunFailed(f"testbed: group {g.name} flow {missing[0]} never connected "
-                            f"({len(missing)} of {g.count} flows; log: {run_dir / 'sender.log'})")
+                            f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'})")
     return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
                   _read_csv(run_dir / "msk.csv", MSK_DT))
 
@@ -248,7 +270,7 @@ def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         try:
             return run_once(s, ccs, st, run_dir / "retry", tick, on_built)
         except RunFailed as second:
-            raise RunFailed(f"{second} (failed twice; first: {first})") from None
+            raise RunFailed(f"{second} (failed twice; first: {first})") from None  # (fix: …) in both
 
 
 def _write_plan(run_dir: Path, plan: dict) -> None:

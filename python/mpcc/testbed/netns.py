@@ -77,13 +77,14 @@ def list_netns() -> list[str]:
 def check_environment() -> None:
     """Raise EnvironmentProblem (one line) when the machine cannot run the testbed."""
     if os.geteuid() != 0:
-        raise EnvironmentProblem("the kernel testbed needs root (network namespaces, AF_PACKET); "
-                                 "run it with sudo or as root")
+        raise EnvironmentProblem("the kernel testbed needs root (network namespaces, AF_PACKET) "
+                                 "(fix: run it with sudo or as root)")
     for tool, pkg in (("ip", "iproute2"), ("ethtool", "ethtool")):
         if shutil.which(tool) is None:
-            raise EnvironmentProblem(f"`{tool}` not found; install it (apt-get install {pkg}) or run `make setup`")
+            raise EnvironmentProblem(f"`{tool}` not found (fix: apt-get install {pkg}, or run `make setup`)")
     if not Path("/proc/sys/net/mptcp/enabled").exists():
-        raise EnvironmentProblem("this kernel has no MPTCP (CONFIG_MPTCP); the testbed needs Linux ≥ 5.6 with MPTCP")
+        raise EnvironmentProblem("this kernel has no MPTCP (CONFIG_MPTCP) (fix: use Linux ≥ 5.6 built with "
+                                 "CONFIG_MPTCP=y)")
 
 
 @dataclass

@@ -196,8 +196,8 @@ def linkem_binary() -> str:
     found = shutil.which("linkem")
     if found:
         return found
-    raise EnvironmentProblem("linkem (the link emulator) is not built; run `cargo build --release -p linkem` "
-                             "(or `make setup`), or set MPCC_LINKEM=/path/to/linkem")
+    raise EnvironmentProblem("linkem (the link emulator) is not built (fix: run `cargo build --release -p linkem` "
+                             "or `make setup`, or set MPCC_LINKEM=/path/to/linkem)")
 
 
 def _sysctl(ns: str, **kv) -> None:
