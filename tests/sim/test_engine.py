@@ -249,3 +249,15 @@ def test_flows_only_send_between_start_and_stop():
     r = sim.run(s, seed=1, measure=(24.0, 30.0)).result
     assert r.groups["late"].rate_mbps == 0.0
     assert r.groups["a"].rate_mbps > 8.5
+
+
+def test_a_group_active_for_part_of_the_window_is_measured_over_its_own_interval():
+    """A Reno flow alone on a 10 Mb/s link for 10–20 s of a 30 s run (window 6–30 s): its rate
+    is that of a flow filling the link while it exists (≈ 9–10 Mb/s, as the testbed reports it),
+    not its bytes spread over the 24 s window (≈ 4 Mb/s, what the sim reported until 2026-11-24)."""
+    s = single_link(groups=group("late", extra="start_s = 10.0\nstop_s = 20.0"), duration=30.0)
+    r = sim.run(s, seed=1).result
+    assert r.extra["measure_s"] == [6.0, 30.0]
+    assert 8.0 < r.groups["late"].rate_mbps <= 10.0
+    # the link's load stays the window's mean: 10 of its 24 s busy
+    assert r.links["l"].load_mbps == pytest.approx(r.groups["late"].rate_mbps * 10 / 24, rel=0.05)

@@ -58,5 +58,6 @@ def command(scenario, engines, runs, seed, out, as_json, threshold, force):
         if not as_json:
             click.echo(f"wrote {', '.join(p.name for p in paths)} to {out}")
     if not c.results:
-        raise MpccError(f"{s.source}: no engine could run (see the errors above)")
+        raise MpccError(f"{s.source}: no engine could run (see the errors above) (fix: remove the failing engines "
+                        f"from --engines or fix what their errors name)")
     sys.stdout.flush()

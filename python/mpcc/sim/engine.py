@@ -9,8 +9,10 @@ last interval, loss_events cumulative) for flows active at the sample time; ``li
 link, queue_pkts, drops cumulative).
 
 Measurement. A flow's rate is the number of its packets delivered (cumulatively ACKed or
-SACKed, first copy only) in the measurement window [t0, t1] × packet size / (t1 − t0); a
-group's ``rate_mbps`` is the mean over its flows, ``path_rate_mbps[r]`` the mean rate of the
+SACKed, first copy only) in the measurement window [t0, t1] × packet size / the time its group
+is active in the window, |[t0, t1] ∩ [start_s, stop_s]| (as the testbed measures each group over
+its own interval; 0 for a group not active in the window); a group's ``rate_mbps`` is the mean
+over its flows, ``path_rate_mbps[r]`` the mean rate of the
 flows' route r. A link's ``price`` is the fraction of arriving packets dropped or ECN-marked in
 the window, its ``load_mbps`` the accepted traffic.
 """
@@ -123,7 +125,8 @@ def _engine_error(scenario: Scenario, message: str) -> MpccError:
     ``field: problem; fix``); run budgets (max_events, max_memory_mb) are not scenario fields."""
     m = _RUST_FIELD.match(message.replace("\n", " "))
     if not m:
-        return MpccError(f"{scenario.source}: simulator rejected the scenario: {message}")
+        return MpccError(f"{scenario.source}: simulator rejected the scenario: {message} (fix: check the scenario "
+                         f"with `mpcc check`; ranges in docs/scenario.md)")
     fld, rest = m.groups()
     problem, _, fix = rest.rpartition("; ")
     if not problem:
@@ -200,7 +203,11 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
     bits = scenario.packet_bytes * 8.0
     span = t1 - t0
     col = {name: as_list(cols, name) for name in _SUMMARY_COLUMNS}
-    sf_rate = [d * bits / span / 1e6 for d in col["sf_delivered"]]
+    # each flow over the part of the window its group is active in (a group that starts late or
+    # stops early is not diluted by the time it does not exist)
+    active = [min(t1, g.stop_s) - max(t0, g.start_s) for g in scenario.groups]
+    sf_rate = [d * bits / active[gi] / 1e6 if active[gi] > 0 else 0.0
+               for d, gi in zip(col["sf_delivered"], col["sf_group"])]
     members: dict[int, list[int]] = {}   # group index → its subflows, in column order (one pass: fat trees
     for i, gi in enumerate(col["sf_group"]):   # have thousands of groups)
         members.setdefault(gi, []).append(i)

@@ -61,7 +61,7 @@ def run_many(scenario: Scenario, runs: int, seed: int = 0, scheduler: Any = None
     """Run seeds ``seed … seed+runs−1``. Local threads by default (``workers`` = CPU count);
     ``scheduler`` = a Dask scheduler address or ``distributed.Client`` sends them to Dask."""
     if runs < 1:
-        raise MpccError(f"--runs must be ≥ 1, got {runs}")
+        raise MpccError(f"--runs must be ≥ 1, got {runs} (fix: use e.g. --runs 1)")
     seeds = [seed + i for i in range(runs)]
     results: dict[int, SimRun] = {}
     from .engine import warn_phase_lock
@@ -89,7 +89,7 @@ def _dask_runs(scheduler, scenario, seeds, sample_interval_s, measure, progress)
     try:
         from distributed import Client, as_completed as dask_completed
     except ImportError:  # pragma: no cover - dependency of the package
-        raise MpccError("--scheduler needs dask[distributed]: pip install 'dask[distributed]'") from None
+        raise MpccError("--scheduler needs dask[distributed] (fix: pip install 'dask[distributed]')") from None
     own = not isinstance(scheduler, Client)
     try:
         client = Client(scheduler, timeout=10) if own else scheduler

@@ -95,7 +95,7 @@ class FatTree:
 def permutation(n: int, rng: random.Random) -> list[int]:
     """A random derangement of range(n): dst[i] ≠ i, every host receives from exactly one."""
     if n < 2:
-        raise MpccError(f"permutation traffic needs at least 2 hosts, got {n}")
+        raise MpccError(f"permutation traffic needs at least 2 hosts, got {n} (fix: use a larger --k)")
     while True:
         dst = list(range(n))
         rng.shuffle(dst)
@@ -113,7 +113,8 @@ def fattree(k: int = 8, *, subflows: int = 8, algorithm: Any = "lia", traffic: s
     if not isinstance(k, int) or k < 2 or k % 2 or k > 48:
         raise MpccError(f"--k must be an even integer in [2, 48], got {k!r} (fix: use e.g. --k 8)")
     if not 1 <= subflows <= 8:
-        raise MpccError(f"--subflows must be in [1, 8] (MPTCP subflow limit of the engines), got {subflows}")
+        raise MpccError(f"--subflows must be in [1, 8] (MPTCP subflow limit of the engines), got {subflows} "
+                        f"(fix: use e.g. --subflows 8)")
     if traffic != "permutation":
         raise MpccError(f"unknown traffic matrix {traffic!r} (fix: use --traffic permutation)")
     ft = FatTree(k)
