@@ -101,6 +101,34 @@ def test_a_link_the_fluid_model_leaves_as_empty_is_not_named_underused():
     assert "underused-link" in diagnosis.causes(row, {**fluid_row, "min_utilisation": 1.0})
 
 
+def test_rtt_explanation_counts_each_packets_transmission_on_a_slow_link():
+    """On a 1 Mb/s link a 1500-byte packet takes 12 ms to send: the RTT a flow measures is the
+    propagation, that transmission and the queueing. The explanation names all three (it said
+    "propagation 40.0 + queueing 3.5" for a 52.5 ms RTT)."""
+    s = scenario.loads("""
+name = "slow"
+duration_s = 10.0
+[[links]]
+name = "l"
+capacity_mbps = 1.0
+delay_ms = 20.0
+buffer_pkts = 5
+[[groups]]
+name = "one"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+""")
+    c = compare.compare(s, engines=("fluid", "sim"), seed=1)
+    row = c.routes["sim"]["one"][0]
+    assert row["transmission_ms"] == pytest.approx(1500 * 8 / 1e6 * 1e3)
+    line = diagnosis.explain("sim", "fluid", "one", 0, ("l",), row, c.routes["fluid"]["one"][0])
+    assert any("(propagation 40.0 + transmission 12.0 + queueing" in x for x in line), line
+    # and the three parts account for the measured RTT to within a packet time (+ ACK noise)
+    parts = row["base_rtt_ms"] + row["transmission_ms"] + row["queue_ms"]
+    assert abs(row["mean_rtt_ms"] - parts) < 12.0, (row["mean_rtt_ms"], parts)
+
+
 def test_model_window_closed_forms():
     # Reno: φ = I/D = (1/w)/(w/2) = 2/w²  ⇒  w = √(2/q)
     w, res = diagnosis.model_window(algorithms.get("reno"), [0.05], [0.005])

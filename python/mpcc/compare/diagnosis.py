@@ -11,7 +11,9 @@ For each engine, group and route r (per flow, mean over the group's flows):
   no loss-event count; fluid: q_r). This is the price the window answers to;
 * ``price`` — Σ of the link prices p_l along the route as the engine measures them at the links;
 * ``mean_cwnd_pkts``, ``mean_rtt_ms`` — time means in the measurement window;
-* ``base_rtt_ms`` = 2 Σ delay_l, ``queue_ms`` = Σ mean queue_l / c_l along the route;
+* ``base_rtt_ms`` = 2 Σ delay_l, ``queue_ms`` = Σ mean queue_l / c_l along the route,
+  ``transmission_ms`` = Σ packet_bits / c_l (each packet's own serialisation at every link, which
+  the mean queue leaves out where the links are slow; the fluid model has none);
 * ``model_cwnd_pkts`` — the window w_r = x_r τ_r that solves φ_r(x_s) = q_r (eq. 7 at
   equilibrium) for all routes of the flow at once, with τ_r the measured mean RTT and q_r the
   measured loss-event rate; ``model_rate_mbps`` = w_r/τ_r;
@@ -109,6 +111,11 @@ def fluid_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
     return out
 
 
+def _transmission_ms(s: Scenario, g: Group, r: int) -> float:
+    """Σ over the route's links of one packet's transmission time (ms)."""
+    return 1e3 * sum(1.0 / s.capacity_pps(l) for l in _route_links(s, g, r))
+
+
 def _window_mean(t: np.ndarray, v: np.ndarray, a: float, b: float) -> float:
     m = (t >= a) & (t <= b) & np.isfinite(v)
     return float(np.mean(v[m])) if m.any() else math.nan
@@ -162,6 +169,7 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "mean_rtt_ms": 1e3 * _window_mean(ts[m], srtt[m], t0, t1),
                     "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
                     "queue_ms": 1e3 * sum(queue_s[n] for n in g.paths[r]),
+                    "transmission_ms": _transmission_ms(s, g, r),
                     "retransmits": ge["path_retransmits"][r] / g.count,
                     "timeouts": ge["path_timeouts"][r] / g.count,
                     "min_utilisation": _utilisation(s, g, r, res.links)["min_utilisation"]})
@@ -242,6 +250,7 @@ def testbed_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "mean_rtt_ms": 1e3 * float(np.mean(sub["srtt_s"][m][w])) if m.any() and w.any() else math.nan,
                     "base_rtt_ms": 1e3 * s.path_delay_s(g.paths[r]),
                     "queue_ms": 1e3 * sum(sm.link.get(l.name, {}).get("queue_mean_pkts", math.nan) / s.capacity_pps(l) for l in lks),
+                    "transmission_ms": _transmission_ms(s, g, r),
                     "retransmits": retr, "timeouts": math.nan,
                     "min_utilisation": _utilisation(s, g, r, run.result.links)["min_utilisation"],
                     **_chrono(sm, gi, r)})
@@ -368,8 +377,10 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
         lines.append(f"{name}: link {row.get('min_utilisation_link', '?')} carries {100 * u:.0f}% of its capacity"
                      f"{f' vs {ref} {100 * uref:.0f}%' if math.isfinite(uref) else ''}: {why}")
     ref_rtt = f" vs {ref} {_num(ref_row['mean_rtt_ms'])}" if ref_row else ""
-    lines.append(f"{name}: mean RTT {_num(row['mean_rtt_ms'])} ms{ref_rtt} (propagation {_num(row['base_rtt_ms'])} "
-                 f"+ queueing {_num(row['queue_ms'])})")
+    tx = row.get("transmission_ms", math.nan)
+    tx_part = f" + transmission {_num(tx)}" if math.isfinite(tx) and tx >= 0.05 else ""
+    lines.append(f"{name}: mean RTT {_num(row['mean_rtt_ms'])} ms{ref_rtt} (propagation {_num(row['base_rtt_ms'])}"
+                 f"{tx_part} + queueing {_num(row['queue_ms'])})")
     extra = []
     if math.isfinite(row.get("retransmits", math.nan)):
         extra.append(f"retransmits {row['retransmits']:.0f}/flow")

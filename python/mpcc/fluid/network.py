@@ -152,7 +152,8 @@ def check_fluid_model(scenario: Scenario, groups=None) -> None:
         if not g.algorithm.fluid_model:
             raise NoFluidModel(f"{scenario.source}: group {g.name!r} uses {g.algorithm.name}, which has no "
                                f"fluid model of the form (3) (Peng et al. §II-B) (fix: run it with "
-                               f"`mpcc sim`, or choose another algorithm with --algorithm)")
+                               f"`mpcc sim`, or give the group an algorithm that has one, in the scenario or with "
+                               f"`mpcc fluid --algorithm`)")
 
 
 def active_groups(scenario: Scenario, at_s: float | None):
