@@ -27,6 +27,12 @@ from .errors import MpccError
 PARTIAL_MARKER = "PARTIAL.json"
 
 
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def _fail(flag: str, out: Path, what: str, e: OSError):
     reason = e.strerror or type(e).__name__
     raise MpccError(f"{flag} {out}: {what}: {reason} (fix: choose a writable directory with free space)") from None
@@ -45,6 +51,9 @@ def staged(out_dir: str | Path, flag: str = "--out", *, keep_partial: bool = Fal
     try:
         parent.mkdir(parents=True, exist_ok=True)
         tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+        # mkdtemp makes it 0700; the published directory gets the mode mkdir would give it (a
+        # results directory written by `sudo mpcc testbed` must stay readable by its user)
+        os.chmod(tmp, 0o777 & ~_umask())
     except OSError as e:
         _fail(flag, out, "cannot create it", e)
     try:
@@ -115,6 +124,7 @@ def staged_file(path: str | Path, flag: str) -> Iterator[Path]:
     try:
         parent.mkdir(parents=True, exist_ok=True)
         fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=parent)
+        os.fchmod(fd, 0o666 & ~_umask())       # mkstemp's 0600 → what open() would give
         os.close(fd)
     except OSError as e:
         _fail(flag, out, "cannot create it", e)

@@ -30,6 +30,24 @@ def test_staged_publishes_only_on_success(tmp_path):
     assert not [p for p in tmp_path.iterdir() if p.name.startswith(".res.tmp-")]   # temp dir removed
 
 
+def test_published_results_have_the_mode_the_umask_gives(tmp_path):
+    """A results directory (and a single staged file) is as readable as one made by mkdir/open
+    under the caller's umask, not the 0700/0600 of its temporary name: `sudo mpcc testbed --out D`
+    left D unreadable to the user."""
+    import os
+    old = os.umask(0o022)
+    try:
+        with outdir.staged(tmp_path / "res") as tmp:
+            (tmp / "a.txt").write_text("a")
+        with outdir.staged_file(tmp_path / "t.parquet", "--parquet") as f:
+            f.write_bytes(b"x")
+    finally:
+        os.umask(old)
+    assert (tmp_path / "res").stat().st_mode & 0o777 == 0o755
+    assert (tmp_path / "res" / "a.txt").stat().st_mode & 0o777 == 0o644
+    assert (tmp_path / "t.parquet").stat().st_mode & 0o777 == 0o644
+
+
 def test_write_failure_is_one_line(tmp_path):
     blocker = tmp_path / "file"
     blocker.write_text("x")
