@@ -64,7 +64,8 @@ def staged(out_dir: str | Path, flag: str = "--out", *, keep_partial: bool = Fal
         except BaseException as e:
             if keep_partial and any(tmp.iterdir()):
                 reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
-                (tmp / PARTIAL_MARKER).write_text(json.dumps({"partial": True, "reason": reason}) + "\n")
+                if not (tmp / PARTIAL_MARKER).exists():     # the command's own (with its counts) wins
+                    (tmp / PARTIAL_MARKER).write_text(json.dumps({"partial": True, "reason": reason}) + "\n")
                 with contextlib.suppress(OSError):
                     publish(tmp, out)
             raise

@@ -151,11 +151,10 @@ def test_red_shared_bottleneck_ewtcp_takes_two_shares_balia_about_one(algo, low,
     assert res.links["l"].load_mbps >= 0.8 * 20.0
 
 
-@needs_root
-def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
-    _ready()
+def _sigkill_a_run(algo: str) -> tuple[subprocess.Popen, dict]:
+    """Start `mpcc testbed` on Table IV, SIGKILL it 2 s into its traffic; returns the process and
+    its ownership record (namespaces, helper pids)."""
     from mpcc.testbed import netns
-    algo = "balia" if "balia" in _bpf_algorithms() else "reno"
     before = set(p.name for p in netns.RUN_DIR.iterdir()) if netns.RUN_DIR.is_dir() else set()
     p = subprocess.Popen([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(TABLE4),
                           "--duration", "30", "--no-progress", "--algorithm", algo],
@@ -175,6 +174,15 @@ def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)
+    return p, rec
+
+
+@needs_root
+def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
+    _ready()
+    from mpcc.testbed import netns
+    algo = "balia" if "balia" in _bpf_algorithms() else "reno"
+    p, rec = _sigkill_a_run(algo)
     left = [n for n in netns.list_netns() if n in rec["namespaces"]]
     assert left, "SIGKILL should leave namespaces for the next run to clean"
     out = subprocess.run([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", "--cleanup"],
@@ -190,6 +198,62 @@ def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
         for st in bpf.status():
             assert p.pid not in st.holders, st
         assert not [st for st in bpf.status() if st.registered and st.owned and not st.holders and not st.persistent]
+
+
+@needs_root
+def test_the_run_after_a_sigkilled_one_removes_its_state_first(tmp_path):
+    """docs/testbed.md: after a SIGKILL "the next run (or `mpcc testbed --cleanup`)" removes the
+    dead run's namespaces and processes — here the next run, a normal one, which must also
+    complete on its own."""
+    _ready()
+    from mpcc.testbed import netns
+    p, rec = _sigkill_a_run("reno")
+    assert [n for n in netns.list_netns() if n in rec["namespaces"]]
+    out = subprocess.run([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(TABLE4),
+                          "--duration", "3", "--warmup", "1", "--no-progress", "--algorithm", "reno", "--json"],
+                         capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert json.loads(out.stdout)["groups"]["mp"]["rate_mbps"] > 1.0
+    runid = rec["namespaces"][0].split("-")[1]
+    assert not [n for n in netns.list_netns() if n.startswith(f"mpcc-{runid}-")]
+    assert not (netns.RUN_DIR / runid).exists()
+    for pid in rec["pids"]:
+        assert _gone_or_zombie(pid), pid
+
+
+@needs_root
+def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
+    """Ctrl-C (SIGINT) during run 2 of 2 with --out D: one line on stderr, exit 130, and D holds
+    run 1's results (result.json marked partial, Parquet, PARTIAL.json with the counts) — they
+    were lost before 2026-11-24, only the raw CSVs were kept; no namespace or helper is left."""
+    _ready()
+    import pyarrow.parquet as pq
+    from mpcc.testbed import netns
+    out = tmp_path / "res"
+    before = set(netns.list_netns())
+    p = subprocess.Popen([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(TABLE4),
+                          "--duration", "4", "--warmup", "1", "--runs", "2", "--no-progress", "--algorithm", "reno",
+                          "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not list(tmp_path.glob(".res.tmp-*/run1/plan.json")):
+        time.sleep(0.1)
+    assert list(tmp_path.glob(".res.tmp-*/run1/plan.json")), "the second run did not start"
+    time.sleep(2.5)                                       # inside run 2's traffic
+    ours = [n for n in netns.list_netns() if n not in before]
+    recs = [json.loads(f.read_text()) for f in netns.RUN_DIR.glob("*/owner.json")]
+    pids = [pid for r in recs if r.get("pid") == p.pid for pid in r.get("pids", [])]
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 130
+    assert len([l for l in err.splitlines() if l.strip()]) == 1, err
+    marker = json.loads((out / "PARTIAL.json").read_text())
+    assert marker == {"partial": True, "completed": 1, "requested": 2, "reason": "interrupted"}
+    res = json.loads((out / "result.json").read_text())
+    assert res["extra"]["partial"] is True and res["extra"]["runs"] == 1
+    assert res["groups"]["mp"]["rate_mbps"] > 1.0
+    assert set(pq.read_table(out / "subflows.parquet").column("run").to_pylist()) == {0}
+    assert ours and not [n for n in netns.list_netns() if n in ours]
+    assert len(pids) >= 4 and all(_gone_or_zombie(pid) for pid in pids)   # linkem ×2, receiver, sender
 
 
 def _gone_or_zombie(pid: int) -> bool:

@@ -520,6 +520,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
     import tempfile
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="mpcc-testbed-"))
     summaries = []
+    knames: list[str] = []
     try:
         with contextlib.ExitStack() as stack:
             knames = _kernel_names(ccs, stack)
@@ -536,6 +537,19 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from . import output
             output.write(res, summaries, Path(out_dir))
         return res, summaries
+    except BaseException as e:
+        # interrupted or failed after some runs completed: their results (result.json, Parquet,
+        # plot) are written too, marked partial, before the error goes on (docs/scenario.md)
+        if out_dir and summaries and len(knames) == len(ccs):
+            from ..outdir import mark_partial
+            from . import output
+            reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
+            res = result(s, [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)], summaries, st, warmup)
+            res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
+            with contextlib.suppress(Exception):
+                output.write(res, summaries, Path(out_dir))
+                mark_partial(Path(out_dir), len(summaries), st.runs, reason)
+        raise
     finally:
         if not out_dir:
             import shutil
