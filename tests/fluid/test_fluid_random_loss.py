@@ -122,3 +122,35 @@ def test_dynamics_settle_at_the_lossy_equilibrium():
     x = math.sqrt(2 / 0.01) / 0.020
     assert tr.x[-1, 0] == pytest.approx(x, rel=0.01)
     assert tr.p[-1, 0] == pytest.approx(0.0, abs=1e-6)
+
+
+def test_a_link_with_background_reports_its_whole_load():
+    """The fluid model takes the background's mean (5 Mb/s × on/(on+off) = 2.5) off the link's
+    capacity; the link's reported load is what it carries — flows plus background, 10 Mb/s when
+    full, as sim and testbed count it (it was 7.5, the flows alone, while sim said 7.3 of 10
+    with the background in)."""
+    sc = scenario.loads("""
+name = "bg"
+duration_s = 60
+[[links]]
+name = "l"
+capacity_mbps = 10
+delay_ms = 10
+buffer_pkts = 50
+[[groups]]
+name = "tcp"
+count = 1
+algorithm = "reno"
+paths = [["l"]]
+[[background]]
+name = "udp"
+path = ["l"]
+rate_mbps = 5.0
+mean_on_s = 1.0
+mean_off_s = 1.0
+""", "bg.toml")
+    res = fluid.to_result(sc, fluid.equilibrium(sc))
+    assert res.groups["tcp"].rate_mbps == pytest.approx(7.5, rel=1e-9)
+    assert res.links["l"].load_mbps == pytest.approx(10.0, rel=1e-9)
+    assert res.links["l"].extra["utilization"] == pytest.approx(1.0, rel=1e-9)
+    assert res.links["l"].extra["background_mbps"] == pytest.approx(2.5, rel=1e-9)

@@ -233,7 +233,9 @@ def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     before = set(netns.list_netns())
     p = subprocess.Popen([sys.executable, "-c", "from mpcc.cli import main; main()", "testbed", str(TABLE4),
                           "--duration", "4", "--warmup", "1", "--runs", "2", "--no-progress", "--algorithm", "reno",
-                          "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          "--out", str(out)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         # as from a terminal: a background job (`cmd &`) inherits SIGINT ignored
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and not list(tmp_path.glob(".res.tmp-*/run1/plan.json")):
         time.sleep(0.1)

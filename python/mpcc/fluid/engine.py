@@ -124,7 +124,14 @@ def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
                                   [mb(float(v)) for v in eq.x[r]], extra)
     links = {}
     for l, link in enumerate(scenario.links):
-        ex = {"utilization": float(eq.y[l] / net.capacity[l])}
+        # the link's load as sim and testbed count it: the flows plus the mean of the open-loop
+        # background the model took off its capacity (net.capacity = c_l − background)
+        c_full = scenario.capacity_pps(link)
+        bg = c_full - float(net.capacity[l])
+        load = float(eq.y[l]) + bg
+        ex = {"utilization": load / c_full}
+        if bg > 0:
+            ex["background_mbps"] = mb(bg)
         if eq.queue_pkts is not None:
             ex["queue_pkts"] = float(eq.queue_pkts[l])
         # price = the link's loss probability, as the sim and the testbed count it (their drops
@@ -132,7 +139,7 @@ def to_result(scenario: Scenario, eq: Equilibrium) -> RunResult:
         if link.loss:
             ex["congestion_price"] = float(eq.p[l])
             ex["random_loss"] = float(link.loss)
-        links[link.name] = LinkResult(mb(float(eq.y[l])), float(eq.p[l]) + link.loss, ex)
+        links[link.name] = LinkResult(mb(load), float(eq.p[l]) + link.loss, ex)
     rtt = settings(scenario).rtt
     return RunResult("fluid", scenario.name, out, links,
                      {"unique": eq.unique, "residuals": eq.residuals, "rtt_model": rtt, "queue_iterations": eq.queue_iterations,
