@@ -251,7 +251,7 @@ def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     marker = json.loads((out / "PARTIAL.json").read_text())
     assert marker == {"partial": True, "completed": 1, "requested": 2, "reason": "interrupted"}
     res = json.loads((out / "result.json").read_text())
-    assert res["extra"]["partial"] is True and res["extra"]["runs"] == 1
+    assert res["partial"] is True and res["runs"] == 1 and res["runs_completed"] == 1 and res["runs_requested"] == 2
     assert res["groups"]["mp"]["rate_mbps"] > 1.0
     assert set(pq.read_table(out / "subflows.parquet").column("run").to_pylist()) == {0}
     assert ours and not [n for n in netns.list_netns() if n in ours]
