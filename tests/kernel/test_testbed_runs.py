@@ -1,8 +1,9 @@
 """The namespace testbed end to end on the real kernel: Table IV-like WiFi/3G runs with kernel
 Reno per subflow and (when the BPF loader is there) mpcc_balia; friendliness on a shared
-bottleneck; SIGKILL mid-run leaves nothing behind after the next cleanup.
+bottleneck; SIGKILL mid-run leaves nothing behind after the next cleanup or the next run; Ctrl-C
+in the second of two runs keeps the first run's results (marked partial) and leaves nothing.
 
-Needs root, MPTCP and a built linkem; skips otherwise. ~90 s in total.
+Needs root, MPTCP and a built linkem; skips otherwise. ~2 min in total.
 """
 
 from __future__ import annotations
