@@ -259,6 +259,38 @@ def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     assert len(pids) >= 4 and all(_gone_or_zombie(pid) for pid in pids)   # linkem ×2, receiver, sender
 
 
+@needs_root
+def test_a_failed_run_keeps_the_log_its_message_names(monkeypatch, tmp_path):
+    """A failed run says "(fix: read …/sender.log)": that file must still be there after the
+    command (it was in a temporary directory removed on the way out, or — with --out — named
+    at its staging path, moved by then)."""
+    _ready()
+    from mpcc.testbed import engine
+
+    def fails(s, ccs, st, run_dir, tick=None, on_built=None):
+        run_dir.mkdir(parents=True, exist_ok=True)
+        (run_dir / "sender.log").write_text("connect: No route to host\n")
+        raise engine.RunFailed(f"testbed traffic failed: connect (fix: read {run_dir / 'sender.log'})")
+
+    monkeypatch.setattr(engine, "run_with_retry", fails)
+    s = scenario.load(TABLE4)
+    with pytest.raises(engine.RunFailed) as e:
+        engine.run_scenario(s, engine.settings_from(s, algorithm="reno", duration_s=3.0), None, progress=False)
+    log = Path(str(e.value).split("read ")[1].rstrip(")"))
+    assert log.read_text().startswith("connect")
+    import shutil
+    shutil.rmtree(log.parents[1], ignore_errors=True)
+    # with --out D: the message names the file where it is published
+    from click.testing import CliRunner
+    from mpcc.cli import cli
+    out = tmp_path / "res"
+    r = CliRunner().invoke(cli, ["testbed", str(TABLE4), "--duration", "3", "--algorithm", "reno", "--no-progress",
+                                 "--out", str(out)])
+    assert r.exit_code != 0
+    log = Path(str(r.exception).split("read ")[1].rstrip(")"))
+    assert log.is_relative_to(out) and log.read_text().startswith("connect")
+
+
 def _gone_or_zombie(pid: int) -> bool:
     try:
         stat = Path(f"/proc/{pid}/stat").read_text()

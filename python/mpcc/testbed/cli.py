@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from ..errors import MpccError
 from ..outdir import maybe_staged
 from ..ranges import Number
 from ..scenario import load
@@ -45,7 +46,13 @@ def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sampl
     st = engine.settings_from(s, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=algorithm,
                               sample_ms=sample_ms)
     with maybe_staged(out, keep_partial=True) as tmp:
-        res = engine.run_scenario(s, st, tmp, progress=not (no_progress or as_json))
+        try:
+            res = engine.run_scenario(s, st, tmp, progress=not (no_progress or as_json))
+        except MpccError as e:
+            if tmp is None or str(tmp) not in str(e):
+                raise
+            # a log path in the staging directory: name it where it is published (--out)
+            raise MpccError(str(e).replace(str(tmp), str(out))) from None
     if as_json:
         click.echo(res.to_json())
     else:

@@ -26,7 +26,7 @@ from typing import Any, Callable
 
 import numpy as np
 
-from ..errors import EnvironmentProblem, ScenarioError
+from ..errors import EnvironmentProblem, MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from . import netns, topology
@@ -521,6 +521,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="mpcc-testbed-"))
     summaries = []
     knames: list[str] = []
+    keep_work = False       # a failure whose message names a log in ``work`` keeps it
     try:
         with contextlib.ExitStack() as stack:
             knames = _kernel_names(ccs, stack)
@@ -538,6 +539,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             output.write(res, summaries, Path(out_dir))
         return res, summaries
     except BaseException as e:
+        keep_work = isinstance(e, MpccError)
         # interrupted or failed after some runs completed: their results (result.json, Parquet,
         # plot) are written too, marked partial, before the error goes on (docs/scenario.md)
         if out_dir and summaries and len(knames) == len(ccs):
@@ -551,7 +553,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                 mark_partial(Path(out_dir), len(summaries), st.runs, reason)
         raise
     finally:
-        if not out_dir:
+        if not out_dir and not keep_work:
             import shutil
             shutil.rmtree(work, ignore_errors=True)
 
