@@ -58,7 +58,7 @@ def sink(port: int, n: int, secs: float) -> None:
         while True:
             try:
                 k = c.recv_into(buf)
-            except OSError:          # a connection silent past the timeout: stalled, counted as such
+            except OSError:          # silent until the run's end: its windows count as stalled
                 break
             if not k:
                 break
@@ -70,7 +70,9 @@ def sink(port: int, n: int, secs: float) -> None:
         for i in range(n):
             c, peer = ls.accept()
             peers[i] = f"{peer[0]}:{peer[1]}"
-            c.settimeout(120)
+            # no shorter timeout: the sink must not close a stalled connection that could still
+            # recover (with 120 s it closed one in the balia soak, CHURN.md §4)
+            c.settimeout(secs + 30)
             threading.Thread(target=serve, args=(i, c), daemon=True).start()
 
     threading.Thread(target=accept, daemon=True).start()
@@ -330,7 +332,7 @@ def diagnose_stalls(trace: Path, res: dict) -> dict:
     stalled = {(s["conn"], s["window"]) for s in res["stalled_windows"]}
     tally = {k: {"samples": 0, "data_ack_frozen": 0, "queued_but_idle_subflow": 0, "zero_send_window": 0,
                  "subflow_in_backoff": 0, "rwnd_limited_growing": 0, "every_subflow_queued_but_idle": 0,
-                 "backed_off_subflow_holds_unacked": 0} for k in (True, False)}
+                 "backed_off_subflow_holds_unacked": 0, "rto_base_over_1s_holds_unacked": 0} for k in (True, False)}
     for conn, peer in enumerate(res.get("peers", [])):
         prev, last_rwnd = None, {}
         for snap in snaps:
@@ -350,6 +352,9 @@ def diagnose_stalls(trace: Path, res: dict) -> dict:
                                                                     for x in sfs)
             # the data at the connection's snd_una likely waits for that subflow's (backed-off) RTO
             t["backed_off_subflow_holds_unacked"] += any(x.get("backoff") and x.get("unacked") for x in sfs)
+            # its RTO before backoff over 1 s (all paths' base RTT is ≤ 0.1 s): an inflated RTT estimate
+            t["rto_base_over_1s_holds_unacked"] += any(x.get("unacked") and float(x.get("rto", 0)) >
+                                                       1000 * 2 ** int(x.get("backoff", 0)) for x in sfs)
             # TCP's own account (chrono): did a subflow spend the last second limited by the peer's window?
             t["rwnd_limited_growing"] += any(x.get("rwnd_limited", 0) > last_rwnd.get(x["local"], 1 << 62) for x in sfs)
             last_rwnd.update({x["local"]: x.get("rwnd_limited", 0) for x in sfs})
@@ -422,7 +427,7 @@ class _Builtin:
 
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
-        plan: list | None = None, bottleneck: str = "sender") -> dict:
+        plan: list | None = None, bottleneck: str = "bridge") -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
@@ -505,6 +510,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])
             srv.wait(timeout=60)
             reader.join(timeout=5)
+            res["teardown"] = lab.close_sockets(("cli", "srv"), wait_s=30)
         finally:
             for p in (srv,):
                 if p.poll() is None:
@@ -562,8 +568,9 @@ def main(argv=None) -> int:
     ap.add_argument("--trace", type=Path, help="per-second subflow snapshots (ss) of the client, JSON lines")
     ap.add_argument("--rmem", help="net.ipv4.tcp_rmem in both namespaces, 'MIN DEFAULT MAX' bytes "
                     "(default: the kernel's, 4096 131072 33554432 here)")
-    ap.add_argument("--bottleneck", choices=sorted(BOTTLENECKS), default="sender",
-                    help="where the rate limits sit: the client's interfaces (sender) or a bridge between")
+    ap.add_argument("--bottleneck", choices=sorted(BOTTLENECKS), default="bridge",
+                    help="where the rate limits sit: a middle namespace between client and server (bridge, "
+                    "the default, as the papers' Dummynet box) or the client's own interfaces (sender)")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None

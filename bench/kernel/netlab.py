@@ -75,6 +75,40 @@ class Lab:
         self.ip(self.ns[a], "link", "set", an, "up")
         self.ip(self.ns[b], "link", "set", bn, "up")
 
+    # TCP states that hold a congestion control (not LISTEN, TIME-WAIT; ss -K refuses a listener)
+    CONNECTED = ("established", "syn-sent", "syn-recv", "fin-wait-1", "fin-wait-2", "close-wait", "last-ack",
+                 "closing")
+
+    def _ss(self, role, *opts) -> str:
+        states = [w for st in self.CONNECTED for w in ("state", st)]
+        return self.ex(self.ns[role], "ss", *opts, "-tanH", *states, check=False)
+
+    def open_sockets(self, role) -> dict[str, int]:
+        """Connected TCP sockets (subflows included) of a namespace, by state."""
+        out = {}
+        for ln in self._ss(role).splitlines():
+            if ln.split():
+                out[ln.split()[0]] = out.get(ln.split()[0], 0) + 1
+        return out
+
+    def close_sockets(self, roles, wait_s: float) -> dict:
+        """After the traffic: wait up to wait_s for the namespaces' TCP sockets to finish closing,
+        then abort what is left (``ss -K``, SOCK_DESTROY; the process that owned them has exited):
+        a subflow whose RTO has grown to tens of seconds would otherwise hold its congestion control
+        (and a BPF struct_ops) for minutes after the namespace is deleted. Returns what was left
+        (by state) and how long the wait took."""
+        t0, left = time.monotonic(), {}
+        while time.monotonic() - t0 < wait_s:
+            left = {r: self.open_sockets(r) for r in roles}
+            if not any(left.values()):
+                break
+            time.sleep(0.5)
+        for r in roles:
+            if left.get(r):
+                self._ss(r, "-K")
+        return {"waited_s": round(time.monotonic() - t0, 1), "aborted": {r: v for r, v in left.items() if v},
+                "left_after_abort": {r: v for r in roles if (v := self.open_sockets(r))}}
+
     def tcp_counter(self, role, name="InSegs") -> int:
         """A Tcp SNMP counter of a namespace (per-netns); InSegs on a pure sender = ACKs received."""
         lines = [ln.split() for ln in self.ex(self.ns[role], "cat", "/proc/net/snmp").splitlines()
