@@ -490,6 +490,8 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                     lab.link(on, path)
                     events["link_up" if on else "link_down"] += 1
                 done[-1] = (done[-1][0], time.monotonic())
+            while cli.poll() is None and time.monotonic() - t0 < secs:   # a schedule that ends early
+                time.sleep(0.2)
             stop_trace.set()
             for i in (1, 2, 3):      # let every subflow finish its close over a working path
                 lab.link(True, i)
