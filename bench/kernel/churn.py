@@ -112,82 +112,8 @@ def send(host: str, port: int, n: int, secs: float, ca: str) -> None:
     print(json.dumps({"errors": errors}), flush=True)
 
 
-# --- lab --------------------------------------------------------------------------------------
-class ThreePaths(netlab.Lab):
-    roles = ("cli", "srv")
-    server = "198.18.1.2"
-
-    def __init__(self, rate_mbit: float, rmem: str | None = None):
-        super().__init__()
-        self.rate_mbit, self.rmem = rate_mbit, rmem
-
-    def build(self):
-        c, s = self.ns["cli"], self.ns["srv"]
-        for i in (1, 2, 3):
-            self.path(i)
-            self.ip(c, "addr", "add", f"198.18.{i}.1/24", "dev", f"p{i}c")
-            self.ip(s, "addr", "add", f"198.18.{i}.2/24", "dev", f"p{i}s")
-        for n in (c, s):
-            self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
-            if self.rmem:             # receive buffer (min default max, bytes) of every socket
-                self.ex(n, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={self.rmem}")
-        for i in (2, 3):
-            self.endpoint(True, i)
-
-    def path(self, i: int):
-        """Path i: a veth pair from the client's p{i}c to the server's p{i}s, rate-limited on
-        the client's interface."""
-        self.veth("cli", f"p{i}c", "srv", f"p{i}s")
-        self.tbf(self.ns["cli"], f"p{i}c")
-
-    def tbf(self, ns: str, dev: str):
-        self.ex(ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", f"{self.rate_mbit}mbit",
-                "burst", "15000", "limit", "150000")
-
-    def endpoint(self, add: bool, i: int) -> bool:
-        """Add (signal) or remove the server's endpoint of path i. False if the kernel refused it
-        (the refusal's text is kept in self.refusals). The kernel picks the id on each add."""
-        s, addr = self.ns["srv"], f"198.18.{i}.2"
-        if add:
-            cmd = ["mptcp", "endpoint", "add", addr, "dev", f"p{i}s", "signal"]
-        else:
-            shown = subprocess.run(["ip", "-n", s, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
-            m = re.search(rf"^{re.escape(addr)} id (\d+)", shown, re.M)
-            if m:
-                cmd = ["mptcp", "endpoint", "del", "id", m.group(1)]
-            elif i == 1:              # the initial subflow's address, not an endpoint: REMOVE_ADDR id 0
-                cmd = ["mptcp", "endpoint", "del", "id", "0", addr]
-            else:
-                return False
-        p = subprocess.run(["ip", "-n", s, *cmd], capture_output=True, text=True)
-        if p.returncode != 0:
-            self.refusals = getattr(self, "refusals", []) + [p.stderr.strip()]
-        return p.returncode == 0
-
-    def link(self, up: bool, i: int):
-        self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
-
-
-class ThreePathsBridged(ThreePaths):
-    """The same three paths, but each rate limit sits in a middle namespace (a bridge per path,
-    tbf on its egress toward the server) instead of on the client's own interface: a full queue
-    then drops packets in the network, which TCP sees as losses, not as a local transmit failure
-    (NET_XMIT_DROP), which leaves the segment unsent and, with nothing in flight, waits for the
-    probe timer (see CHURN.md §5). Addresses, endpoints and link flaps (the client's interface) as
-    ThreePaths."""
-    roles = ("cli", "mid", "srv")
-
-    def path(self, i: int):
-        m = self.ns["mid"]
-        self.veth("cli", f"p{i}c", "mid", f"m{i}c")
-        self.veth("mid", f"m{i}s", "srv", f"p{i}s")
-        self.ip(m, "link", "add", f"b{i}", "type", "bridge")
-        for dev in (f"m{i}c", f"m{i}s"):
-            self.ip(m, "link", "set", dev, "master", f"b{i}")
-        self.ip(m, "link", "set", f"b{i}", "up")
-        self.tbf(m, f"m{i}s")
-
-
+# --- lab: netlab.ThreePaths (rate limits at the client) / ThreePathsBridged (in a middle namespace) --
+ThreePaths, ThreePathsBridged = netlab.ThreePaths, netlab.ThreePathsBridged
 BOTTLENECKS = {"sender": ThreePaths, "bridge": ThreePathsBridged}
 
 
@@ -427,21 +353,22 @@ class _Builtin:
 
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
-        plan: list | None = None, bottleneck: str = "bridge") -> dict:
+        plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int = 150000) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
-    sit, "sender" (the client's interfaces) or "bridge" (a middle namespace, ThreePathsBridged)."""
+    sit, "bridge" (a middle namespace, ThreePathsBridged) or "sender" (the client's interfaces).
+    queue_bytes: each path's tbf queue limit."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
-           "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "load_before": round(os.getloadavg()[0], 2),
+           "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes, "load_before": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
-    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, BOTTLENECKS[bottleneck](rate_mbit, rmem) as lab:
+    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, BOTTLENECKS[bottleneck](rate_mbit, rmem, queue_bytes) as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
@@ -573,9 +500,13 @@ def main(argv=None) -> int:
     ap.add_argument("--bottleneck", choices=sorted(BOTTLENECKS), default="bridge",
                     help="where the rate limits sit: a middle namespace between client and server (bridge, "
                     "the default, as the papers' Dummynet box) or the client's own interfaces (sender)")
+    ap.add_argument("--queue", type=int, default=150000, help="each path's rate-limit queue, bytes (tbf limit)")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None
+    if a.queue < 1500:
+        print(f"churn: error: --queue {a.queue}: give at least one packet, 1500 bytes", file=sys.stderr)
+        return 2
     if a.schedule:
         try:
             plan = load_schedule(a.schedule, a.secs)
@@ -590,7 +521,7 @@ def main(argv=None) -> int:
     results = []
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
-                a.trace, a.rmem, plan, a.bottleneck)
+                a.trace, a.rmem, plan, a.bottleneck, a.queue)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "

@@ -4,6 +4,9 @@ removed on exit (also on Ctrl-C); stale ones of a dead bench process are removed
 * ``TwoPaths``: client and server joined by two unshaped veth pairs (198.18.1.0/24,
   198.18.2.0/24); the server announces its second address, so an MPTCP connection has one
   subflow per path.
+* ``ThreePaths`` / ``ThreePathsBridged`` (churn.py): client and server joined by three rate-limited
+  paths (198.18.{1,2,3}.0/24), the rate limit (tbf) on the client's interface or in a middle
+  namespace; the server signals paths 2 and 3.
 * ``SharedBottleneck``: client → router → server; the router's egress to the server is a
   kernel tbf (rate, buffer); the client has two addresses, so an MPTCP connection opens two
   subflows that share the bottleneck with whatever else is sent.
@@ -200,6 +203,81 @@ class SharedBottleneck(Lab):
             self.ip(n, "mptcp", "limits", "set", "subflows", "4", "add_addr_accepted", "4")
             self.ex(n, "sysctl", "-qw", "net.ipv4.tcp_congestion_control=reno")
         self.ip(c, "mptcp", "endpoint", "add", "198.18.1.3", "dev", "cr", "subflow")
+
+
+class ThreePaths(Lab):
+    roles = ("cli", "srv")
+    server = "198.18.1.2"
+
+    def __init__(self, rate_mbit: float, rmem: str | None = None, queue_bytes: int = 150000):
+        super().__init__()
+        self.rate_mbit, self.rmem, self.queue_bytes = rate_mbit, rmem, queue_bytes
+
+    def build(self):
+        c, s = self.ns["cli"], self.ns["srv"]
+        for i in (1, 2, 3):
+            self.path(i)
+            self.ip(c, "addr", "add", f"198.18.{i}.1/24", "dev", f"p{i}c")
+            self.ip(s, "addr", "add", f"198.18.{i}.2/24", "dev", f"p{i}s")
+        for n in (c, s):
+            self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
+            if self.rmem:             # receive buffer (min default max, bytes) of every socket
+                self.ex(n, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={self.rmem}")
+        for i in (2, 3):
+            self.endpoint(True, i)
+
+    def path(self, i: int):
+        """Path i: a veth pair from the client's p{i}c to the server's p{i}s, rate-limited on
+        the client's interface."""
+        self.veth("cli", f"p{i}c", "srv", f"p{i}s")
+        self.tbf(self.ns["cli"], f"p{i}c")
+
+    def tbf(self, ns: str, dev: str):
+        self.ex(ns, "tc", "qdisc", "add", "dev", dev, "root", "tbf", "rate", f"{self.rate_mbit}mbit",
+                "burst", "15000", "limit", str(self.queue_bytes))
+
+    def endpoint(self, add: bool, i: int) -> bool:
+        """Add (signal) or remove the server's endpoint of path i. False if the kernel refused it
+        (the refusal's text is kept in self.refusals). The kernel picks the id on each add."""
+        s, addr = self.ns["srv"], f"198.18.{i}.2"
+        if add:
+            cmd = ["mptcp", "endpoint", "add", addr, "dev", f"p{i}s", "signal"]
+        else:
+            shown = subprocess.run(["ip", "-n", s, "mptcp", "endpoint", "show"], capture_output=True, text=True).stdout
+            m = re.search(rf"^{re.escape(addr)} id (\d+)", shown, re.M)
+            if m:
+                cmd = ["mptcp", "endpoint", "del", "id", m.group(1)]
+            elif i == 1:              # the initial subflow's address, not an endpoint: REMOVE_ADDR id 0
+                cmd = ["mptcp", "endpoint", "del", "id", "0", addr]
+            else:
+                return False
+        p = subprocess.run(["ip", "-n", s, *cmd], capture_output=True, text=True)
+        if p.returncode != 0:
+            self.refusals = getattr(self, "refusals", []) + [p.stderr.strip()]
+        return p.returncode == 0
+
+    def link(self, up: bool, i: int):
+        self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
+
+
+class ThreePathsBridged(ThreePaths):
+    """The same three paths, but each rate limit sits in a middle namespace (a bridge per path,
+    tbf on its egress toward the server) instead of on the client's own interface: a full queue
+    then drops packets in the network, which TCP sees as losses, not as a local transmit failure
+    (NET_XMIT_DROP), which leaves the segment unsent and, with nothing in flight, waits for the
+    probe timer (see CHURN.md §5). Addresses, endpoints and link flaps (the client's interface) as
+    ThreePaths."""
+    roles = ("cli", "mid", "srv")
+
+    def path(self, i: int):
+        m = self.ns["mid"]
+        self.veth("cli", f"p{i}c", "mid", f"m{i}c")
+        self.veth("mid", f"m{i}s", "srv", f"p{i}s")
+        self.ip(m, "link", "add", f"b{i}", "type", "bridge")
+        for dev in (f"m{i}c", f"m{i}s"):
+            self.ip(m, "link", "set", dev, "master", f"b{i}")
+        self.ip(m, "link", "set", f"b{i}", "up")
+        self.tbf(m, f"m{i}s")
 
 
 def host_role(sink, send) -> bool:
