@@ -353,22 +353,25 @@ class _Builtin:
 
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
-        plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int = 150000) -> dict:
+        plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int = 150000,
+        sysctls: tuple[str, ...] = ()) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
     sit, "bridge" (a middle namespace, ThreePathsBridged) or "sender" (the client's interfaces).
-    queue_bytes: each path's tbf queue limit."""
+    queue_bytes: each path's tbf queue limit. sysctls: KEY=VALUE set in both end namespaces."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
-           "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes, "load_before": round(os.getloadavg()[0], 2),
+           "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes,
+           "sysctls": list(sysctls), "load_before": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
-    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, BOTTLENECKS[bottleneck](rate_mbit, rmem, queue_bytes) as lab:
+    lab_ = BOTTLENECKS[bottleneck](rate_mbit, rmem, queue_bytes, tuple(sysctls))
+    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, lab_ as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
@@ -501,11 +504,17 @@ def main(argv=None) -> int:
                     help="where the rate limits sit: a middle namespace between client and server (bridge, "
                     "the default, as the papers' Dummynet box) or the client's own interfaces (sender)")
     ap.add_argument("--queue", type=int, default=150000, help="each path's rate-limit queue, bytes (tbf limit)")
+    ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="a sysctl for the client and server namespaces (repeatable), e.g. to isolate a cause")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None
     if a.queue < 1500:
         print(f"churn: error: --queue {a.queue}: give at least one packet, 1500 bytes", file=sys.stderr)
+        return 2
+    bad = [kv for kv in a.sysctl if not re.fullmatch(r"[a-z0-9_.]+=\S+", kv)]
+    if bad:
+        print(f"churn: error: --sysctl {bad[0]!r}: give KEY=VALUE, e.g. net.ipv4.tcp_timestamps=0", file=sys.stderr)
         return 2
     if a.schedule:
         try:
@@ -521,7 +530,7 @@ def main(argv=None) -> int:
     results = []
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
-                a.trace, a.rmem, plan, a.bottleneck, a.queue)
+                a.trace, a.rmem, plan, a.bottleneck, a.queue, a.sysctl)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "

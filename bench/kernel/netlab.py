@@ -209,9 +209,10 @@ class ThreePaths(Lab):
     roles = ("cli", "srv")
     server = "198.18.1.2"
 
-    def __init__(self, rate_mbit: float, rmem: str | None = None, queue_bytes: int = 150000):
+    def __init__(self, rate_mbit: float, rmem: str | None = None, queue_bytes: int = 150000,
+                 sysctls: tuple[str, ...] = ()):
         super().__init__()
-        self.rate_mbit, self.rmem, self.queue_bytes = rate_mbit, rmem, queue_bytes
+        self.rate_mbit, self.rmem, self.queue_bytes, self.sysctls = rate_mbit, rmem, queue_bytes, sysctls
 
     def build(self):
         c, s = self.ns["cli"], self.ns["srv"]
@@ -223,6 +224,8 @@ class ThreePaths(Lab):
             self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
             if self.rmem:             # receive buffer (min default max, bytes) of every socket
                 self.ex(n, "sysctl", "-q", "-w", f"net.ipv4.tcp_rmem={self.rmem}")
+            for kv in self.sysctls:   # KEY=VALUE, e.g. net.ipv4.tcp_timestamps=0 (a diagnosis)
+                self.ex(n, "sysctl", "-q", "-w", kv)
         for i in (2, 3):
             self.endpoint(True, i)
 
