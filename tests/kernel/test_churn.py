@@ -229,9 +229,11 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
 
 
 @pytest.mark.xfail(reason="issue 15 item 2: 10 s windows without progress happen under this churn with the "
-                          "kernel's own reno and cubic as well: upstream MPTCP never retries a failed join, "
-                          "re-injects the whole send queue when a subflow closes, and retransmits at the "
-                          "connection level only on an idle subflow (bench/kernel/CHURN.md §5); this run is "
-                          "short, so it often passes", strict=False)
+                          "kernel's own reno and cubic as well, with the rate limits on the sender or in the "
+                          "network: upstream MPTCP never retries a failed join and retransmits at the "
+                          "connection level only on an idle subflow, and TCP's timestamp RTT sample after a "
+                          "link outage inflates the flapping path's RTO to seconds (bench/kernel/CHURN.md "
+                          "§5, §7); this run is short, so it often passes (2 of 3 patterns on 2026-11-24)",
+                   strict=False)
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []
