@@ -351,19 +351,30 @@ class _Builtin:
         pass
 
 
+def queue_for(conns: int) -> int:
+    """Each path's queue: 150 kB, or 4 packets (6 kB) per connection when more. Every connection
+    has a subflow on every path and the paths have no propagation delay, so the queue is all a
+    window can fill: at one packet per subflow (150 kB, 100 connections) Reno runs on
+    retransmission timeouts even without churn (CHURN.md §7: a subflow in RTO backoff in 76 % of
+    connection-seconds, 13 of 1200 windows stalled), at four it does not (1 %, none)."""
+    return max(150000, 6000 * conns)
+
+
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
-        plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int = 150000,
+        plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int | None = None,
         sysctls: tuple[str, ...] = ()) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
     sit, "bridge" (a middle namespace, ThreePathsBridged) or "sender" (the client's interfaces).
-    queue_bytes: each path's tbf queue limit. sysctls: KEY=VALUE set in both end namespaces."""
+    queue_bytes: each path's tbf queue limit (default queue_for(conns)). sysctls: KEY=VALUE set in
+    both end namespaces."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan
+    queue_bytes = queue_for(conns) if queue_bytes is None else queue_bytes
     d0, m0 = len(dmesg_lines()), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
            "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes,
@@ -503,13 +514,14 @@ def main(argv=None) -> int:
     ap.add_argument("--bottleneck", choices=sorted(BOTTLENECKS), default="bridge",
                     help="where the rate limits sit: a middle namespace between client and server (bridge, "
                     "the default, as the papers' Dummynet box) or the client's own interfaces (sender)")
-    ap.add_argument("--queue", type=int, default=150000, help="each path's rate-limit queue, bytes (tbf limit)")
+    ap.add_argument("--queue", type=int, help="each path's rate-limit queue, bytes (tbf limit; default "
+                    "150 kB or 6 kB per connection when more, queue_for())")
     ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="a sysctl for the client and server namespaces (repeatable), e.g. to isolate a cause")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None
-    if a.queue < 1500:
+    if a.queue is not None and a.queue < 1500:
         print(f"churn: error: --queue {a.queue}: give at least one packet, 1500 bytes", file=sys.stderr)
         return 2
     bad = [kv for kv in a.sysctl if not re.fullmatch(r"[a-z0-9_.]+=\S+", kv)]

@@ -96,6 +96,14 @@ def test_schedule_file_is_read_sorted_and_bad_entries_are_named(tmp_path, capsys
     assert len(err.splitlines()) == 1 and "--schedule" in err and "not readable JSON" in err
 
 
+def test_queue_holds_four_packets_per_connection_per_path():
+    # every connection has a subflow on each path and the paths have no propagation delay: the
+    # queue is all the windows can fill (CHURN.md §7); never below the 150 kB of the short runs
+    assert churn.queue_for(10) == 150000
+    assert churn.queue_for(100) == 100 * 4 * 1500
+    assert churn.queue_for(1000) == 1000 * 4 * 1500
+
+
 def test_unknown_pattern_is_refused():
     with pytest.raises(ValueError, match="--pattern"):
         churn.schedule("sometimes", 10)
