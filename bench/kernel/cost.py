@@ -3,10 +3,12 @@ mpcc_olia (and, with --arms, any parameter set) side by side with the kernel's b
 cubic, one two-path MPTCP connection (2 subflows) over two unshaped veth pairs (netlab.TwoPaths;
 sender on CPU 0, receiver on CPU 1).
 
-Method: R rounds; each round runs every arm for SECS back to back, in an order rotated every
-round, so each round gives a *paired* ratio arm ÷ reno and arm ÷ cubic under the same machine
-state; reported: the median of the paired ratios and its 95 % percentile-bootstrap interval
-(target ≥ 0.98). Then one more round with kernel.bpf_stats_enabled = 1 (which adds two clock
+Method: R rounds; each round runs every arm for SECS back to back, in an order drawn at random
+every round (--seed; the order is kept in the JSON), so each round gives a *paired* ratio
+arm ÷ reno and arm ÷ cubic under the same machine state; reported: the median of the paired
+ratios and its 95 % percentile-bootstrap interval (target ≥ 0.98). (Before 2026-11-24 the order
+was rotated, which keeps every arm's predecessor fixed — OLIA always ran right after LIA and
+right before reno — so an effect of the previous transfer would not average out.) Then one more round with kernel.bpf_stats_enabled = 1 (which adds two clock
 reads to every BPF call, so it is not used for throughput): run_time_ns / run_cnt of each
 struct_ops program = ns per call, and Σ run_time_ns of the arm's programs ÷ ACKs received by the
 sender (Tcp InSegs of its namespace) = BPF ns per ACK. The machine has no cycle counter (perf:
@@ -15,7 +17,7 @@ cycles <not supported> in this VM), so cycles per ACK = ns per ACK × the nomina
 overheads: an upper bound that also shows whether the BPF arms cost more CPU per ACK).
 
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/cost.py [--runs 7] [--secs 3]
-        [--setups "offloads on;offloads off"] [--arms reno,cubic,balia,lia,olia] [--json FILE]
+        [--setups "offloads on;offloads off"] [--arms reno,cubic,balia,lia,olia] [--seed 1] [--json FILE]
     (--arms: ';'-separated when an arm has parameters, e.g. "reno;cubic;olia(per_ack=1)")
 """
 
@@ -25,6 +27,7 @@ import argparse
 import contextlib
 import json
 import os
+import random
 import signal
 import statistics
 import sys
@@ -49,11 +52,12 @@ def cpu_mhz() -> float:
     return float("nan")
 
 
-def measure(arms: list[str], runs: int, secs: float, offload: bool, pin) -> dict:
+def measure(arms: list[str], runs: int, secs: float, offload: bool, pin, seed: int = 1) -> dict:
     from mpcc.testbed import bpf
     kname = {a: a if a in BUILTIN else bpf.kernel_name(a) for a in arms}
     prefix = {a: None if a in BUILTIN else bpf.spec(a).algorithm + "_" for a in arms}
     out = {a: {"rounds": [], "stats": None} for a in arms}
+    rng = random.Random(seed)
     with contextlib.ExitStack() as stack:
         for a in arms:
             if a not in BUILTIN:
@@ -63,8 +67,8 @@ def measure(arms: list[str], runs: int, secs: float, offload: bool, pin) -> dict
         port = 7001
         for i in range(runs + 1):
             stats = i == runs
-            order = arms[i % len(arms):] + arms[:i % len(arms)]
-            for a in order:
+            order = rng.sample(arms, len(arms))
+            for pos, a in enumerate(order):
                 port += 1
                 # programs of the same algorithm file share their names across parameter sets:
                 # only the arm's own registration runs during its transfer, so deltas are its own
@@ -76,7 +80,8 @@ def measure(arms: list[str], runs: int, secs: float, offload: bool, pin) -> dict
                 sub = [s for s in r["ss"] if s["peer"].endswith(f":{port}")]
                 row = {"mbps": got * 8 / secs / 1e6, "acks": r["acks"], "cpu_s": r["cpu_s"], "retrans": r["retrans"],
                        "us_per_ack": 1e6 * r["cpu_s"] / max(r["acks"], 1), "subflows": len(sub),
-                       "ca": sorted({s["ca"] for s in sub})}
+                       "ca": sorted({s["ca"] for s in sub}), "position": pos,
+                       "cwnd_mid": [s["cwnd"] for s in sub]}
                 if stats and not prefix[a]:
                     continue                   # a built-in control runs no BPF: nothing to count
                 if stats:
@@ -131,6 +136,7 @@ def main(argv=None) -> int:
     ap.add_argument("--setups", default=";".join(SETUPS))
     ap.add_argument("--arms", default="reno,cubic,balia,lia,olia")
     ap.add_argument("--json", type=Path)
+    ap.add_argument("--seed", type=int, default=1, help="of the random order of the arms in each round")
     ap.add_argument("--markdown", type=Path, help="write the tables here")
     a = ap.parse_args(argv)
     if os.geteuid() != 0:
@@ -143,11 +149,11 @@ def main(argv=None) -> int:
     mhz = cpu_mhz()
     head = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
             "loadavg_start": Path("/proc/loadavg").read_text().split()[:3], "cpu_mhz": mhz,
-            "runs": a.runs, "secs": a.secs, "arms": arms}
+            "runs": a.runs, "secs": a.secs, "arms": arms, "seed": a.seed, "order": "random per round"}
     results, lines = {}, []
     for label in a.setups.split(";"):
         print(f"cost, {label}: {a.runs} rounds × {a.secs:g} s × {len(arms)} arms", flush=True)
-        results[label] = measure(arms, a.runs, a.secs, SETUPS[label], pin)
+        results[label] = measure(arms, a.runs, a.secs, SETUPS[label], pin, a.seed)
         lines += section(label, results[label], arms, mhz)
     head["loadavg_end"] = Path("/proc/loadavg").read_text().split()[:3]
     print("\n".join(lines))
