@@ -27,30 +27,41 @@ MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpc
 {
 	struct mpcc_rates q;
 	mn_t qual_max = MN_ZERO;
-	__u64 wmax = 0, n_collected = 0, n_m = 0, r_in_b, r_in_m;
+	__u64 wmax = 0, cnt = 0, n_m, n_collected, r_in_b, r_in_m;
 	__s64 inc, eps;
 	__u32 k;
 
 	if (!mpcc_route_ok(c, r, p))
 		return 0;
 	mpcc_rates(c, r, &q);
+	/* One pass over the routes, each quality computed once: the maxima of ℓ_k/τ_k² (B) and of w_k
+	 * (M) and the sizes of the tie sets, packed in cnt (one register: the frame is at the
+	 * verifier's stack limit) as |M| in bits 0–15, |B| in 16–31, |B ∩ M| in 32–47. A new maximum
+	 * makes route k its set's only member, so B ∩ M is then k alone or empty. */
 	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		if (k >= c->n)
-			break;
-		qual_max = mn_max(qual_max, olia_route_quality(c, k));
-		wmax = mpcc_u64_max(wmax, c->cwnd[k]);
-	}
-	/* second pass: |M| and |B∖M| (B and M are the ties with the maxima) */
-	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
-		__u64 in_m, in_b;
+		mn_t qual;
+		__u64 w, in_b, in_m;
+		__s32 cq;
 
 		if (k >= c->n)
 			break;
-		in_m = mpcc_u64_max(wmax, c->cwnd[k]) == c->cwnd[k];
-		in_b = mn_cmp(olia_route_quality(c, k), qual_max) == 0;
-		n_m += in_m;
-		n_collected += in_b & (in_m ^ 1);
+		qual = olia_route_quality(c, k);
+		w = c->cwnd[MPCC_IDX(k)];
+		cq = mn_cmp(qual, qual_max);
+		in_m = (k == 0) | (w >= wmax);
+		in_b = (k == 0) | (cq >= 0);
+		if (k == 0 || w > wmax) {
+			wmax = w;
+			cnt &= 0xffff0000ULL;          /* keeps |B| */
+		}
+		if (k == 0 || cq > 0) {
+			qual_max = qual;
+			cnt &= 0xffffULL;              /* keeps |M| */
+		}
+		cnt += in_m | (in_b << 16) | ((in_m & in_b) << 32);
 	}
+	n_m = cnt & 0xffff;
+	n_collected = ((cnt >> 16) & 0xffff) - (cnt >> 32);     /* |B∖M| = |B| − |B ∩ M| */
 	r_in_m = c->cwnd[MPCC_IDX(r)] == wmax;
 	r_in_b = mn_cmp(olia_route_quality(c, r), qual_max) == 0;
 
