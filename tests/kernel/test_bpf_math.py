@@ -172,6 +172,33 @@ def test_single_route_reduces_to_reno(host):
             assert abs(dec - w / 2) <= REL * w / 2 + ABS_DEC, (name, w)
 
 
+def test_olia_sets_with_ties_match_the_reference(host):
+    """OLIA's best paths B (max ℓ/τ²) and max-window paths M, counted in one pass over the routes
+    in the BPF file, on 2,000 random connections of 1–8 routes drawn from few values, so most have
+    ties in both sets, a maximum that appears late or more than once, and routes in both sets: the
+    increase is the Python reference's (sets by numpy over the whole arrays) within the bound,
+    taken on the two terms' magnitudes (ε_r/w_r can cancel most of the coupled term). A wrong |M|
+    or |B∖M| changes ε_r/w_r by ≥ 1/(8·7·8·w_r), far outside it."""
+    import random
+
+    from mpcc.algorithms.olia import Olia
+
+    lib, rng, eps_seen = host("olia"), random.Random(20261124), Counter()
+    for _ in range(2000):
+        n = rng.randint(1, 8)
+        w = [rng.choice((1.0, 2.0, 7.0, 7.0, 40.0, 40.0)) for _ in range(n)]
+        t = [rng.choice((0.01, 0.03)) for _ in range(n)]              # ℓ/τ² never tie across
+        ell = [rng.choice((0, 1000, 10**6)) for _ in range(n)]         # different (ℓ, τ) pairs
+        ref = Olia().on_ack(w, t, loss_interval=ell)
+        eps = Olia.epsilon(w, t, ell)
+        for r in range(n):
+            inc = lib.on_ack([_q32(x) for x in w], [round(x * 1e12) for x in t], r, (), ell) / 2.0**40
+            size = abs(ref[r] - eps[r] / w[r]) + abs(eps[r] / w[r])
+            assert abs(inc - ref[r]) <= REL * size + ABS_INC, (w, t, ell, r, inc, ref[r])
+            eps_seen[int(math.copysign(1, eps[r])) if eps[r] else 0] += 1
+    assert min(eps_seen[-1], eps_seen[0], eps_seen[1]) > 500     # every branch of ε exercised
+
+
 def test_kernel_inputs_srtt_units(host):
     """The kernel passes integer windows and srtt_us (1/8 µs): the result equals the same
     connection given in picoseconds (the rules depend on RTT ratios only)."""
