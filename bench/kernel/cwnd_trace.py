@@ -3,10 +3,10 @@
 One two-path MPTCP connection over two unshaped veth pairs (netlab.TwoPaths, as cost.py), one
 transfer of SECS per round and arm; meanwhile the sender's `ss -tinH` is sampled every INTERVAL
 seconds. Each sample row: time, subflow (local port), cwnd, ssthresh, rtt (ms), bytes_acked,
-unacked, retrans (total), delivery rate and the kernel's busy / rwnd_limited / sndbuf_limited
-times. Prints a summary per round (goodput, retransmissions, min/median cwnd per subflow and the
-share of samples with the window full, unacked ≥ cwnd − 1) and writes every sample, and the
-change of both ends' TcpExt and MPTcpExt counters per transfer, to --json.
+unacked, retrans (total), lost, rto, backoff, delivery rate and the kernel's busy / rwnd_limited /
+sndbuf_limited times. Prints a summary per round (goodput, retransmissions, min/median cwnd per
+subflow and the share of samples with the window full, unacked ≥ cwnd − 1) and writes every
+sample, and the change of both ends' TcpExt and MPTcpExt counters per transfer, to --json.
 
     flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/cwnd_trace.py --arms olia,reno \\
         --runs 6 --secs 3 [--offload off] [--json FILE]
@@ -37,7 +37,8 @@ FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)", "rtt": r"\br
           "bytes_acked": r"\bbytes_acked:(\d+)", "unacked": r"\bunacked:(\d+)",
           "retrans": r"\bretrans:\d+/(\d+)", "delivery_rate": r"\bdelivery_rate (\S+)",
           "busy_ms": r"\bbusy:(\d+)ms", "rwnd_limited_ms": r"\brwnd_limited:(\d+)ms",
-          "sndbuf_limited_ms": r"\bsndbuf_limited:(\d+)ms", "notsent": r"\bnotsent:(\d+)"}
+          "sndbuf_limited_ms": r"\bsndbuf_limited:(\d+)ms", "notsent": r"\bnotsent:(\d+)",
+          "rto": r"\brto:([\d.]+)", "backoff": r"\bbackoff:(\d+)", "lost": r"\blost:(\d+)"}
 
 
 def parse(text: str, port: int) -> list[dict]:
