@@ -54,6 +54,8 @@ struct mpcc_ca {
 	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */
 	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
 	__u32 cwnd_left; /* snd_cwnd as the last cong_avoid left it (the window-jump check) */
+	__u32 ss_ret;    /* the value our ssthresh() last returned (the bad-ssthresh diagnosis) */
+	__u32 ss_calls;  /* how many times it ran */
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
@@ -504,14 +506,19 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 		ca->loss2 = tp->bytes_acked;
 	}
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
-	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
-		return mpcc_reno_ssthresh(tp);
+	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0) {
+		ca->ss_ret = mpcc_reno_ssthresh(tp);
+		ca->ss_calls++;
+		return ca->ss_ret;
+	}
 	self &= MPCC_MAX_ROUTES - 1;
 	dec = mpcc_on_loss(&c, self, &p);
 	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
 	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2, MPCC_PER_ACK(&p));
 	if ((w >> MPCC_CWND_SHIFT) > tp->snd_cwnd && (w >> MPCC_CWND_SHIFT) > mpcc_min_cwnd(c.n))
 		mpcc_jump(sk, MPCC_JUMP_SSTHRESH, tp->snd_cwnd, (__u32)(c.cwnd[self] >> MPCC_CWND_SHIFT));
+	ca->ss_ret = (__u32)(w >> MPCC_CWND_SHIFT);
+	ca->ss_calls++;
 	return (__u32)(w >> MPCC_CWND_SHIFT);
 }
 
