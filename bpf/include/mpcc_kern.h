@@ -523,13 +523,16 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 }
 
 /* An ssthresh the rule cannot have produced: above TCP_INFINITE_SSTHRESH (0x7fffffff), which no
- * valid ssthresh exceeds. Under subflow churn the socket was seen holding 0x81104410 (the low half
- * of a kernel text address) after tcp_enter_cwr(), although our ssthresh() never returned it
- * (bench/kernel/CHURN.md §3); PRR then multiplied it into a window of ~10⁹ packets. in_ack_event
- * runs in tcp_ack() before PRR (tcp_cwnd_reduction), so the loss's reduction is redone here with
- * the rule, from the window it reduced (prior_cwnd), and the repair is recorded in mpcc_jumps
- * (cwnd_before: the window found). The writer of the bad value is not found yet; this bounds
- * its damage to one ACK. */
+ * valid ssthresh exceeds. On the 6.18 testbed kernel a socket is sometimes left, at a
+ * congestion-state change (tcp_enter_cwr / tcp_enter_loss), with 0x81104110 — the low half of
+ * srso_alias_return_thunk + 5, a return address left on the stack — although our ssthresh() did
+ * not run for it (ss_calls above did not move): the kernel stored an unwritten return value of the
+ * struct_ops call (bench/kernel/CHURN.md §3c; plain TCP too). PRR then multiplies it into a window
+ * of ~10⁹ packets. in_ack_event runs in tcp_ack() before PRR (tcp_cwnd_reduction), so the loss's
+ * reduction is redone here with the rule, from the window it reduced (prior_cwnd), and the repair
+ * is recorded in mpcc_jumps (cwnd_before: the window found). A value written later in the same
+ * tcp_ack() (or in a context where our programs do not run either) is used once before this
+ * repair: CHURN.md §3c measures how often. */
 static __always_inline void mpcc_repair_ssthresh(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
