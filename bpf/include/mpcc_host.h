@@ -24,7 +24,11 @@ static void mpcc_host_fill(struct mpcc_conn *c, struct mpcc_params *p, uint32_t 
 	c->n = n > MPCC_MAX_ROUTES ? MPCC_MAX_ROUTES : n;
 	memcpy(c->cwnd, cwnd, c->n * sizeof(uint64_t));
 	memcpy(c->rtt, rtt, c->n * sizeof(uint64_t));
+#if MPCC_LOSS_INTERVAL
 	memcpy(c->ell, ell, c->n * sizeof(uint64_t));
+#else
+	(void)ell;
+#endif
 	mpcc_host_params(p, params);
 }
 
@@ -72,8 +76,7 @@ uint64_t mpcc_host_on_update(uint32_t n, const uint64_t *cwnd, const uint64_t *r
 	struct mpcc_conn c;
 	struct mpcc_params p;
 
-	mpcc_host_fill(&c, &p, n, cwnd, rtt, rtt, params);
-	memset(c.ell, 0, sizeof(c.ell));
+	mpcc_host_fill(&c, &p, n, cwnd, rtt, NULL, params);
 	memcpy(c.base_rtt, base_rtt, c.n * sizeof(uint64_t));
 	c.adapted = adapted;
 	c.w_old = w_old;

@@ -134,6 +134,26 @@ static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
 	return (min_rtt_us != ~0U && b) ? b : srtt;
 }
 
+/* c->ell and c->base_rtt exist only for the algorithms that read them (mpcc_math.h); the callers
+ * write them under if (MPCC_LOSS_INTERVAL) / if (MPCC_PERIODIC). */
+static __always_inline void mpcc_set_ell(struct mpcc_conn *c, __u32 k, __u64 ell)
+{
+#if MPCC_LOSS_INTERVAL
+	c->ell[k & (MPCC_MAX_ROUTES - 1)] = ell;
+#else
+	(void)c, (void)k, (void)ell;
+#endif
+}
+
+static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
+{
+#if MPCC_PERIODIC
+	c->base_rtt[k & (MPCC_MAX_ROUTES - 1)] = base;
+#else
+	(void)c, (void)k, (void)base;
+#endif
+}
+
 /* Route r = 0 of c is sk's own subflow only (MPCC_OWN_ROUTE, and plain TCP sockets). */
 static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 {
@@ -143,22 +163,22 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 	c->cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 	c->rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
 	if (MPCC_PERIODIC)
-		c->base_rtt[0] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]);
+		mpcc_set_base_rtt(c, 0, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]));
 }
 
-/* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h). Its two locals cost
- * 8 bytes of stack, which OLIA (loss-interval state, MPCC_LOSS_INTERVAL) does not have: its frame
- * is at the verifier's 512-byte combined limit on 6.18 (528 with the check), so OLIA's records are
- * not checked here and bench/kernel/churn.py's comparison skips a torn one (a port another
- * connection owns) instead. */
+/* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h); every algorithm has it
+ * since the walk has a frame of its own (below; OLIA had no stack left for its two locals before). */
 #ifndef MPCC_SEEN_TORN_CHECK
-#define MPCC_SEEN_TORN_CHECK (!MPCC_LOSS_INTERVAL)
+#define MPCC_SEEN_TORN_CHECK 1
 #endif
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
  * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
- * (the per-ACK update). */
-static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
+ * (the per-ACK update). A subprogram, not inlined: its locals (the trace record, a sibling's loss
+ * marks) then live in a frame of their own beside the caller's, not in the frame that stays on the
+ * stack under the rule's math subprograms, whose sum the verifier caps at 512 bytes (on
+ * Linux ≤ 6.6 with every frame rounded up to 32 bytes; bench/kernel/bpf_stack.py). */
+static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mptcp_subflow_context *sf, *ctx;
@@ -212,9 +232,9 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 			if (MPCC_LOSS_INTERVAL)
-				c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+				mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
 			if (MPCC_PERIODIC)
-				c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
+				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
 			continue;
 		}
@@ -236,7 +256,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_ssthresh) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
 		if (MPCC_PERIODIC)
-			c->base_rtt[k] = mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt);
+			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
 		if (MPCC_LOSS_INTERVAL) {
 			struct { __u64 loss1, loss2; } oca = {};   /* the first two fields of struct mpcc_ca:
 								 * only they, to keep the stack small */
@@ -245,7 +265,7 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
 				bpf_probe_read_kernel(&oca, sizeof(oca),
 					__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv));
-			c->ell[k] = mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2);
+			mpcc_set_ell(c, k, mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2));
 		}
 		c->n = k + 1;
 	}
@@ -260,9 +280,9 @@ static __always_inline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 		if (MPCC_LOSS_INTERVAL)
-			c->ell[k] = mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2);
+			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
 		if (MPCC_PERIODIC)
-			c->base_rtt[k] = mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]);
+			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
 	}
 	/* The record is per-CPU scratch: another walk on this CPU (a softirq's, or after preemption

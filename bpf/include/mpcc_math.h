@@ -70,10 +70,14 @@ struct mpcc_conn {
 	__u32 n;
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
+	/* the fields below exist only for the algorithms that read them: each array is 64 bytes of
+	 * the BPF program's stack, which Linux ≤ 6.6 caps tightly (bench/kernel/bpf_stack.py) */
+#if defined(MPCC_LOSS_INTERVAL) && MPCC_LOSS_INTERVAL
 	__u64 ell[MPCC_MAX_ROUTES];
+#endif
+#if defined(MPCC_PERIODIC) && MPCC_PERIODIC
 	__u64 base_rtt[MPCC_MAX_ROUTES];
 	__u64 adapted;
-#if defined(MPCC_PERIODIC) && MPCC_PERIODIC
 	__u64 w_old;
 #endif
 };
@@ -103,8 +107,10 @@ MPCC_INLINE mn_t mn_pack(__u64 m, __s64 e)
 	return (m & 0xffffffffULL) | ((__u64)(__u32)(__s32)e << 32);
 }
 
-/* Index of the most significant set bit of v > 0 (branch-light binary search; BPF has no clz). */
-MPCC_FN __u32 mn_msb(__u64 v)
+/* Index of the most significant set bit of v > 0 (branch-light binary search; BPF has no clz).
+ * Inlined into mn_norm: a subprogram of its own would cost a 32-byte frame on Linux ≤ 6.6, whose
+ * verifier counts even a frame without stack in its 512-byte limit (bench/kernel/bpf_stack.py). */
+MPCC_INLINE __u32 mn_msb(__u64 v)
 {
 	__u32 p = 0;
 
@@ -273,6 +279,7 @@ MPCC_FN mn_t mpcc_route_tau(const struct mpcc_conn *c, __u32 k)
 	return mn_from(t ? t : 1, 0);
 }
 
+#if defined(MPCC_PERIODIC) && MPCC_PERIODIC
 /* baseRTT_k, the route's minimum RTT (a zero counts as 1 unit). */
 MPCC_FN mn_t mpcc_route_base_tau(const struct mpcc_conn *c, __u32 k)
 {
@@ -283,6 +290,7 @@ MPCC_FN mn_t mpcc_route_base_tau(const struct mpcc_conn *c, __u32 k)
 	t = c->base_rtt[MPCC_IDX(k)];
 	return mn_from(t ? t : 1, 0);
 }
+#endif
 
 /* x_k = w_k/τ_k */
 MPCC_FN mn_t mpcc_route_x(const struct mpcc_conn *c, __u32 k)

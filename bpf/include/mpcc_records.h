@@ -94,11 +94,15 @@ static __always_inline void mpcc_record(__u32 kind, const struct mpcc_conn *c, _
 	for (k = 0; k < MPCC_MAX_ROUTES; k++) {
 		t->cwnd[k] = c->cwnd[k];
 		t->rtt[k] = c->rtt[k];
+#if MPCC_LOSS_INTERVAL
 		t->ell[k] = c->ell[k];
-		t->base_rtt[k] = c->base_rtt[k];
-	}
-	t->adapted = c->adapted;
+#endif
 #if MPCC_PERIODIC
+		t->base_rtt[k] = c->base_rtt[k];
+#endif
+	}
+#if MPCC_PERIODIC
+	t->adapted = c->adapted;
 	t->w_old = c->w_old;
 #endif
 	t->samples++;

@@ -232,7 +232,7 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
         pytest.skip(chk["skipped"])
     assert chk["compared"] >= 1, chk      # 10 connections × 20 s: few seconds are free of churn events
     assert chk["mismatched"] == 0, chk["first_mismatches"]
-    # balia's build drops a torn record in mpcc_gather (MPCC_SEEN_TORN_CHECK; OLIA's has no stack left)
+    # mpcc_gather drops a torn record (MPCC_SEEN_TORN_CHECK)
     assert chk["foreign_port_records"] == 0, "a record mixed two connections' subflows (mpcc_seen scratch)"
 
 

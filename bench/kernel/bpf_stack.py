@@ -1,0 +1,157 @@
+"""The BPF stack of a compiled congestion control, as the kernel's verifier adds it up.
+
+    python bench/kernel/bpf_stack.py [OBJ.bpf.o ...]      (default: the package's prebuilt objects)
+
+The verifier refuses a program whose call chain (struct_ops program → subprogram → …) needs more
+than 512 bytes of stack in all (check_max_stack_depth(): "combined stack size of N calls is X.
+Too large"). It sums each frame's stack depth rounded up — and the rounding differs by kernel:
+
+* up to Linux 6.6 (Debian's 6.1 LTS): each frame to 32 bytes, and at least 32 even for a
+  subprogram that uses no stack (``round_up(max(depth, 1), 32)``, the interpreter's granularity);
+* since Linux 6.7 with the JIT (6.12, 6.18): each frame to 16 bytes, a frame without stack
+  costs nothing (round_up_stack_depth()).
+
+So a deep chain of small math subprograms that 6.12 accepts can exceed 6.1's limit. This reads
+the object's code (llvm-objdump): a function's stack is the deepest r10-relative slot it
+touches (what the verifier records as the subprogram's stack_depth), and its calls are the
+BPF-to-BPF calls (relocations to a function or to .text); kfunc and helper calls add no frame.
+It prints, per struct_ops program, the deepest chain under both rules, with each frame's bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+MAX_BPF_STACK = 512
+_FUNC = re.compile(r"^([0-9a-f]+) ([lg])\s+F (\S+)\s+([0-9a-f]+) (\S+)$")
+_INSN = re.compile(r"^\s*(\d+):\s+((?:[0-9a-f]{2} )+)\s*(.*)$")
+_RELOC = re.compile(r"^\s*[0-9a-f]+:\s+R_BPF_64_32\s+(\S+)$")
+_R10 = re.compile(r"\(r10 - (\d+)\)")
+
+
+@dataclass
+class Func:
+    name: str
+    section: str
+    start: int             # first instruction (8-byte slot) in its section
+    end: int
+    stack: int = 0         # deepest r10-relative byte touched
+    calls: set = field(default_factory=set)
+
+
+def round_61(depth: int) -> int:
+    """Linux ≤ 6.6: round_up(max(depth, 1), 32)."""
+    return (max(depth, 1) + 31) // 32 * 32
+
+
+def round_jit(depth: int) -> int:
+    """Linux ≥ 6.7 with the JIT: round_up(depth, 16)."""
+    return (depth + 15) // 16 * 16
+
+
+def _objdump(args: list[str]) -> str:
+    tool = shutil.which("llvm-objdump") or "llvm-objdump"
+    return subprocess.run([tool, *args], capture_output=True, text=True, check=True).stdout
+
+
+def functions(obj: Path) -> dict[str, Func]:
+    """The object's functions with their stack depth and BPF-to-BPF callees."""
+    funcs: dict[str, Func] = {}
+    for line in _objdump(["-t", str(obj)]).splitlines():
+        m = _FUNC.match(line)
+        if m:
+            start = int(m.group(1), 16) // 8
+            funcs[m.group(5)] = Func(m.group(5), m.group(3), start, start + int(m.group(4), 16) // 8)
+    by_pos = {(f.section, i): f for f in funcs.values() for i in range(f.start, f.end)}
+    section, last_call, pending = "", None, None
+    regs_from_r10: dict[str, int] = {}
+    for line in _objdump(["-d", "-r", str(obj)]).splitlines():
+        if line.startswith("Disassembly of section "):
+            section = line.removeprefix("Disassembly of section ").rstrip(":")
+            continue
+        m = _INSN.match(line)
+        if m:
+            idx, raw, text = int(m.group(1)), m.group(2).split(), m.group(3)
+            f = by_pos.get((section, idx))
+            last_call = None
+            if f is None:
+                continue
+            if raw[0] == "85" and raw[1][0] == "1":          # BPF_CALL, src_reg = BPF_PSEUDO_CALL
+                imm = int.from_bytes(bytes.fromhex("".join(raw[4:8])), "little", signed=True)
+                last_call = (f, section, idx, imm)
+                pending = None
+            for d in _R10.findall(text):
+                f.stack = max(f.stack, int(d))
+            # a stack address taken: rX = r10; rX += -N
+            mm = re.match(r"(r\d+) = r10$", text)
+            if mm:
+                regs_from_r10[mm.group(1)] = 0
+                pending = f
+            mm = re.match(r"(r\d+) \+= -(\d+)$", text)
+            if mm and mm.group(1) in regs_from_r10 and pending is f:
+                f.stack = max(f.stack, int(mm.group(2)))
+                regs_from_r10.pop(mm.group(1))
+            continue
+        m = _RELOC.match(line)
+        if m and last_call:
+            f, sec, idx, imm = last_call
+            target = m.group(1)
+            if target in funcs:
+                f.calls.add(target)
+            else:                                            # a static function: section + imm
+                pos = (target, imm + 1) if target.startswith(".") else None
+                callee = by_pos.get(pos) if pos else None
+                if callee:
+                    f.calls.add(callee.name)
+            last_call = None
+    return funcs
+
+
+def deepest(funcs: dict[str, Func], root: str, rnd) -> tuple[int, list[str]]:
+    """The chain from ``root`` with the largest rounded sum (the verifier walks every chain)."""
+    best = (0, [])
+    for c in sorted(funcs[root].calls):
+        best = max(best, deepest(funcs, c, rnd), key=lambda t: t[0])
+    return rnd(funcs[root].stack) + best[0], [root, *best[1]]
+
+
+def report(obj: Path) -> list[dict]:
+    """Per struct_ops program: its deepest chain under the 6.1 and the ≥ 6.7 rule."""
+    funcs = functions(obj)
+    rows = []
+    for f in funcs.values():
+        if f.section != "struct_ops":
+            continue
+        row = {"program": f.name}
+        for label, rnd in (("6.1", round_61), ("6.7+", round_jit)):
+            total, chain = deepest(funcs, f.name, rnd)
+            row[label] = {"combined": total, "chain": [(c, funcs[c].stack) for c in chain]}
+        rows.append(row)
+    return rows
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    objs = [Path(a) for a in args] or sorted((ROOT / "python/mpcc/testbed/bpf_prebuilt").glob("*.bpf.o"))
+    worst = 0
+    for obj in objs:
+        rows = report(obj)
+        top = max(rows, key=lambda r: r["6.1"]["combined"])
+        worst = max(worst, top["6.1"]["combined"])
+        for label in ("6.1", "6.7+"):
+            d = top[label] if label == "6.1" else max(rows, key=lambda r: r[label]["combined"])[label]
+            chain = " → ".join(f"{n} {s}" for n, s in d["chain"])
+            flag = "  TOO LARGE" if d["combined"] > MAX_BPF_STACK else ""
+            print(f"{obj.name:32s} {label:5s} {d['combined']:4d}{flag}  ({len(d['chain'])} frames: {chain})")
+    return 1 if worst > MAX_BPF_STACK else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
