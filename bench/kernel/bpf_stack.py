@@ -31,7 +31,7 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 MAX_BPF_STACK = 512
 _FUNC = re.compile(r"^([0-9a-f]+) ([lg])\s+F (\S+)\s+([0-9a-f]+) (\S+)$")
-_INSN = re.compile(r"^\s*(\d+):\s+((?:[0-9a-f]{2} )+)\s*(.*)$")
+_INSN = re.compile(r"^\s*(\d+):\t((?:[0-9a-f]{2} ?)+)\t(.*)$")   # index, raw bytes, text
 _RELOC = re.compile(r"^\s*[0-9a-f]+:\s+R_BPF_64_32\s+(\S+)$")
 _R10 = re.compile(r"\(r10 - (\d+)\)")
 
@@ -70,47 +70,49 @@ def functions(obj: Path) -> dict[str, Func]:
             start = int(m.group(1), 16) // 8
             funcs[m.group(5)] = Func(m.group(5), m.group(3), start, start + int(m.group(4), 16) // 8)
     by_pos = {(f.section, i): f for f in funcs.values() for i in range(f.start, f.end)}
-    section, last_call, pending = "", None, None
-    regs_from_r10: dict[str, int] = {}
+    starts = {(f.section, f.start): f for f in funcs.values()}
+    section, prev, call = "", "", None      # call: (caller, section, index, imm) awaiting its relocation
+
+    def resolve(reloc: str | None) -> None:
+        """A call's callee: the function its relocation names; against a section (a static
+        function), the one at imm + 1 there; without a relocation, the one at pc + imm + 1."""
+        f, sec, idx, imm = call
+        if reloc in funcs:
+            callee = funcs[reloc]
+        else:
+            callee = starts.get((reloc, imm + 1) if reloc else (sec, idx + imm + 1))
+        if callee:
+            f.calls.add(callee.name)
+
     for line in _objdump(["-d", "-r", str(obj)]).splitlines():
-        if line.startswith("Disassembly of section "):
-            section = line.removeprefix("Disassembly of section ").rstrip(":")
+        m = _RELOC.match(line)
+        if m and call:
+            resolve(m.group(1))
+            call = None
             continue
         m = _INSN.match(line)
-        if m:
-            idx, raw, text = int(m.group(1)), m.group(2).split(), m.group(3)
-            f = by_pos.get((section, idx))
-            last_call = None
-            if f is None:
-                continue
-            if raw[0] == "85" and raw[1][0] == "1":          # BPF_CALL, src_reg = BPF_PSEUDO_CALL
-                imm = int.from_bytes(bytes.fromhex("".join(raw[4:8])), "little", signed=True)
-                last_call = (f, section, idx, imm)
-                pending = None
-            for d in _R10.findall(text):
-                f.stack = max(f.stack, int(d))
-            # a stack address taken: rX = r10; rX += -N
-            mm = re.match(r"(r\d+) = r10$", text)
-            if mm:
-                regs_from_r10[mm.group(1)] = 0
-                pending = f
-            mm = re.match(r"(r\d+) \+= -(\d+)$", text)
-            if mm and mm.group(1) in regs_from_r10 and pending is f:
-                f.stack = max(f.stack, int(mm.group(2)))
-                regs_from_r10.pop(mm.group(1))
+        if not m and not line.startswith("Disassembly of section "):
             continue
-        m = _RELOC.match(line)
-        if m and last_call:
-            f, sec, idx, imm = last_call
-            target = m.group(1)
-            if target in funcs:
-                f.calls.add(target)
-            else:                                            # a static function: section + imm
-                pos = (target, imm + 1) if target.startswith(".") else None
-                callee = by_pos.get(pos) if pos else None
-                if callee:
-                    f.calls.add(callee.name)
-            last_call = None
+        if call:
+            resolve(None)
+            call = None
+        if not m:
+            section = line.removeprefix("Disassembly of section ").rstrip(":")
+            continue
+        idx, raw, text = int(m.group(1)), m.group(2).split(), m.group(3)
+        f = by_pos.get((section, idx))
+        if f is None:
+            continue
+        if raw[0] == "85" and raw[1][0] == "1":          # BPF_CALL with src_reg = BPF_PSEUDO_CALL
+            call = (f, section, idx, int.from_bytes(bytes.fromhex("".join(raw[4:8])), "little", signed=True))
+        for d in _R10.findall(text):                     # *(u64 *)(r10 - N)
+            f.stack = max(f.stack, int(d))
+        mm = re.match(r"(r\d+) \+= -(\d+)$", text)        # a stack address: rX = r10; rX += -N
+        if mm and prev == f"{mm.group(1)} = r10":
+            f.stack = max(f.stack, int(mm.group(2)))
+        prev = text
+    if call:
+        resolve(None)
     return funcs
 
 

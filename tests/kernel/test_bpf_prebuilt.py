@@ -46,6 +46,19 @@ def test_source_digest_changes_with_the_parameters():
     assert bpf_prebuilt.source_digest(a, bpf.BPF_DIR) == bpf_prebuilt.source_digest(bpf.spec("ewtcp"), bpf.BPF_DIR)
 
 
+def test_the_checkouts_prebuilt_objects_are_built_from_the_current_sources():
+    """A stale object (bpf/ edited since `make bpf-prebuilt`; `make setup` and `make test` rebuild
+    it) would ship in the wheel: every object's recorded digest is that of today's sources."""
+    index = bpf_prebuilt._index(bpf_prebuilt.PREBUILT_DIR)
+    if not index:
+        pytest.skip("no prebuilt objects in this checkout (fix: make bpf-prebuilt)")
+    stale = [ent["describe"] for ent in index["objects"].values()
+             if ent["source_sha256"] != bpf_prebuilt.source_digest(bpf.spec(ent["describe"]), bpf.BPF_DIR)]
+    assert stale == [], f"prebuilt objects older than bpf/: {stale} (fix: make bpf-prebuilt)"
+    assert sorted(index["objects"]) == sorted(
+        bpf.spec(a).stem for a in [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS])
+
+
 def test_load_balia_with_clang_hidden_uses_the_package(path_without_clang, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")

@@ -105,3 +105,26 @@ def test_a_partial_run_replaces_only_its_own_columns(tmp_path, monkeypatch):
     merged = kernels.merge([col("6.12", "pass"), col("6.1", "pass")])
     assert [r["series"] for r in merged] == ["6.1", "6.12", "running"]
     assert [r["rows"][0]["status"] for r in merged] == ["pass", "pass", "pass"]
+
+
+def test_a_guest_column_is_made_of_boots_of_at_most_per_boot_algorithms(monkeypatch):
+    boots = []
+
+    def fake_boot(package, algorithms, secs, accel, boot=0):
+        boots.append(list(algorithms))
+        if boot == 1:
+            return kernels._broken(package, "guest did not finish in 900 s")
+        return {"package": package, "environment": {"kernel": "6.1.0-56-amd64"}, "guest_s": 100.0,
+                "rows": [{"algorithm": a, "status": "pass"} for a in algorithms]}
+
+    monkeypatch.setattr(kernels, "run_boot", fake_boot)
+    algos = [f"a{i}" for i in range(7)]
+    res = kernels.run_guest("linux-image-6.1.0-56-amd64", algos, 5.0, "tcg", per_boot=3)
+    assert boots == [["a0", "a1", "a2"], ["a3", "a4", "a5"], ["a6"]]
+    assert [r["algorithm"] for r in res["rows"]] == algos
+    assert [r["status"] for r in res["rows"]] == ["pass"] * 3 + ["fail"] * 3 + ["pass"]
+    assert res["boots"] == 3 and res["guest_s"] == 200.0
+    assert res["environment"]["kernel"] == "6.1.0-56-amd64"
+    assert res["error"] == "guest did not finish in 900 s"
+    lines = kernels.table([res]).splitlines()
+    assert lines[2 + 3] == "| `a3` | fail: guest did not finish in 900 s |" and lines[2 + 6] == "| `a6` | pass |"

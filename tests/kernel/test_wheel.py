@@ -43,6 +43,8 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
         ent = objects.get(sp.stem)
         assert ent is not None, f"{sp.describe()} not in the wheel's index"
         assert ent["kernel_name"] == sp.kernel_name
+        assert ent["source_sha256"] == bpf_prebuilt.source_digest(sp, bpf.BPF_DIR), \
+            f"{ent['file']} was built from older sources than bpf/ (fix: make bpf-prebuilt)"
         assert PREFIX + ent["file"] in names, f"{ent['file']} named in the index but not in the wheel"
     with zipfile.ZipFile(wheel) as z:
         for ent in objects.values():
