@@ -6,10 +6,10 @@ The verifier refuses a program whose call chain (struct_ops program → subprogr
 than 512 bytes of stack in all (check_max_stack_depth(): "combined stack size of N calls is X.
 Too large"). It sums each frame's stack depth rounded up — and the rounding differs by kernel:
 
-* up to Linux 6.6 (Debian's 6.1 LTS): each frame to 32 bytes, and at least 32 even for a
-  subprogram that uses no stack (``round_up(max(depth, 1), 32)``, the interpreter's granularity);
-* since Linux 6.7 with the JIT (6.12, 6.18): each frame to 16 bytes, a frame without stack
-  costs nothing (round_up_stack_depth()).
+* Debian's 6.1 LTS: each frame to 32 bytes, and at least 32 even for a subprogram that uses no
+  stack (``round_up(max(depth, 1), 32)``, the interpreter's granularity);
+* newer kernels with the JIT (6.12, 6.18; round_up_stack_depth()): each frame to 16 bytes, and a
+  frame without stack costs nothing.
 
 So a deep chain of small math subprograms that 6.12 accepts can exceed 6.1's limit. This reads
 the object's code (llvm-objdump): a function's stack is the deepest r10-relative slot it
@@ -47,12 +47,12 @@ class Func:
 
 
 def round_61(depth: int) -> int:
-    """Linux ≤ 6.6: round_up(max(depth, 1), 32)."""
+    """Linux 6.1: round_up(max(depth, 1), 32)."""
     return (max(depth, 1) + 31) // 32 * 32
 
 
 def round_jit(depth: int) -> int:
-    """Linux ≥ 6.7 with the JIT: round_up(depth, 16)."""
+    """Linux 6.12, 6.18 with the JIT (round_up_stack_depth()): round_up(depth, 16)."""
     return (depth + 15) // 16 * 16
 
 
@@ -125,14 +125,14 @@ def deepest(funcs: dict[str, Func], root: str, rnd) -> tuple[int, list[str]]:
 
 
 def report(obj: Path) -> list[dict]:
-    """Per struct_ops program: its deepest chain under the 6.1 and the ≥ 6.7 rule."""
+    """Per struct_ops program: its deepest chain under the 6.1 and the 6.12+ rule."""
     funcs = functions(obj)
     rows = []
     for f in funcs.values():
         if f.section != "struct_ops":
             continue
         row = {"program": f.name}
-        for label, rnd in (("6.1", round_61), ("6.7+", round_jit)):
+        for label, rnd in (("6.1", round_61), ("6.12+", round_jit)):
             total, chain = deepest(funcs, f.name, rnd)
             row[label] = {"combined": total, "chain": [(c, funcs[c].stack) for c in chain]}
         rows.append(row)
@@ -147,7 +147,7 @@ def main(argv: list[str] | None = None) -> int:
         rows = report(obj)
         top = max(rows, key=lambda r: r["6.1"]["combined"])
         worst = max(worst, top["6.1"]["combined"])
-        for label in ("6.1", "6.7+"):
+        for label in ("6.1", "6.12+"):
             d = top[label] if label == "6.1" else max(rows, key=lambda r: r[label]["combined"])[label]
             chain = " → ".join(f"{n} {s}" for n, s in d["chain"])
             flag = "  TOO LARGE" if d["combined"] > MAX_BPF_STACK else ""
