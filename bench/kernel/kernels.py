@@ -314,14 +314,22 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def merge(results: list[dict]) -> list[dict]:
+def merge(results: list[dict], rows_only: bool = False) -> list[dict]:
     """This run's columns replace the same series in bench/kernel/kernels.json; the others stay
-    (each column keeps its own date), in the order 6.1, 6.12, running."""
+    (each column keeps its own date), in the order 6.1, 6.12, running. ``rows_only`` (a run of
+    some algorithms): only their rows replace those of the recorded column of the same kernel
+    release, the other rows stay (each row keeps its own date)."""
     try:
         old = {r["series"]: r for r in json.loads(RESULTS.read_text())["results"]}
     except (OSError, ValueError, KeyError):
         old = {}
-    old.update({r["series"]: r for r in results})
+    for res in results:
+        prev = old.get(res["series"])
+        if rows_only and prev and prev["environment"].get("kernel") == res["environment"].get("kernel"):
+            new = {x["algorithm"]: x for x in res["rows"]}
+            rows = [new.pop(x["algorithm"], x) for x in prev["rows"]] + list(new.values())
+            res = {**prev, "rows": rows, "date": res["date"]}
+        old[res["series"]] = res
     order = [*SERIES, "running"]
     return sorted(old.values(), key=lambda r: order.index(r["series"]) if r["series"] in order else 99)
 
@@ -353,7 +361,8 @@ def main(argv=None) -> int:
                     help="guests: algorithms per boot, each boot one hold of the bench lock (default %(default)s)")
     ap.add_argument("--plan", action="store_true", help="print the packages and commands; run nothing")
     ap.add_argument("--no-doc", action="store_true", help="do not rewrite docs/kernel.md and kernels.json")
-    ap.add_argument("algorithms", nargs="*")
+    ap.add_argument("algorithms", nargs="*",
+                    help="only these (default: all); their rows replace the same rows of the recorded columns")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE))
     from kernels_check import all_algorithms
@@ -403,8 +412,10 @@ def main(argv=None) -> int:
     date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
     for r in results:
         r["date"] = date
+        for row in r["rows"]:
+            row["date"] = date
     if not a.no_doc:
-        merged = merge(results)
+        merged = merge(results, rows_only=bool(a.algorithms))
         RESULTS.write_text(json.dumps({"host_kernel": os.uname().release, "results": merged}, indent=1) + "\n")
         write_doc(merged)
     print(table(results))

@@ -4,6 +4,7 @@ are too long (and download kernels) for CI; their results are recorded in bench/
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -128,3 +129,26 @@ def test_a_guest_column_is_made_of_boots_of_at_most_per_boot_algorithms(monkeypa
     assert res["error"] == "guest did not finish in 900 s"
     lines = kernels.table([res]).splitlines()
     assert lines[2 + 3] == "| `a3` | fail: guest did not finish in 900 s |" and lines[2 + 6] == "| `a6` | pass |"
+
+
+def test_a_run_of_some_algorithms_replaces_only_their_rows(tmp_path, monkeypatch):
+    rec = tmp_path / "kernels.json"
+    col = lambda series, kernel, rows, date: {"series": series, "environment": {"kernel": kernel},  # noqa: E731
+                                              "date": date, "rows": rows}
+    rec.write_text(json.dumps({"results": [
+        col("6.1", "6.1.0-56-amd64", [{"algorithm": "balia", "status": "pass"},
+                                      {"algorithm": "fast", "status": "refused", "reason": "x"}], "d0"),
+        col("running", "6.18", [{"algorithm": "balia", "status": "pass"}], "d0")]}))
+    monkeypatch.setattr(kernels, "RESULTS", rec)
+    rerun = [col("6.1", "6.1.0-56-amd64", [{"algorithm": "fast", "status": "pass"},
+                                           {"algorithm": "new", "status": "pass"}], "d1")]
+    merged = kernels.merge(rerun, rows_only=True)
+    assert [m["series"] for m in merged] == ["6.1", "running"]
+    assert merged[0]["rows"] == [{"algorithm": "balia", "status": "pass"}, {"algorithm": "fast", "status": "pass"},
+                                 {"algorithm": "new", "status": "pass"}]
+    assert merged[0]["date"] == "d1" and merged[1]["date"] == "d0"
+    # another release of the series: the column is replaced whole
+    other = [col("6.1", "6.1.0-57-amd64", [{"algorithm": "fast", "status": "pass"}], "d2")]
+    assert kernels.merge(other, rows_only=True)[0]["rows"] == [{"algorithm": "fast", "status": "pass"}]
+    # a full run replaces the column
+    assert kernels.merge(rerun)[0]["rows"] == rerun[0]["rows"]
