@@ -288,3 +288,22 @@ def test_every_testbed_environment_error_names_its_fix():
                     if "(fix:" not in ast.get_source_segment(text, node.exc) and "(fix: …) in both" not in line:
                         missing.append(f"{f.name}:{node.lineno}")
     assert not missing, missing
+
+
+def test_refusal_for_the_stack_or_the_complexity_limit_names_the_limit():
+    """What 6.1's verifier said of programs 6.12+ accept (bench/kernel/kernels.json): one line that
+    names the kernel's limit, not the verifier's last line alone."""
+    log = ("libbpf: prog 'olia_cong_avoid': -- BEGIN PROG LOAD LOG --\n"
+           "combined stack size of 5 calls is 544. Too large\nverification time 1 usec\n"
+           "-- END PROG LOAD LOG --\nlibbpf: failed to load object\n")
+    msg = bpf.refusal_reason(log, "mpcc_olia", _OBJ)
+    assert msg == ("mpcc_olia: this kernel's verifier allows 512 bytes of stack per call chain and counts 544 for "
+                   "a chain of 5 calls (Linux 6.1 rounds each frame up to 32 bytes; bench/kernel/bpf_stack.py "
+                   "/x/balia.bpf.o shows the chain)")
+    log = ("libbpf: prog 'fast_in_ack_event': -- BEGIN PROG LOAD LOG --\n" + "1: (bf) r1 = r6\n" * 50 +
+           "BPF program is too large. Processed 1000001 insn\n"
+           "processed 1000001 insns (limit 1000000) max_states_per_insn 27 total_states 40000\n"
+           "-- END PROG LOAD LOG --\nlibbpf: prog 'fast_in_ack_event': failed to load: -7\n")
+    msg = bpf.refusal_reason(log, "mpcc_fast", _OBJ)
+    assert "\n" not in msg and "r1 = r6" not in msg
+    assert msg.startswith("mpcc_fast: this kernel's verifier gave up after 1000001 instructions (its limit;")

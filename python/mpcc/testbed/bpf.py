@@ -316,6 +316,16 @@ def refusal_reason(log: str, kname: str, obj: Path) -> str:
                 f"(an older kernel layout; details: bpftool -d struct_ops register {obj})")
     if "CO-RE relocat" in log:
         return f"{kname}: a CO-RE relocation failed on this kernel (details: bpftool -d struct_ops register {obj})"
+    m = re.search(r"combined stack size of (\d+) calls is (\d+)", log)
+    if m:
+        return (f"{kname}: this kernel's verifier allows 512 bytes of stack per call chain and counts "
+                f"{m.group(2)} for a chain of {m.group(1)} calls (Linux 6.1 rounds each frame up to 32 bytes; "
+                f"bench/kernel/bpf_stack.py {obj} shows the chain)")
+    m = re.search(r"BPF program is too large\. Processed (\d+) insn", log)
+    if m:
+        return (f"{kname}: this kernel's verifier gave up after {m.group(1)} instructions (its limit; an older "
+                f"verifier prunes less, newer kernels check it in far fewer) (full log: bpftool -d struct_ops "
+                f"register {obj})")
     body = log.split("-- END PROG LOAD LOG --")[0].split("-- BEGIN PROG LOAD LOG --")[-1]
     lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith(("libbpf:", "Error:"))
              and not re.match(r"(\d+: |;|processed \d+ insn|verification time|stack depth|from \d+ to)", ln.strip())]
