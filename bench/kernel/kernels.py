@@ -334,6 +334,13 @@ def merge(results: list[dict], rows_only: bool = False) -> list[dict]:
     return sorted(old.values(), key=lambda r: order.index(r["series"]) if r["series"] in order else 99)
 
 
+def record(results: list[dict], rows_only: bool = False) -> None:
+    """Merge columns into bench/kernel/kernels.json and rewrite the table in docs/kernel.md."""
+    merged = merge(results, rows_only)
+    RESULTS.write_text(json.dumps({"host_kernel": os.uname().release, "results": merged}, indent=1) + "\n")
+    write_doc(merged)
+
+
 def write_doc(results: list[dict]) -> None:
     begin, end = "<!-- kernels:begin -->", "<!-- kernels:end -->"
     text = DOC.read_text()
@@ -404,20 +411,16 @@ def main(argv=None) -> int:
         res = run_running(algorithms, a.secs) if k == "running" else \
             run_guest(packages[k], algorithms, a.secs, accel, max(1, a.per_boot))
         res["series"] = k
+        res["date"] = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        for row in res["rows"]:
+            row["date"] = res["date"]
         results.append(res)
+        if not a.no_doc:             # recorded per kernel: a later one may wait long for the lock
+            record([res], rows_only=bool(a.algorithms))
         bad_rows = [r["algorithm"] for r in res["rows"] if r["status"] != "pass"]
         print(f"kernels: {res['environment']['kernel']}: {len(res['rows']) - len(bad_rows)}/{len(res['rows'])} pass"
               + (f"; {res['error']}" if res.get("error") else "") + (f"; not passing: {', '.join(bad_rows)}" if bad_rows else ""),
               flush=True)
-    date = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
-    for r in results:
-        r["date"] = date
-        for row in r["rows"]:
-            row["date"] = date
-    if not a.no_doc:
-        merged = merge(results, rows_only=bool(a.algorithms))
-        RESULTS.write_text(json.dumps({"host_kernel": os.uname().release, "results": merged}, indent=1) + "\n")
-        write_doc(merged)
     print(table(results))
     return 0 if all(r["status"] == "pass" for res in results for r in res["rows"]) and \
         all(not res.get("error") for res in results) else 1
