@@ -166,6 +166,12 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 		mpcc_set_base_rtt(c, 0, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]));
 }
 
+/* The walk fills each route's baseRTT only when the periodic update reads the walk (with
+ * MPCC_OWN_ROUTE it reads route r alone, mpcc_fill_own, and the loss rule reads no baseRTT). The
+ * fill costs a branch per route, with which 6.1's verifier gave up on FAST's ssthresh after
+ * 1,000,000 instructions (66,000 without; 52,000 either way on 6.18). */
+#define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
+
 /* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h); every algorithm has it
  * since the walk has a frame of its own (below; OLIA had no stack left for its two locals before). */
 #ifndef MPCC_SEEN_TORN_CHECK
@@ -233,7 +239,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 			if (MPCC_LOSS_INTERVAL)
 				mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-			if (MPCC_PERIODIC)
+			if (MPCC_WALK_BASE_RTT)
 				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
 			continue;
@@ -255,7 +261,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			   TCP_CA_Recovery)
 			c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_ssthresh) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
-		if (MPCC_PERIODIC)
+		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
 		if (MPCC_LOSS_INTERVAL) {
 			struct { __u64 loss1, loss2; } oca = {};   /* the first two fields of struct mpcc_ca:
@@ -281,7 +287,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 		if (MPCC_LOSS_INTERVAL)
 			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-		if (MPCC_PERIODIC)
+		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
 	}
