@@ -242,7 +242,7 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str, per_
 def run_boot(package: str, algorithms: list[str], secs: float, accel: str, boot: int = 0) -> dict:
     rel = release_of(package)
     tree = fetch(package)
-    out = CACHE / "out" / rel / f"boot{boot}"
+    out = CACHE / "out" / rel / f"{os.getpid()}-boot{boot}"     # two runs may wait for the lock at once
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
     cmd = check_cmd("cli", algorithms, secs) + ["--bpf-stats", "--out", "/tmp/out/result.json"]
