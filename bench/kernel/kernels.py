@@ -328,7 +328,9 @@ def merge(results: list[dict], rows_only: bool = False) -> list[dict]:
         if rows_only and prev and prev["environment"].get("kernel") == res["environment"].get("kernel"):
             new = {x["algorithm"]: x for x in res["rows"]}
             rows = [new.pop(x["algorithm"], x) for x in prev["rows"]] + list(new.values())
-            res = {**prev, "rows": rows, "date": res["date"]}
+            res = {**prev, "rows": rows, "date": res["date"],      # the column's time: all its boots
+                   "guest_s": round(prev.get("guest_s", 0) + res.get("guest_s", 0), 1),
+                   "boots": prev.get("boots", 0) + res.get("boots", 0)}
         old[res["series"]] = res
     order = [*SERIES, "running"]
     return sorted(old.values(), key=lambda r: order.index(r["series"]) if r["series"] in order else 99)

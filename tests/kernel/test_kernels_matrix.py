@@ -142,7 +142,9 @@ def test_a_run_of_some_algorithms_replaces_only_their_rows(tmp_path, monkeypatch
     monkeypatch.setattr(kernels, "RESULTS", rec)
     rerun = [col("6.1", "6.1.0-56-amd64", [{"algorithm": "fast", "status": "pass"},
                                            {"algorithm": "new", "status": "pass"}], "d1")]
+    rerun[0].update(guest_s=40.0, boots=1)
     merged = kernels.merge(rerun, rows_only=True)
+    assert merged[0]["guest_s"] == 40.0 and merged[0]["boots"] == 1    # the recorded column had none
     assert [m["series"] for m in merged] == ["6.1", "running"]
     assert merged[0]["rows"] == [{"algorithm": "balia", "status": "pass"}, {"algorithm": "fast", "status": "pass"},
                                  {"algorithm": "new", "status": "pass"}]
