@@ -134,14 +134,11 @@ static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
 	return (min_rtt_us != ~0U && b) ? b : srtt;
 }
 
-/* c->ell and c->base_rtt exist only for the algorithms that read them (mpcc_math.h); the callers
- * write them under if (MPCC_LOSS_INTERVAL) / if (MPCC_PERIODIC). */
+/* c->ell, c->base_rtt exist only for the algorithms that read them (mpcc_math.h). */
 static __always_inline void mpcc_set_ell(struct mpcc_conn *c, __u32 k, __u64 ell)
 {
 #if MPCC_LOSS_INTERVAL
 	c->ell[k & (MPCC_MAX_ROUTES - 1)] = ell;
-#else
-	(void)c, (void)k, (void)ell;
 #endif
 }
 
@@ -149,8 +146,6 @@ static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u6
 {
 #if MPCC_PERIODIC
 	c->base_rtt[k & (MPCC_MAX_ROUTES - 1)] = base;
-#else
-	(void)c, (void)k, (void)base;
 #endif
 }
 
