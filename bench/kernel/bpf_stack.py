@@ -20,6 +20,7 @@ It prints, per struct_ops program, the deepest chain under both rules, with each
 
 from __future__ import annotations
 
+import argparse
 import re
 import shutil
 import subprocess
@@ -140,8 +141,15 @@ def report(obj: Path) -> list[dict]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    objs = [Path(a) for a in args] or sorted((ROOT / "python/mpcc/testbed/bpf_prebuilt").glob("*.bpf.o"))
+    ap = argparse.ArgumentParser(description="The BPF stack of compiled congestion controls, "
+                                 "as the 6.1 and the 6.12+ verifiers add it up.")
+    ap.add_argument("objects", nargs="*", type=Path, metavar="OBJ.bpf.o",
+                    help="objects to read (default: the package's prebuilt objects)")
+    args = ap.parse_args(argv)
+    objs = args.objects or sorted((ROOT / "python/mpcc/testbed/bpf_prebuilt").glob("*.bpf.o"))
+    for obj in objs:
+        if not obj.is_file():
+            ap.error(f"{obj}: no such object (fix: give a .bpf.o path, or run `make setup` to build the prebuilt ones)")
     worst = 0
     for obj in objs:
         rows = report(obj)
