@@ -29,16 +29,22 @@ def btf_offset(struct: str, member: str) -> int:
     raise SystemExit(f"ssthresh_watch: no {struct}.{member} in the kernel's BTF")
 
 
+def socket_exprs() -> tuple[str, str, str, str]:
+    """bpftrace expressions over a tcp tracepoint's skaddr: the tcp_sock, the
+    inet_connection_sock, and our mpcc_ca's ss_ret and ss_calls (bytes 96 and 100 of the CA area)."""
+    ca = btf_offset("inet_connection_sock", "icsk_ca_priv")
+    return ("((struct tcp_sock *)args->skaddr)",
+            "((struct inet_connection_sock *)args->skaddr)",
+            f"*(uint32 *)((uint64)args->skaddr + {ca + 96})",
+            f"*(uint32 *)((uint64)args->skaddr + {ca + 100})")
+
+
 def script() -> str:
     """tcp_cong_state_set fires in tcp_set_ca_state(), which tcp_enter_cwr / tcp_enter_recovery /
     tcp_enter_loss call right after writing snd_ssthresh = ca_ops->ssthresh(sk): the value seen
     there is the one just written. tcp_probe fires for each segment tcp_rcv_established takes,
     before tcp_ack (and so before our in_ack_event repair)."""
-    ca = btf_offset("inet_connection_sock", "icsk_ca_priv")
-    sk = "((struct tcp_sock *)args->skaddr)"
-    icsk = "((struct inet_connection_sock *)args->skaddr)"
-    ss_ret = f"*(uint32 *)((uint64)args->skaddr + {ca + 96})"
-    ss_calls = f"*(uint32 *)((uint64)args->skaddr + {ca + 100})"
+    sk, icsk, ss_ret, ss_calls = socket_exprs()
     return f"""tracepoint:tcp:tcp_cong_state_set {{
   $ss = {sk}->snd_ssthresh; $calls = {ss_calls};
   if ($ss > 0x7fffffff) {{
@@ -68,11 +74,7 @@ def log_script() -> str:
     change of any TCP socket (S: old, new, sk_state, ssthresh, our ss_calls/ss_ret, cwnd,
     prior_cwnd, prior_ssthresh, the CA's name, comm), each change of ssthresh seen by tcp_probe
     (P), and each TCP state change (K)."""
-    ca = btf_offset("inet_connection_sock", "icsk_ca_priv")
-    sk = "((struct tcp_sock *)args->skaddr)"
-    icsk = "((struct inet_connection_sock *)args->skaddr)"
-    ss_ret = f"*(uint32 *)((uint64)args->skaddr + {ca + 96})"
-    ss_calls = f"*(uint32 *)((uint64)args->skaddr + {ca + 100})"
+    sk, icsk, ss_ret, ss_calls = socket_exprs()
     return f"""tracepoint:tcp:tcp_cong_state_set {{
   printf("S %lld %llx %d %d %d %s %u %u %u %u %u %u %d %s\\n", nsecs, args->skaddr, cpu, {icsk}->icsk_ca_state, args->cong_state,
     comm, {sk}->snd_ssthresh, {ss_calls}, {ss_ret}, {sk}->snd_cwnd, {sk}->prior_cwnd, {sk}->prior_ssthresh,
