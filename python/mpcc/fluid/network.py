@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 import scipy.sparse as sp
@@ -70,10 +71,10 @@ class Network:
     def tau(self) -> np.ndarray:
         return np.concatenate([c.tau.ravel() for c in self.classes]) if self.classes else np.zeros(0)
 
-    @property
+    @cached_property
     def route_loss(self) -> np.ndarray:
         """ℓ_r = 1 − Π_{l∈r}(1 − loss_l): the probability that route r loses a packet at random,
-        whatever the congestion prices (0 on every route without lossy links)."""
+        whatever the congestion prices (0 on every route without lossy links); computed once."""
         if self.link_loss is None or not np.any(self.link_loss):
             return np.zeros(self.n_routes)
         return -np.expm1(self.H.T @ np.log1p(-self.link_loss))

@@ -174,10 +174,14 @@ class NewtonSystem:
         self.krylov_iterations = 0
         self.steps = 0                # Newton steps (barrier path, polish, continuation)
 
+    def route_price(self, p):
+        """q = Hᵀp + ℓ, as Network.route_price with the transpose kept."""
+        return self.HT @ p + self.ell
+
     def residual(self, x, p, t, m, nl, free_r=None, free_l=None):
         net = self.net
         phi, Js = phi_all(net, x, jac=False)
-        q = self.HT @ p + self.ell
+        q = self.route_price(p)
         y = self.Hm @ x
         with np.errstate(all="ignore"):
             phit = phi + t * m / x
@@ -244,7 +248,7 @@ class NewtonSystem:
         net = self.net
         self.steps += 1
         phi, Js = phi_all(net, x, central=self.direct)
-        q = self.HT @ p + self.ell
+        q = self.route_price(p)
         y = self.Hm @ x
         with np.errstate(all="ignore"):
             bar = t * m / x

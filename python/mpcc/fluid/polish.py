@@ -34,7 +34,7 @@ def polish_exact(sysm: NewtonSystem, x, p, x0, p0, rounds: int = 6, hint=None):
     inequalities (y_l > c_l off A, φ_r > q_r on Z, p_l < 0 on A) move between the sets."""
     net = sysm.net
     phi, _ = phi_all(net, x, jac=False)
-    q = sysm.HT @ p + sysm.ell
+    q = sysm.route_price(p)
     y = sysm.Hm @ x
     if hint is None:
         zero_r = (x / x0) < np.maximum((q - phi) / q, 0.0)
@@ -66,7 +66,7 @@ def polish_exact(sysm: NewtonSystem, x, p, x0, p0, rounds: int = 6, hint=None):
             continue
         xe = np.where(zero_r, ZERO * x0, xs)
         phi, _ = phi_all(net, xe, jac=False)
-        q = sysm.HT @ ps + sysm.ell
+        q = sysm.route_price(ps)
         y = sysm.Hm @ np.where(zero_r, 0.0, xs)
         over = (~active_l) & (y > net.capacity * (1 + 1e-11))
         wake = zero_r & (phi > q * (1 + 1e-11))
