@@ -503,6 +503,11 @@ def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
     return run_detailed(s, st, out_dir, progress)[0]
 
 
+def _labels(ccs: list[str], knames: list[str]) -> list[str]:
+    """Each group's algorithm as the result names it: with the kernel name where they differ."""
+    return [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)]
+
+
 def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                  progress: bool = True, on_built: Callable[[topology.Topology], None] | None = None
                  ) -> tuple[RunResult, list[Summary]]:
@@ -533,7 +538,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                     raw = run_with_retry(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
                                          work / f"run{i}", tick, on_built)
                     summaries.append(summarise(s, raw, warmup))
-        res = result(s, [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)], summaries, st, warmup)
+        res = result(s, _labels(ccs, knames), summaries, st, warmup)
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))
@@ -546,7 +551,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from ..outdir import mark_partial
             from . import output
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
-            res = result(s, [f"{a} ({k})" if a != k else a for a, k in zip(ccs, knames)], summaries, st, warmup)
+            res = result(s, _labels(ccs, knames), summaries, st, warmup)
             res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))
