@@ -7,21 +7,7 @@
  * algorithm's settings (MPCC_OWN_ROUTE, MPCC_LOSS_INTERVAL, ...) and before its rule
  * (mpcc_on_ack, mpcc_on_loss), which lives in bpf/<algorithm>.bpf.c.
  *
- * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
- * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
- * conn_list links the contexts of all subflows. bpf_skc_to_mptcp_sock is not available to
- * struct_ops programs, so the list is walked with CO-RE probe reads (bpf_probe_read_kernel):
- * a bounded loop of at most MPCC_MAX_ROUTES steps that stops at the list head. The walk is done
- * without the MPTCP socket lock (as the out-of-tree kernel read its sibling subflows): probe reads
- * cannot fault, the bound guarantees termination, and a stale value only perturbs one increment.
- * We walk the list rather than mirror the subflows into a BPF map because the list is the
- * kernel's own, always-current view: a map would need insert/delete on every subflow
- * creation/close (and leaks on crashes), and would still be read without a lock.
- *
- * A route counts when its subflow can send (as mptcp_sk_can_send() did out of tree, and as
- * upstream's __mptcp_subflow_active()): state ESTABLISHED or CLOSE_WAIT, and not a join whose
- * handshake is still pending (request_join && !fully_established), with an RTT sample.
- * The subflow running the callback always counts.
+ * The walk over the connection's subflows (the routes the rule sees) is in mpcc_walk.h.
  */
 #ifndef MPCC_KERN_H
 #define MPCC_KERN_H
@@ -115,196 +101,7 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 }
 
 #include "mpcc_records.h"
-
-/* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two
- * losses (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
-static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64 loss2)
-{
-	__u64 since = bytes_acked - loss2, between = loss2 - loss1;
-
-	return since > between ? since : between;
-}
-
-/* baseRTT in the unit of srtt_us (1/8 µs) from the kernel's windowed minimum RTT (µs,
- * tcp_min_rtt(); net.ipv4.tcp_min_rtt_wlen, 300 s by default); srtt when there is no sample. */
-static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
-{
-	__u64 b = (__u64)min_rtt_us << 3;
-
-	return (min_rtt_us != ~0U && b) ? b : srtt;
-}
-
-/* c->ell, c->base_rtt exist only for the algorithms that read them (mpcc_math.h). */
-static __always_inline void mpcc_set_ell(struct mpcc_conn *c, __u32 k, __u64 ell)
-{
-#if MPCC_LOSS_INTERVAL
-	c->ell[k & (MPCC_MAX_ROUTES - 1)] = ell;
-#endif
-}
-
-static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
-{
-#if MPCC_PERIODIC
-	c->base_rtt[k & (MPCC_MAX_ROUTES - 1)] = base;
-#endif
-}
-
-/* Route r = 0 of c is sk's own subflow only (MPCC_OWN_ROUTE, and plain TCP sockets). */
-static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-
-	c->n = 1;
-	c->cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
-	c->rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
-	if (MPCC_PERIODIC)
-		mpcc_set_base_rtt(c, 0, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]));
-}
-
-/* The walk fills each route's baseRTT only when the periodic update reads the walk (with
- * MPCC_OWN_ROUTE it reads route r alone, mpcc_fill_own, and the loss rule reads no baseRTT). The
- * fill costs a branch per route, with which 6.1's verifier gave up on FAST's ssthresh after
- * 1,000,000 instructions (66,000 without; 52,000 either way on 6.18). */
-#define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
-
-/* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h); every algorithm has it
- * since the walk has a frame of its own (below; OLIA had no stack left for its two locals before). */
-#ifndef MPCC_SEEN_TORN_CHECK
-#define MPCC_SEEN_TORN_CHECK 1
-#endif
-/* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
- * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
- * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
- * (the per-ACK update). A subprogram, not inlined: its locals (the trace record, a sibling's loss
- * marks) then live in a frame of their own beside the caller's, not in the frame that stays on the
- * stack under the rule's math subprograms, whose sum the verifier caps at 512 bytes (on
- * Linux 6.1 with every frame rounded up to 32 bytes; bench/kernel/bpf_stack.py). */
-static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct mptcp_subflow_context *sf, *ctx;
-	struct mptcp_sock *msk;
-	struct list_head *head, *pos;
-	struct mpcc_ca *myca = inet_csk_ca(sk);
-	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
-	struct mpcc_seen *seen = NULL;
-	__u64 my_ops = 0, walk_start = 0;
-	__u32 i, found = 0;
-
-	c->n = 0;
-	*self = 0;
-	if (!tp->is_mptcp)
-		return -1;
-	sf = (struct mptcp_subflow_context *)BPF_CORE_READ(inet_csk(sk), icsk_ulp_data);
-	if (!sf)
-		return -1;
-	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
-	if (!msk)
-		return -1;
-	if (MPCC_LOSS_INTERVAL)
-		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
-	if (trace_on && *trace_on) {
-		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
-		if (seen && MPCC_SEEN_TORN_CHECK)   /* marks the per-CPU record as this walk's (below) */
-			seen->ktime_ns = walk_start = bpf_ktime_get_ns();
-	}
-	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
-	pos = BPF_CORE_READ(msk, conn_list.next);
-
-	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
-		struct sock *ssk;
-		struct tcp_sock *stp;
-		__u32 k = c->n, srtt;
-		__u8 state;
-
-		if (!pos || pos == head)
-			break;
-		ctx = (struct mptcp_subflow_context *)((void *)pos -
-			bpf_core_field_offset(struct mptcp_subflow_context, node));
-		ssk = BPF_CORE_READ(ctx, tcp_sock);
-		pos = BPF_CORE_READ(pos, next);
-		if (k >= MPCC_MAX_ROUTES)
-			break;
-		if (seen)
-			seen->lport[k] = BPF_CORE_READ(ssk, __sk_common.skc_num);
-		if (ssk == sk) {
-			*self = k;
-			found = 1;
-			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
-			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-			if (MPCC_LOSS_INTERVAL)
-				mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-			if (MPCC_WALK_BASE_RTT)
-				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
-			c->n = k + 1;
-			continue;
-		}
-		if (!ssk)
-			continue;
-		state = BPF_CORE_READ(ssk, __sk_common.skc_state);
-		if (!((1 << state) & MPCC_TCPF_CAN_SEND))
-			continue;
-		if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) &&
-		    !BPF_CORE_READ_BITFIELD_PROBED(ctx, fully_established))
-			continue;
-		stp = (struct tcp_sock *)ssk;
-		srtt = BPF_CORE_READ(stp, srtt_us);
-		if (!srtt)
-			continue;
-		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
-		if (crt && BPF_CORE_READ_BITFIELD_PROBED((struct inet_connection_sock *)ssk, icsk_ca_state) ==
-			   TCP_CA_Recovery)
-			c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_ssthresh) << MPCC_CWND_SHIFT;
-		c->rtt[k] = srtt;
-		if (MPCC_WALK_BASE_RTT)
-			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
-		if (MPCC_LOSS_INTERVAL) {
-			struct { __u64 loss1, loss2; } oca = {};   /* the first two fields of struct mpcc_ca:
-								 * only they, to keep the stack small */
-
-			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
-			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
-				bpf_probe_read_kernel(&oca, sizeof(oca),
-					__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv));
-			mpcc_set_ell(c, k, mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2));
-		}
-		c->n = k + 1;
-	}
-	if (!found) {   /* not (yet) on the list: count it anyway */
-		__u32 k = c->n;
-
-		if (k >= MPCC_MAX_ROUTES)
-			k = MPCC_MAX_ROUTES - 1;
-		*self = k;
-		if (seen)
-			seen->lport[k] = sk->__sk_common.skc_num;
-		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
-		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-		if (MPCC_LOSS_INTERVAL)
-			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-		if (MPCC_WALK_BASE_RTT)
-			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
-		c->n = k + 1;
-	}
-	/* The record is per-CPU scratch: another walk on this CPU (a softirq's, or after preemption
-	 * in process context) may have refilled it meanwhile; then this one is torn: drop it. */
-	if (seen && (!MPCC_SEEN_TORN_CHECK || seen->ktime_ns == walk_start)) {
-		__u32 token = BPF_CORE_READ(msk, token);
-		__u64 now = bpf_ktime_get_ns();
-
-		seen->ktime_ns = now;
-		seen->n = c->n;
-		seen->self = *self;
-		for (i = 0; i < MPCC_MAX_ROUTES; i++) {
-			seen->cwnd[i] = (__u32)(c->cwnd[i] >> MPCC_CWND_SHIFT);
-			seen->srtt[i] = (__u32)c->rtt[i];
-		}
-		bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
-		if (MPCC_SEEN_TORN_CHECK && seen->ktime_ns != now)   /* refilled while being copied */
-			bpf_map_delete_elem(&mpcc_seen, &token);
-	}
-	return 0;
-}
+#include "mpcc_walk.h"
 
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
@@ -511,6 +308,15 @@ static __always_inline __u32 mpcc_reno_undo_cwnd(const struct tcp_sock *tp)
 	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
 }
 
+/* What ssthresh() returns, noted in the CA area (ss_ret, and ss_calls counts the calls): a socket
+ * left with another value at a state change did not run it (CHURN.md §3c, mpcc_repair_ssthresh). */
+static __always_inline __u32 mpcc_ssthresh_ran(struct mpcc_ca *ca, __u32 ss)
+{
+	ca->ss_ret = ss;
+	ca->ss_calls++;
+	return ss;
+}
+
 /* On a loss: ssthresh = max(w_r − D_r, min_cwnd) (Peng et al. §V: min 1 for Balia and Coupled
  * with more than one route, else 2), rounded down like Reno's max(w/2, 2). */
 static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
@@ -527,20 +333,15 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 		ca->loss2 = tp->bytes_acked;
 	}
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
-	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0) {
-		ca->ss_ret = mpcc_reno_ssthresh(tp);
-		ca->ss_calls++;
-		return ca->ss_ret;
-	}
+	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
+		return mpcc_ssthresh_ran(ca, mpcc_reno_ssthresh(tp));
 	self &= MPCC_MAX_ROUTES - 1;
 	dec = mpcc_on_loss(&c, self, &p);
 	w = mpcc_cwnd_after_loss(c.cwnd[self], dec, mpcc_min_cwnd(c.n));
 	mpcc_record(1, &c, self, 0, dec, (__u32)(w >> MPCC_CWND_SHIFT), 2, MPCC_PER_ACK(&p));
 	if ((w >> MPCC_CWND_SHIFT) > tp->snd_cwnd && (w >> MPCC_CWND_SHIFT) > mpcc_min_cwnd(c.n))
 		mpcc_jump(sk, MPCC_JUMP_SSTHRESH, tp->snd_cwnd, (__u32)(c.cwnd[self] >> MPCC_CWND_SHIFT));
-	ca->ss_ret = (__u32)(w >> MPCC_CWND_SHIFT);
-	ca->ss_calls++;
-	return (__u32)(w >> MPCC_CWND_SHIFT);
+	return mpcc_ssthresh_ran(ca, (__u32)(w >> MPCC_CWND_SHIFT));
 }
 
 /* An ssthresh the rule cannot have produced: above TCP_INFINITE_SSTHRESH (0x7fffffff), which no
