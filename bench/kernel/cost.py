@@ -28,7 +28,6 @@ import contextlib
 import json
 import os
 import random
-import signal
 import statistics
 import sys
 import time
@@ -139,12 +138,9 @@ def main(argv=None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="of the random order of the arms in each round")
     ap.add_argument("--markdown", type=Path, help="write the tables here")
     a = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("cost: needs root (BPF, network namespaces): run with sudo", file=sys.stderr)
+    if not netlab.start_as_root("cost"):
         return 2
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    netlab.remove_stale()
-    arms = [x.strip() for x in a.arms.split(";" if "(" in a.arms else ",") if x.strip()]
+    arms = netlab.parse_arms(a.arms)
     pin = (0, 1) if (os.cpu_count() or 1) >= 2 else None
     mhz = cpu_mhz()
     head = {"machine": machine(), "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -19,7 +19,6 @@ import contextlib
 import json
 import os
 import re
-import signal
 import statistics
 import sys
 import threading
@@ -104,13 +103,10 @@ def main(argv=None) -> int:
     ap.add_argument("--offload", choices=("on", "off"), default="off")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args(argv)
-    if os.geteuid() != 0:
-        print("cwnd_trace: needs root (BPF, network namespaces): run with sudo", file=sys.stderr)
+    if not netlab.start_as_root("cwnd_trace"):
         return 2
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     from mpcc.testbed import bpf
-    netlab.remove_stale()
-    arms = [x.strip() for x in a.arms.split(";" if "(" in a.arms else ",") if x.strip()]
+    arms = netlab.parse_arms(a.arms)
     kname = {x: x if x in BUILTIN else bpf.kernel_name(x) for x in arms}
     pin = (0, 1) if (os.cpu_count() or 1) >= 2 else None
     res = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -42,6 +43,22 @@ def remove_stale() -> list[str]:
             sh("ip", "netns", "del", name, check=False)
             removed.append(name)
     return removed
+
+
+def start_as_root(tool: str) -> bool:
+    """A line-rate bench's start: False (after one line on stderr) without root; else SIGTERM
+    exits through the labs' clean-up and stale namespaces of dead runs are removed."""
+    if os.geteuid() != 0:
+        print(f"{tool}: needs root (BPF, network namespaces): run with sudo", file=sys.stderr)
+        return False
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    remove_stale()
+    return True
+
+
+def parse_arms(text: str) -> list[str]:
+    """--arms: comma-separated, or semicolon-separated when an arm has parameters (``ewtcp(a=1,…)``)."""
+    return [x.strip() for x in text.split(";" if "(" in text else ",") if x.strip()]
 
 
 class Lab:
