@@ -5,7 +5,9 @@ system, so the final move is a rename); the command writes its files into ``tmp`
 block ends normally the files move into ``out`` (created if missing; files of the same name are
 replaced, others are left alone). When it raises — a write error, a bug, Ctrl-C — the temporary
 directory is removed and ``out`` is untouched: no partial figure or half-written table ever
-appears there. Commands that keep *completed* work after an interruption (``sim --runs``) write
+appears there. A staging name carries its process id (``.D.tmp-<pid>-…``): nothing can remove it
+when the command is killed with SIGKILL, so the next command writing next to ``D`` removes
+staging names whose process no longer exists. Commands that keep *completed* work after an interruption (``sim --runs``) write
 it in a second ``staged`` block, marked partial (see :func:`mark_partial`).
 
 A file-system failure (read-only, full disk, a file where a directory is expected) is one
@@ -33,6 +35,47 @@ def _umask() -> int:
     return mask
 
 
+def _prefix(out: Path) -> str:
+    """The staging-name prefix of ``out`` for this process."""
+    return f".{out.name}.tmp-{os.getpid()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:          # another user's live process
+        return True
+    return True
+
+
+def remove_stale(parent: Path, out: Path) -> list[Path]:
+    """Remove the staging directories and files next to ``out`` left by a killed command (their
+    process id is gone); return what was removed. A live process's staging name is never touched."""
+    removed = []
+    head = f".{out.name}.tmp-"
+    try:
+        entries = list(parent.iterdir())
+    except OSError:
+        return removed
+    for p in entries:
+        if not p.name.startswith(head):
+            continue
+        pid = p.name[len(head):].split("-", 1)[0]
+        if not pid.isdigit() or _alive(int(pid)):
+            continue
+        try:
+            if p.is_dir() and not p.is_symlink():
+                shutil.rmtree(p)
+            else:
+                p.unlink()
+        except OSError:
+            continue
+        removed.append(p)
+    return removed
+
+
 def _fail(flag: str, out: Path, what: str, e: OSError):
     reason = e.strerror or type(e).__name__
     raise MpccError(f"{flag} {out}: {what}: {reason} (fix: choose a writable directory with free space)") from None
@@ -50,7 +93,8 @@ def staged(out_dir: str | Path, flag: str = "--out", *, keep_partial: bool = Fal
     parent = out.parent if str(out.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{out.name}.tmp-", dir=parent))
+        remove_stale(parent, out)
+        tmp = Path(tempfile.mkdtemp(prefix=_prefix(out), dir=parent))
         # mkdtemp makes it 0700; the published directory gets the mode mkdir would give it (a
         # results directory written by `sudo mpcc testbed` must stay readable by its user)
         os.chmod(tmp, 0o777 & ~_umask())
@@ -124,7 +168,8 @@ def staged_file(path: str | Path, flag: str) -> Iterator[Path]:
     parent = out.parent if str(out.parent) else Path(".")
     try:
         parent.mkdir(parents=True, exist_ok=True)
-        fd, name = tempfile.mkstemp(prefix=f".{out.name}.tmp-", dir=parent)
+        remove_stale(parent, out)
+        fd, name = tempfile.mkstemp(prefix=_prefix(out), dir=parent)
         os.fchmod(fd, 0o666 & ~_umask())       # mkstemp's 0600 → what open() would give
         os.close(fd)
     except OSError as e:

@@ -104,3 +104,45 @@ def test_complete_result_replaces_partial_marker(tmp_path):
     with outdir.staged(out) as tmp:
         (tmp / "result.json").write_text("{}")
     assert not (out / outdir.PARTIAL_MARKER).exists()
+
+
+def _killed_writer(out: Path, single_file: bool) -> None:
+    """A child that stages ``out`` (a directory, or one file) and is killed with SIGKILL inside."""
+    import os
+    import signal
+    if single_file:
+        with outdir.staged_file(out, "--parquet") as f:
+            f.write_bytes(b"half")
+            os.kill(os.getpid(), signal.SIGKILL)
+    with outdir.staged(out) as tmp:
+        (tmp / "run1.json").write_text("{}")
+        os.kill(os.getpid(), signal.SIGKILL)
+
+
+@pytest.mark.parametrize("single_file", [False, True], ids=["dir", "file"])
+def test_the_next_command_removes_a_sigkilled_commands_staging(tmp_path, single_file):
+    """SIGKILL leaves the staging name (nothing can remove it then); the next command writing next
+    to the same --out removes it, and never touches the staging name of a live command."""
+    import multiprocessing
+    import os
+    import signal
+    out = tmp_path / ("t.parquet" if single_file else "res")
+    ctx = multiprocessing.get_context("fork")
+    child = ctx.Process(target=_killed_writer, args=(out, single_file))
+    child.start()
+    child.join(30)
+    assert child.exitcode == -signal.SIGKILL
+    left = [p for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.tmp-")]
+    assert len(left) == 1 and left[0].name.startswith(f".{out.name}.tmp-{child.pid}-")
+    live = tmp_path / f".{out.name}.tmp-{os.getpid()}-live"      # this (live) process's name
+    live.mkdir()
+    if single_file:
+        with outdir.staged_file(out, "--parquet") as f:
+            f.write_bytes(b"whole")
+        assert out.read_bytes() == b"whole"
+    else:
+        with outdir.staged(out) as tmp:
+            (tmp / "a.txt").write_text("a")
+        assert sorted(p.name for p in out.iterdir()) == ["a.txt"]
+    names = sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(f".{out.name}.tmp-"))
+    assert names == [live.name]
