@@ -90,8 +90,12 @@ def main(argv=None):
     except MpccError as e:
         click.echo(f"mpcc: error: {_one_line(str(e))}", err=True)
         sys.exit(e.exit_code)
-    except (click.exceptions.Abort, KeyboardInterrupt):
-        click.echo("mpcc: interrupted (completed work, if any, was kept; see the message above)", err=True)
+    except (click.exceptions.Abort, KeyboardInterrupt) as e:
+        # click turns Ctrl-C into Abort (the KeyboardInterrupt is its cause); a command that kept
+        # completed work says what on the exception (``mpcc_kept``), so this stays one line
+        kept = getattr(e, "mpcc_kept", None) or getattr(e.__cause__, "mpcc_kept", None)
+        click.echo(f"mpcc: interrupted; {kept}" if kept else "mpcc: interrupted (no result was written)",
+                   err=True)
         sys.exit(130)
     except click.exceptions.UsageError as e:
         click.echo(_usage_line(e), err=True)

@@ -112,6 +112,10 @@ def staged(out_dir: str | Path, flag: str = "--out", *, keep_partial: bool = Fal
                     (tmp / PARTIAL_MARKER).write_text(json.dumps({"partial": True, "reason": reason}) + "\n")
                 with contextlib.suppress(OSError):
                     publish(tmp, out)
+                    kept = getattr(e, "mpcc_kept", None)      # said on the interrupt line (mpcc.cli)
+                    with contextlib.suppress(AttributeError):
+                        e.mpcc_kept = (kept.replace(str(tmp), str(out)) if kept else
+                                       f"kept what was completed in {out}/ (marked partial: {PARTIAL_MARKER})")
             raise
         try:
             publish(tmp, out)

@@ -67,6 +67,7 @@ def test_mtc_figures_interrupted_leaves_nothing(tmp_path, monkeypatch):
     monkeypatch.setattr(jiang2011, "reproduce", fake_reproduce)
     o = fz.run_cli(["mtc", "figures", "--out", str(tmp_path / "figs")])
     assert o.code == 130
+    assert [l for l in o.err.splitlines() if l.strip()] == ["mpcc: interrupted (no result was written)"]
     assert not (tmp_path / "figs").exists()
     assert not list(tmp_path.iterdir())
 
@@ -94,6 +95,9 @@ def test_sim_runs_interrupted_keeps_completed_runs(tmp_path, monkeypatch):
     assert marker["partial"] and marker["requested"] == 40 and 1 <= marker["completed"] <= 3
     assert result["partial"] is True and result["runs_completed"] == marker["completed"]
     assert len(result.get("seeds", [0])) == marker["completed"]
+    lines = [l for l in o.err.splitlines() if l.strip()]      # one line, saying what was kept
+    assert lines == [f"mpcc: interrupted; kept the {marker['completed']} completed of 40 runs in {out}/ "
+                     f"(marked partial: PARTIAL.json)"], o.err
 
 
 def test_complete_result_replaces_partial_marker(tmp_path):

@@ -56,8 +56,7 @@ def command(scenario_file, as_json, out_dir, runs, seed, scheduler, algorithm, s
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             write_outputs(out_dir, done, aggregate(done) if len(done) > 1 else done[0].result,
                           partial=(len(done), runs, reason))
-            click.echo(f"mpcc: wrote the {len(done)} completed of {runs} runs to {out_dir}/ (marked partial: "
-                       f"PARTIAL.json)", err=True)
+            e.mpcc_kept = f"kept the {len(done)} completed of {runs} runs in {out_dir}/ (marked partial: PARTIAL.json)"
         raise
     result = aggregate(results) if runs > 1 else results[0].result
     if not result.finite():

@@ -545,6 +545,10 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
         return res, summaries
     except BaseException as e:
         keep_work = isinstance(e, MpccError)
+        if out_dir and isinstance(e, KeyboardInterrupt):
+            # the interrupted run's raw files are not a result: only completed runs are kept
+            import shutil
+            shutil.rmtree(work / f"run{len(summaries)}", ignore_errors=True)
         # interrupted or failed after some runs completed: their results (result.json, Parquet,
         # plot) are written too, marked partial, before the error goes on (docs/scenario.md)
         if out_dir and summaries and len(knames) == len(ccs):
@@ -556,6 +560,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))
                 mark_partial(Path(out_dir), len(summaries), st.runs, reason)
+                e.mpcc_kept = (f"kept the {len(summaries)} completed of {st.runs} runs in {out_dir}/ "
+                               f"(marked partial: PARTIAL.json)")
         raise
     finally:
         if not out_dir and not keep_work:
