@@ -39,8 +39,6 @@ import netlab  # noqa: E402
 IPPROTO_MPTCP = 262
 PORT = 5301
 WINDOW_S = 10
-WARN_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|rcu_sched detected|rcu: INFO|"
-                     r"possible circular locking|refcount_t:|list_add corruption|list_del corruption")
 
 
 # --- traffic (run inside the namespaces) ------------------------------------------------------
@@ -296,9 +294,6 @@ def subflow_snapshot(ns: str) -> dict:
 
 
 # --- checks -----------------------------------------------------------------------------------
-def dmesg_lines() -> list[str]:
-    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
-
 
 def maps() -> dict[int, str]:
     out = subprocess.run(["bpftool", "-j", "map", "list"], capture_output=True, text=True).stdout
@@ -375,7 +370,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan
     queue_bytes = queue_for(conns) if queue_bytes is None else queue_bytes
-    d0, m0 = len(dmesg_lines()), maps()
+    klog, m0 = netlab.KernelLog(), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
            "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes,
            "sysctls": list(sysctls), "load_before": round(os.getloadavg()[0], 2),
@@ -489,7 +484,12 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
         res["orphan_sockets"] = orphans()
     res["netns_left"] = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
                          .stdout.split() if n.startswith(lab.tag)]
-    res["dmesg_warnings"] = [ln for ln in dmesg_lines()[d0:] if WARN_RE.search(ln)][:20]
+    res["kernel_log"] = klog.stop()
+    res["dmesg_warnings"] = res["kernel_log"]["warnings"]
+    if res["kernel_log"]["lost"] or res["kernel_log"]["new_taint"]:    # what the log check could not see
+        res["dmesg_warnings"] = res["dmesg_warnings"] + [
+            f"kernel log: {res['kernel_log']['lost']} records lost unread, new taint "
+            f"{res['kernel_log']['new_taint']:#x}"]
     res["pass"] = not (res["stalled_windows"] or res["leaked_maps"] or res["struct_ops_left"]
                        or res.get("cwnd_jumps", {}).get("unrepaired")
                        or res["netns_left"] or res["dmesg_warnings"] or res["client"]["errors"])

@@ -300,6 +300,74 @@ class ThreePathsBridged(ThreePaths):
         self.tbf(m, f"m{i}s")
 
 
+# --- the kernel log ------------------------------------------------------------------------------
+WARN_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|rcu_sched detected|rcu: INFO|"
+                     r"possible circular locking|refcount_t:|list_add corruption|list_del corruption")
+TAINT_WARN = 1 << 9
+
+
+def taint() -> int:
+    return int(Path("/proc/sys/kernel/tainted").read_text())
+
+
+class KernelLog:
+    """Every kernel-log record written while it runs, read from /dev/kmsg as they come (a thread),
+    not by diffing `dmesg`: the ring buffer is small (here it holds ~20 minutes of the bridge's port
+    messages), so a run's records scroll out and a line count taken at the start no longer locates
+    them — the old check then compared nothing. Records lost before they were read (the reader fell
+    behind the ring) are counted (`lost`), never silently skipped. A `WARN_ON_ONCE()` that fired earlier
+    in this boot cannot fire again: `taint_warn_before` says whether the kernel was already tainted
+    by a warning (then a repeat of such a warning is invisible to any log check)."""
+
+    def __init__(self):
+        import threading
+        self.lines: list[str] = []
+        self.records = 0
+        self.lost = 0
+        self.taint_before = taint()
+        self._fd = os.open("/dev/kmsg", os.O_RDONLY | os.O_NONBLOCK)
+        os.lseek(self._fd, 0, os.SEEK_END)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._read, daemon=True)
+        self._thread.start()
+
+    def _read(self):
+        import select
+        seq = None
+        while True:
+            try:
+                rec = os.read(self._fd, 8192)
+            except BlockingIOError:
+                if self._stop.is_set():
+                    return
+                select.select([self._fd], [], [], 0.2)
+                continue
+            except BrokenPipeError:        # overwritten before we read it: the next read resyncs
+                self.lost += 1
+                continue
+            head, _, msg = rec.decode("utf-8", "replace").partition(";")
+            fields = head.split(",")
+            n = int(fields[1]) if len(fields) > 1 and fields[1].isdigit() else None
+            if seq is not None and n is not None and n > seq + 1:
+                self.lost += n - seq - 1
+            seq = n if n is not None else seq
+            self.records += 1
+            line = msg.split("\n", 1)[0]
+            if WARN_RE.search(line):
+                self.lines.append(line)
+
+    def stop(self) -> dict:
+        """Stop reading (after draining what is there); the summary for a result file."""
+        self._stop.set()
+        self._thread.join(10)
+        os.close(self._fd)
+        after = taint()
+        return {"records": self.records, "lost": self.lost, "warnings": self.lines[:20],
+                "taint_before": self.taint_before, "taint_after": after,
+                "new_taint": after & ~self.taint_before,
+                "taint_warn_before": bool(self.taint_before & TAINT_WARN)}
+
+
 def host_role(sink, send) -> bool:
     """When this script was started as a host process inside a namespace (``SCRIPT sink PORT N
     SECS`` or ``SCRIPT send HOST PORT N SECS CA``), run that role and return True."""

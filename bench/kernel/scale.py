@@ -53,8 +53,6 @@ PORT = 5401
 CHUNK = 1 << 16
 GROUPS = (2, 3, 4)                 # subflows per connection, one client namespace each
 BUILTIN = ("reno", "cubic")
-WARN_RE = re.compile(r"WARNING:|BUG:|Oops|general protection|rcu_sched detected|rcu: INFO|"
-                     r"possible circular locking|refcount_t:|list_add corruption|list_del corruption")
 
 
 def _nofile(n: int) -> None:
@@ -287,9 +285,6 @@ def bpf_maps() -> dict[int, dict]:
     return {m["id"]: m for m in json.loads(out or "[]")}
 
 
-def dmesg_lines() -> list[str]:
-    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
-
 
 def _readline(p: subprocess.Popen, what: str, timeout: float = 120.0) -> str:
     import select
@@ -309,7 +304,7 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
     res = {"cc": cc, "conns": conns, "secs": secs, "kernel": os.uname().release,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
            "loadavg": Path("/proc/loadavg").read_text().split()[:3]}
-    d0, maps0 = len(dmesg_lines()), bpf_maps()
+    klog, maps0 = netlab.KernelLog(), bpf_maps()
     share = {k: conns // len(GROUPS) + (1 if i < conns % len(GROUPS) else 0) for i, k in enumerate(GROUPS)}
     procs: list[subprocess.Popen] = []
     reg = None
@@ -417,7 +412,12 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
     after = snapshot()
     res["mem_after"] = mem_delta(base, after, conns)
     res["netns_left"] = [n for n in netlab.sh("ip", "netns", "list").split() if n.startswith(tag)]
-    res["dmesg_warnings"] = [ln for ln in dmesg_lines()[d0:] if WARN_RE.search(ln)][:20]
+    res["kernel_log"] = klog.stop()
+    res["dmesg_warnings"] = res["kernel_log"]["warnings"]
+    if res["kernel_log"]["lost"] or res["kernel_log"]["new_taint"]:    # what the log check could not see
+        res["dmesg_warnings"] = res["dmesg_warnings"] + [
+            f"kernel log: {res['kernel_log']['lost']} records lost unread, new taint "
+            f"{res['kernel_log']['new_taint']:#x}"]
     res["pass"] = bool(
         all(v["connected"] == share[k] and not v["errors"] for k, v in res["connect"].items())
         and res["subflows_established"] == res["subflows_expected"]
