@@ -120,8 +120,8 @@ from churn_patterns import PATTERNS, load_schedule, schedule  # noqa: E402,F401 
 
 
 # --- subflow snapshots (the kernel's view: ss, i.e. the inet_diag/MPTCP diag) ------------------
-_SS_FIELDS = re.compile(r"\b(cwnd|ssthresh|rto|backoff|unacked|retrans|lost|lastsnd|lastack|bytes_acked|"
-                        r"subflows|rtt|notsent|snd_wnd):([0-9./]+)")
+_SS_FIELDS = re.compile(r"\b(cwnd|ssthresh|rto|backoff|unacked|retrans|lost|lastsnd|lastack|lastrcv|bytes_acked|"
+                        r"bytes_sent|bytes_retrans|sacked|subflows|rtt|notsent|snd_wnd):([0-9./]+)")
 _SS_TOKEN = re.compile(r"token:[0-9a-f]+\(id:(\d+)\)/([0-9a-f]+)\(id:(\d+)\)")
 
 
@@ -358,13 +358,15 @@ def queue_for(conns: int) -> int:
 def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: str = "alternate",
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
         plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int | None = None,
-        sysctls: tuple[str, ...] = ()) -> dict:
+        sysctls: tuple[str, ...] = (), pcap: Path | None = None, pcap_paths: tuple[int, ...] = (3,),
+        pcap_max_mb: int = 64) -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
     sit, "bridge" (a middle namespace, ThreePathsBridged) or "sender" (the client's interfaces).
     queue_bytes: each path's tbf queue limit (default queue_for(conns)). sysctls: KEY=VALUE set in
-    both end namespaces."""
+    both end namespaces. pcap: a directory for headers-only captures (pcap.py) of pcap_paths on the
+    client's and the server's interface (cli_p3.pcap, srv_p3.pcap), run time 0 = res["t0_unix"]."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
@@ -387,11 +389,20 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             cli = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, __file__, "send",
                                     lab.server, str(PORT), str(conns), str(secs), reg.kernel_name],
                                    stdout=subprocess.PIPE, text=True)
+            caps = []
+            if pcap:
+                pcap.mkdir(parents=True, exist_ok=True)
+                caps = [subprocess.Popen(["ip", "netns", "exec", lab.ns[role], sys.executable, str(HERE / "pcap.py"),
+                                          f"p{i}{role[0]}", str(secs + 3), str(pcap / f"{role}_p{i}.pcap"), "96",
+                                          str(pcap_max_mb << 20)],
+                                         stdout=subprocess.PIPE, text=True)
+                        for i in pcap_paths for role in ("cli", "srv")]
             samples = []
             reader = threading.Thread(target=lambda: [samples.append(json.loads(ln)) for ln in srv.stdout
                                                       if ln.startswith("{")], daemon=True)
             reader.start()
             t0 = time.monotonic()
+            res["t0_unix"], res["t0_monotonic"] = time.time(), t0
             stop_trace = threading.Event()
             # the rule's record is ours to switch on only if this run registered the program
             own = not builtin and reg.created
@@ -449,8 +460,9 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             srv.wait(timeout=60)
             reader.join(timeout=5)
             res["teardown"] = lab.close_sockets(("cli", "srv"), wait_s=30)
+            res["pcap"] = [json.loads(c.communicate(timeout=30)[0] or "{}") for c in caps]
         finally:
-            for p in (srv,):
+            for p in (srv, *caps):
                 if p.poll() is None:
                     p.kill()
     res["events"] = events
@@ -518,6 +530,10 @@ def main(argv=None) -> int:
                     "150 kB or 6 kB per connection when more, queue_for())")
     ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="a sysctl for the client and server namespaces (repeatable), e.g. to isolate a cause")
+    ap.add_argument("--pcap", type=Path, metavar="DIR", help="headers-only captures (96 bytes a packet) of the "
+                    "flapping path's client and server interfaces, for RTT questions (pcap.py)")
+    ap.add_argument("--pcap-paths", default="3", help="paths to capture with --pcap, e.g. 2,3 (default 3)")
+    ap.add_argument("--pcap-max-mb", type=int, default=64, help="--pcap: stop each file at this size (MB)")
     ap.add_argument("--json", type=Path, help="write the results here")
     a = ap.parse_args(argv)
     plan = None
@@ -527,6 +543,13 @@ def main(argv=None) -> int:
     bad = [kv for kv in a.sysctl if not re.fullmatch(r"[a-z0-9_.]+=\S+", kv)]
     if bad:
         print(f"churn: error: --sysctl {bad[0]!r}: give KEY=VALUE, e.g. net.ipv4.tcp_timestamps=0", file=sys.stderr)
+        return 2
+    if not 1 <= a.pcap_max_mb <= 4096:
+        print(f"churn: error: --pcap-max-mb {a.pcap_max_mb}: give 1 to 4096", file=sys.stderr)
+        return 2
+    if not re.fullmatch(r"[123](,[123])*", a.pcap_paths):
+        print(f"churn: error: --pcap-paths {a.pcap_paths!r}: give paths 1-3, comma-separated, e.g. 2,3",
+              file=sys.stderr)
         return 2
     if a.schedule:
         try:
@@ -542,7 +565,8 @@ def main(argv=None) -> int:
     results = []
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
-                a.trace, a.rmem, plan, a.bottleneck, a.queue, a.sysctl)
+                a.trace, a.rmem, plan, a.bottleneck, a.queue, a.sysctl,
+                a.pcap / algo if a.pcap else None, tuple(int(x) for x in a.pcap_paths.split(",")), a.pcap_max_mb)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings, leaked maps {r['leaked_maps']}, "

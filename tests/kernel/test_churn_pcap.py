@@ -1,0 +1,109 @@
+"""The churn diagnosis tools without root: pcap.py's reader and extract, pcap_rtt.py's choice of RTT
+sample (Linux's tcp_ack_update_rtt: Karn, then the TSecr), stall_holders.py's holder."""
+
+from __future__ import annotations
+
+import socket
+import struct
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
+import pcap  # noqa: E402
+import pcap_rtt  # noqa: E402
+import stall_holders  # noqa: E402
+
+CLI, SRV = "198.18.3.1", "198.18.3.2"
+
+
+def packet(src, dst, sport, dport, seq, ack, payload, tsval, tsecr, sack=(), extra=b""):
+    opts = b"\x01\x01\x08\x0a" + struct.pack("!II", tsval, tsecr) + extra
+    if sack:
+        opts += b"\x01\x01" + bytes([5, 2 + 8 * len(sack)]) + b"".join(struct.pack("!II", a, b) for a, b in sack)
+    doff = 20 + len(opts)
+    tcp = struct.pack("!HHIIBBHHH", sport, dport, seq, ack, (doff // 4) << 4, 0x10, 65535, 0, 0) + opts
+    total = 20 + doff + payload
+    ip = struct.pack("!BBHHHBBH4s4s", 0x45, 0, total, 0, 0, 64, 6, 0, socket.inet_aton(src), socket.inet_aton(dst))
+    return ip + tcp              # headers only, as the capture keeps them (the payload is not stored)
+
+
+def write(path: Path, recs):
+    body = b"".join(struct.pack("<IIII", int(t), int(round((t % 1) * 1e6)), len(d), len(d)) + d for t, d in recs)
+    path.write_bytes(pcap.PCAP_HEADER + body)
+
+
+def test_reader_gets_timestamps_sack_and_payload_length(tmp_path):
+    f = tmp_path / "x.pcap"
+    write(f, [(100.25, packet(CLI, SRV, 40000, 5301, 1000, 7, 1424, 111, 222)),
+              (100.5, packet(SRV, CLI, 5301, 40000, 7, 2424, 0, 333, 111, sack=((3000, 4000),)))])
+    a, b = list(pcap.read(f))
+    assert (a.src, a.sport, a.seq, a.payload, a.tsval, a.tsecr) == (CLI, 40000, 1000, 1424, 111, 222)
+    assert a.t == pytest.approx(100.25)
+    assert (b.ack, b.payload, b.tsecr, b.sack) == (2424, 0, 111, ((3000, 4000),))
+    assert pcap.extract(f, tmp_path / "y.pcap", 5301, 100.4, 101) == 1
+    assert [s.ack for s in pcap.read(tmp_path / "y.pcap")] == [2424]
+
+
+def test_dss_mapping_and_data_ack(tmp_path):
+    """RFC 8684 §3.3.1: flags A (data ACK, 4 octets), M and m (mapping with an 8-octet DSN), no checksum;
+    Linux sends this on data segments. 22 bytes: kind, length, subtype, flags, 4 + 8 + 4 + 2 (two NOPs
+    before it keep the options a multiple of 4 octets)."""
+    dsn = 7617119205120535640
+    dss = b"\x01\x01" + bytes([30, 22, 2 << 4, 0x01 | 0x04 | 0x08]) + struct.pack("!IQIH", 1558475247, dsn, 81, 7968)
+    f = tmp_path / "d.pcap"
+    write(f, [(1.0, packet(CLI, SRV, 40000, 5301, 2761099227, 9, 7120, 5, 6, extra=dss))])
+    (seg,) = pcap.read(f)
+    assert seg.dss == (1558475247, dsn, 81, 7968) and seg.mptcp == (2,) and seg.tsval == 5
+
+
+def test_karn_then_timestamp_sample():
+    """Two segments sent at t=0 (TSval 100) just before the link went down; the first is retransmitted
+    at t=10 (TSval 110); the receiver, which already had both, acks them echoing TSval 100. Karn
+    forbids a sequence sample (retransmitted data is acknowledged), so Linux takes TSecr's: 10.01 s.
+    Then a fresh segment (t=11, TSval 111) acked at 11.05: a sequence sample of 0.05 s."""
+    flow = {"data": [(0.0, 1000, 2000, 100), (0.0, 2000, 3000, 100), (10.0, 1000, 2000, 110), (11.0, 3000, 4000, 111)],
+            "acks": [(10.01, 3000, 100, ()), (11.05, 4000, 111, ()), (11.06, 4000, 111, ())]}
+    s = pcap_rtt.samples(flow)
+    assert [x["kind"] for x in s] == ["tsecr", "seq"]        # the duplicate ACK at 11.06 acks nothing new
+    assert s[0]["rtt"] == pytest.approx(10.01) and s[0]["retrans_acked"] and s[0]["acked"] == 2000
+    assert s[1]["rtt"] == pytest.approx(0.05) and not s[1]["retrans_acked"]
+
+
+def test_holder_is_the_subflow_with_unacked_data_and_the_largest_rto():
+    def sf(path, rto, unacked, backoff=0, state="ESTAB"):
+        return {"local": f"198.18.{path}.1:{1000 + path}", "state": state, "rto": str(rto),
+                "unacked": str(unacked), "backoff": str(backoff)}
+
+    snaps = [(1.0, {"snd_una": 5}, [sf(1, 300, 2), sf(2, 900, 4), sf(3, 64000, 0, backoff=6)]),
+             (2.0, {"snd_una": 5}, [sf(1, 400, 1), sf(2, 1200, 3, state="LAST-ACK")])]
+    h = stall_holders.holder(snaps)
+    assert (h["path"], h["rto_ms"], h["state"]) == (2, 1200, "LAST-ACK")   # path 3 holds nothing unacked
+    assert stall_holders.classify(h) == "path 2, RTO <= 2 s"
+    assert stall_holders.classify({"path": 3, "rto_ms": 16000, "backoff": 2}) == "path 3, RTO > 10 s, inflated"
+    assert stall_holders.classify({"path": 3, "rto_ms": 64000, "backoff": 6}) == "path 3, RTO > 10 s by backoff"
+
+
+def test_hole_copies_are_found_by_their_own_data_range(tmp_path):
+    """One subflow (initial sequence number 1000): a mapping of 3000 bytes at DSN D in two segments,
+    then one of 1500 at D + 3000. The hole D + 2000 is in the second segment only (its range starts at
+    D + (2501 − 1000) − 1); the server's data ACK D + 3000 (4 octets) fills it at t = 5."""
+    import pcap_hole
+
+    D, t0 = 9_000_000_000_000_000_000, 100.0
+
+    def seg(t, seq, n, dsn, ssn, dlen):
+        dss = b"\x01\x01" + bytes([30, 22, 2 << 4, 0x01 | 0x04 | 0x08]) + struct.pack("!IQIH", 0, dsn, ssn, dlen)
+        return (t0 + t, packet("198.18.1.1", "198.18.1.2", 40000, 5301, seq, 1, n, 1, 1, extra=dss))
+
+    data = [seg(1.0, 1001, 1500, D, 1, 3000), seg(1.1, 2501, 1500, D, 1, 3000),
+            seg(1.2, 4001, 1500, D + 3000, 3001, 1500)]
+    write(tmp_path / "cli_p1.pcap", data)
+    dack = b"\x01\x01\x01\x01" + bytes([30, 8, 2 << 4, 0x01]) + struct.pack("!I", (D + 3000) & 0xFFFFFFFF)
+    write(tmp_path / "srv_p1.pcap", [(t0 + 1.15, data[1][1]),
+                                     (t0 + 5.0, packet("198.18.1.2", "198.18.1.1", 5301, 40000, 1, 4001, 0, 2, 1,
+                                                       extra=dack))])
+    r = pcap_hole.copies(tmp_path, [1], t0, [D + 2000])[D + 2000]
+    assert r["sent"] == [(1.1, 1)] and r["arrived"] == [(1.15, 1)] and r["acked"] == 5.0
+    assert r["ports"] == {(1, 40000)}
