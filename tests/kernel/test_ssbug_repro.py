@@ -9,7 +9,9 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -58,3 +60,32 @@ def test_short_run_counts_and_cleans_up(tmp_path):
     assert res["cb_runs"] == res["ctx_own"] + res["ctx_idle"] + res["ctx_tgid1"] + res["ctx_other"], res
     assert res["cb_runs"] >= res["ss_calls"] + res["undo_calls"], res
     assert not any(n.startswith("ssbug") for n in _netns())
+
+
+@pytest.mark.skipif(not ROOT or shutil.which("clang") is None or shutil.which("bpftool") is None,
+                    reason="needs root, clang and bpftool")
+def test_ctrl_c_removes_namespaces_and_struct_ops():
+    listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
+    if "ssbug_reno" in listed:
+        pytest.skip("ssbug_reno still registered by an earlier run (lingers while its sockets free)")
+    # as from a terminal: SIGINT not ignored (a background job of a script would ignore it)
+    p = subprocess.Popen([str(RUN), "--conns", "4", "--secs", "60"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True,
+                         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    deadline = time.time() + 30
+    while time.time() < deadline and not any(n.startswith("ssbug") for n in _netns()):
+        time.sleep(0.2)
+    assert any(n.startswith("ssbug") for n in _netns()), "run.sh did not get as far as its namespaces"
+    time.sleep(2)                     # traffic under way
+    p.send_signal(signal.SIGINT)
+    _, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err[-2000:]
+    assert not any(n.startswith("ssbug") for n in _netns())
+    # unregistered at once; the map itself may stay listed while the killed sockets free
+    deadline = time.time() + 90
+    while time.time() < deadline:
+        listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
+        if "ssbug_reno" not in listed:
+            break
+        time.sleep(1)
+    assert "ssbug_reno" not in listed, listed
