@@ -69,6 +69,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--trace", action="store_true",
                     help="churn.py --trace inside (per-second ss snapshots, the subflow-set check)")
     ap.add_argument("--accel", choices=["kvm", "tcg"], default=None)
+    ap.add_argument("--cpu", help="qemu CPU model (default: max under TCG), e.g. EPYC-Milan-v1: an AMD "
+                    "family 0x19 model, for which the guest kernel enables the SRSO 'Safe RET' return thunk "
+                    "as on the 6.18 host (CHURN.md §3c, §8)")
     ap.add_argument("--no-lock", action="store_true", help=f"do not wait for {kernels.LOCK}")
     ap.add_argument("--plan", action="store_true", help="print the guest commands; boot nothing")
     ap.add_argument("--no-record", action="store_true", help=f"do not append to {RESULTS.name}")
@@ -145,7 +148,7 @@ def huge_windows(jumps: dict | None) -> dict:
 
 
 def assemble(guest: dict, series: str, package: str, accel: str, taken: tuple[int, float],
-             ended: float) -> dict:
+             ended: float, cpu: str | None = None) -> dict:
     """One boot's entry for guest_churn.json from the guest's result.json: where and when it ran
     (UTC, the host's load when the lock was taken, the hold's length), the verdicts a reader looks
     for first, then the guest's whole result (churn.py's dict and the boot's dmesg)."""
@@ -154,6 +157,7 @@ def assemble(guest: dict, series: str, package: str, accel: str, taken: tuple[in
     jumps = churn.get("cwnd_jumps")
     return {
         "series": series, "package": package, "kernel": guest.get("kernel"), "accel": accel,
+        "cpu": cpu or "default", "guest_cpu": guest.get("cpu"),
         "algorithm": churn.get("algorithm"), "conns": churn.get("conns"), "secs": churn.get("secs"),
         "rate_mbit": churn.get("rate_mbit"), "pattern": churn.get("pattern"),
         "lock_taken_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(taken[0])),
@@ -186,7 +190,7 @@ def inside(argv: list[str]) -> int:
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parents[1] / "python"))
     import churn
-    res = {"kernel": os.uname().release, "taint_at_start": netlab.taint(),
+    res = {"kernel": os.uname().release, "taint_at_start": netlab.taint(), "cpu": cpu_model(),
            "uptime_at_start_s": float(Path("/proc/uptime").read_text().split()[0])}
     for cmd in (["ss", "-V"], ["ip", "-V"], ["bpftool", "version"], ["tc", "-V"]):   # warm the 9p cache
         subprocess.run(cmd, capture_output=True)
@@ -204,6 +208,20 @@ def inside(argv: list[str]) -> int:
     a.out.mkdir(parents=True, exist_ok=True)
     (a.out / "result.json").write_text(json.dumps(res, indent=1) + "\n")
     return 0 if res.get("churn", {}).get("pass") else 1
+
+
+def cpu_model() -> dict:
+    """The guest CPU as its kernel sees it: model name, family, and the SRSO / retbleed state."""
+    info = Path("/proc/cpuinfo").read_text()
+    get = lambda k: (re.search(rf"^{k}\s*:\s*(.*)$", info, re.M) or [None, ""])[1]  # noqa: E731
+    vul = Path("/sys/devices/system/cpu/vulnerabilities")
+    out = {"model_name": get("model name"), "family": get("cpu family")}
+    for k in ("spec_rstack_overflow", "retbleed"):
+        try:
+            out[k] = (vul / k).read_text().strip()
+        except OSError:
+            out[k] = None
+    return out
 
 
 # --- the host -----------------------------------------------------------------------------------
@@ -251,12 +269,12 @@ def main(argv=None) -> int:
             print(f"guest_churn: {k} ({pkg}): {algo}"
                   + (f" (waiting for {kernels.LOCK})" if kernels.LOCK_CMD else ""), flush=True)
             out, guest, error = kernels.boot(pkg, guest_cmd(a, algo), accel, f"churn-{re.sub(r'[^a-z0-9]+', '_', algo)}",
-                                             timeout_for(a.secs), CHURN_MODULES, APPEND)
+                                             timeout_for(a.secs), CHURN_MODULES, APPEND, a.cpu)
             if guest is None or "churn" not in guest:
                 print(f"guest_churn: {k} {algo}: {error or guest.get('error')}", flush=True)
                 ok = False
                 continue
-            e = assemble(guest, k, pkg, accel, kernels.lock_taken(out), time.time())
+            e = assemble(guest, k, pkg, accel, kernels.lock_taken(out), time.time(), a.cpu)
             print(one_line(e), flush=True)
             for tr in e["warning_traces"]:
                 print("\n".join(tr), flush=True)

@@ -204,8 +204,10 @@ def default_accel() -> str:
     return "kvm"
 
 
-def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm", append: str = "") -> list[str]:
-    cpu = "host,-arch-capabilities" if accel == "kvm" else "max"
+def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm", append: str = "",
+             cpu: str | None = None) -> list[str]:
+    """``cpu``: a qemu CPU model instead of the accelerator's default (host / max)."""
+    cpu = cpu or ("host,-arch-capabilities" if accel == "kvm" else "max")
     return ["qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-m", "2048", "-smp", "2",
             "-display", "none", "-monitor", "none", "-serial", f"file:{out / 'console.log'}",
             "-no-reboot", "-nic", "none",
@@ -240,7 +242,8 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str, per_
 
 
 def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = GUEST_TIMEOUT_S,
-         modules: list[str] = GUEST_MODULES, append: str = "") -> tuple[Path, dict | None, str | None]:
+         modules: list[str] = GUEST_MODULES, append: str = "", cpu: str | None = None
+         ) -> tuple[Path, dict | None, str | None]:
     """Boot ``package``'s kernel once (under the bench lock) and run ``cmd`` inside; the guest writes
     to /tmp/out, which is ``build/kernels/out/<release>/<pid>-<name>/`` here. Returns that
     directory, the guest's /tmp/out/result.json (or None) and the reason when there is none."""
@@ -255,7 +258,7 @@ def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = G
     proc = subprocess.Popen([*LOCK_CMD, "sh", "-c", 'date -u +%s > "$0"; cat /proc/loadavg >> "$0"; exec "$@"',
                              str(out / "lock_taken"),
                              "timeout", str(timeout_s), "nice", "-n", "10",
-                             *qemu_cmd(tree, rel, initrd, out, accel, append)], stdin=subprocess.DEVNULL,
+                             *qemu_cmd(tree, rel, initrd, out, accel, append, cpu)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     qout, _ = proc.communicate()
     if proc.returncode == 124:
