@@ -175,10 +175,10 @@ poweroff -f
 """
 
 
-def initramfs(tree: Path, rel: str, cmd: list[str]) -> bytes:
+def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_MODULES) -> bytes:
     moddir = tree / "lib" / "modules" / rel
     files = {_norm(p.name.split(".ko")[0]): p for p in (moddir / "kernel").rglob("*.ko*")}
-    order = module_closure(files, GUEST_MODULES)
+    order = module_closure(files, modules)
     entries = [(d, 0o040755, b"", (0, 0)) for d in
                ("bin", "dev", "proc", "sys", "newroot", "lib", "lib/mods")]
     entries.append(("dev/console", 0o020600, b"", (5, 1)))
@@ -204,13 +204,15 @@ def default_accel() -> str:
     return "kvm"
 
 
-def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm") -> list[str]:
-    cpu = "host,-arch-capabilities" if accel == "kvm" else "max"
+def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm", append: str = "",
+             cpu: str | None = None) -> list[str]:
+    """``cpu``: a qemu CPU model instead of the accelerator's default (host / max)."""
+    cpu = cpu or ("host,-arch-capabilities" if accel == "kvm" else "max")
     return ["qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-m", "2048", "-smp", "2",
             "-display", "none", "-monitor", "none", "-serial", f"file:{out / 'console.log'}",
             "-no-reboot", "-nic", "none",
             "-kernel", str(tree / "boot" / f"vmlinuz-{rel}"), "-initrd", str(initrd),
-            "-append", "console=ttyS0 panic=-1 quiet",
+            "-append", f"console=ttyS0 panic=-1 quiet {append}".strip(),
             "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
             "-virtfs", f"local,path={out},mount_tag=out,security_model=none"]
 
@@ -239,34 +241,51 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str, per_
     return res
 
 
-def run_boot(package: str, algorithms: list[str], secs: float, accel: str, boot: int = 0) -> dict:
+def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = GUEST_TIMEOUT_S,
+         modules: list[str] = GUEST_MODULES, append: str = "", cpu: str | None = None
+         ) -> tuple[Path, dict | None, str | None]:
+    """Boot ``package``'s kernel once (under the bench lock) and run ``cmd`` inside; the guest writes
+    to /tmp/out, which is ``build/kernels/out/<release>/<pid>-<name>/`` here. Returns that
+    directory, the guest's /tmp/out/result.json (or None) and the reason when there is none."""
     rel = release_of(package)
     tree = fetch(package)
-    out = CACHE / "out" / rel / f"{os.getpid()}-boot{boot}"     # two runs may wait for the lock at once
+    out = CACHE / "out" / rel / f"{os.getpid()}-{name}"     # two runs may wait for the lock at once
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    cmd = check_cmd("cli", algorithms, secs) + ["--bpf-stats", "--out", "/tmp/out/result.json"]
     initrd = out / "initrd.cpio"
-    initrd.write_bytes(initramfs(tree, rel, cmd))
+    initrd.write_bytes(initramfs(tree, rel, cmd, modules))
     # the guest keeps both CPUs busy (TCG): it holds the bench lock, so that no one's timed run shares them
-    print(f"kernels: {rel}: boot {boot + 1}: {', '.join(algorithms)} (waiting for {LOCK})" if LOCK_CMD else
-          f"kernels: {rel}: boot {boot + 1}: {', '.join(algorithms)}", flush=True)
-    proc = subprocess.Popen([*LOCK_CMD, "sh", "-c", 'date -u +%s > "$0"; exec "$@"', str(out / "lock_taken"),
-                             "timeout", str(GUEST_TIMEOUT_S), "nice", "-n", "10",
-                             *qemu_cmd(tree, rel, initrd, out, accel)], stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen([*LOCK_CMD, "sh", "-c", 'date -u +%s > "$0"; cat /proc/loadavg >> "$0"; exec "$@"',
+                             str(out / "lock_taken"),
+                             "timeout", str(timeout_s), "nice", "-n", "10",
+                             *qemu_cmd(tree, rel, initrd, out, accel, append, cpu)], stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     qout, _ = proc.communicate()
     if proc.returncode == 124:
-        return _broken(package, f"guest did not finish in {GUEST_TIMEOUT_S} s (console: {out / 'console.log'})")
+        return out, None, f"guest did not finish in {timeout_s} s (console: {out / 'console.log'})"
     result_file = out / "result.json"
     if not result_file.exists():
         console = (out / "console.log").read_text(errors="replace") if (out / "console.log").exists() else ""
         tail = [ln for ln in console.splitlines() if "mpcc-guest" in ln or "Kernel panic" in ln]
-        return _broken(package, f"no result from the guest ({'; '.join(tail[-2:]) or qout.strip()[-200:]}; "
-                                f"log: {out})")
-    res = json.loads(result_file.read_text())
+        return out, None, f"no result from the guest ({'; '.join(tail[-2:]) or qout.strip()[-200:]}; log: {out})"
+    return out, json.loads(result_file.read_text()), None
+
+
+def lock_taken(out: Path) -> tuple[int, float]:
+    """When the boot got the bench lock (Unix s) and the host's 1-minute load average then."""
+    lines = (out / "lock_taken").read_text().splitlines()
+    return int(lines[0]), float(lines[1].split()[0]) if len(lines) > 1 else float("nan")
+
+
+def run_boot(package: str, algorithms: list[str], secs: float, accel: str, boot_no: int = 0) -> dict:
+    cmd = check_cmd("cli", algorithms, secs) + ["--bpf-stats", "--out", "/tmp/out/result.json"]
+    print(f"kernels: {release_of(package)}: boot {boot_no + 1}: {', '.join(algorithms)}"
+          + (f" (waiting for {LOCK})" if LOCK_CMD else ""), flush=True)
+    out, res, error = boot(package, cmd, accel, f"boot{boot_no}")
+    if res is None:
+        return _broken(package, error)
     res["package"] = package
-    taken = int((out / "lock_taken").read_text())
+    taken = lock_taken(out)[0]
     res["guest_s"] = round(time.time() - taken, 1)       # boot to power-off (the lock hold), no waiting
     res["accel"] = accel
     return res
