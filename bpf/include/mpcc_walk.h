@@ -92,7 +92,9 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	struct mptcp_subflow_context *sf, *ctx;
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
+#if MPCC_LOSS_INTERVAL
 	struct mpcc_ca *myca = inet_csk_ca(sk);
+#endif
 	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
 	struct mpcc_seen *seen = NULL;
 	__u64 my_ops = 0, walk_start = 0;
@@ -139,8 +141,9 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			found = 1;
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-			if (MPCC_LOSS_INTERVAL)
-				mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#if MPCC_LOSS_INTERVAL
+			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#endif
 			if (MPCC_WALK_BASE_RTT)
 				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
@@ -187,8 +190,9 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			seen->lport[k] = sk->__sk_common.skc_num;
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-		if (MPCC_LOSS_INTERVAL)
-			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#if MPCC_LOSS_INTERVAL
+		mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#endif
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
