@@ -31,12 +31,12 @@ def btf_offset(struct: str, member: str) -> int:
 
 def socket_exprs() -> tuple[str, str, str, str]:
     """bpftrace expressions over a tcp tracepoint's skaddr: the tcp_sock, the
-    inet_connection_sock, and our mpcc_ca's ss_ret and ss_calls (bytes 96 and 100 of the CA area)."""
+    inet_connection_sock, and our mpcc_ca's ss_ret and ss_calls (bytes 0 and 4 of the CA area)."""
     ca = btf_offset("inet_connection_sock", "icsk_ca_priv")
     return ("((struct tcp_sock *)args->skaddr)",
             "((struct inet_connection_sock *)args->skaddr)",
-            f"*(uint32 *)((uint64)args->skaddr + {ca + 96})",
-            f"*(uint32 *)((uint64)args->skaddr + {ca + 100})")
+            f"*(uint32 *)((uint64)args->skaddr + {ca})",
+            f"*(uint32 *)((uint64)args->skaddr + {ca + 4})")
 
 
 def script() -> str:

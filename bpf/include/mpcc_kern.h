@@ -26,7 +26,10 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
  * 104 bytes on Linux 6.1 to 6.18): a field only one kind of algorithm uses is compiled in for it
  * alone (FAST, the only MPCC_PERIODIC file, fills all 104 bytes). */
 struct mpcc_ca {
-#if MPCC_LOSS_INTERVAL   /* first: a sibling reads the two from our CA area (mpcc_walk.h) */
+	/* at bytes 0 and 4 for every algorithm (bench/kernel/ssthresh_watch.py reads them) */
+	__u32 ss_ret;    /* the value our ssthresh() last returned (the bad-ssthresh diagnosis) */
+	__u32 ss_calls;  /* how many times it ran */
+#if MPCC_LOSS_INTERVAL   /* a sibling reads the two from our CA area (mpcc_walk.h) */
 	__u64 loss1;    /* OLIA: bytes_acked at the loss before the last one (read by siblings) */
 	__u64 loss2;    /* OLIA: bytes_acked at the last loss (read by siblings) */
 #endif
@@ -50,8 +53,6 @@ struct mpcc_ca {
 	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
 #endif
 	__u32 cwnd_left; /* snd_cwnd as the last cong_avoid left it (the window-jump check) */
-	__u32 ss_ret;    /* the value our ssthresh() last returned (the bad-ssthresh diagnosis) */
-	__u32 ss_calls;  /* how many times it ran */
 	/* cong_control (mpcc_prr.h): the per-ACK inputs as differences since the last call, and PRR */
 	__u32 prev_delivered; /* tp->delivered at the last cong_control */
 	__u32 prev_lost;      /* tp->lost at the last cong_control */

@@ -1,0 +1,157 @@
+"""Our own cong_control (bpf/include/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
+
+The struct_ops table has cong_control (and no cong_avoid / in_ack_event, which the kernel would
+not call beside it), and a socket's window follows the kernel's reduction rules: at the end of
+every CWR or (not undone) Recovery episode the window is ssthresh (tcp_end_cwnd_reduction, which
+the kernel skips for a cong_control CC and our set_state redoes), never above ssthresh + 1 (one
+congestion-avoidance step of the same ACK). The observation is independent of our programs: the
+kernel's tcp_cong_state_set tracepoint marks the end of an episode (fired in tcp_set_ca_state(),
+old state still in icsk_ca_state; a Recovery undone has undo_marker = 0 there) and the next
+tcp_probe of the socket (each segment tcp_rcv_established takes, before its processing) shows the
+window the ending ACK left. The kernel's own reno, through the same observation on the same path,
+is the control: its tcp_end_cwnd_reduction sets the same window.
+
+Path: 20 plain TCP connections over a veth whose sender side has netem 1 % loss (Recovery) in
+front of a 20 Mbit/s tbf with a 30 kB queue (drops at the sender: tcp_enter_cwr, CWR), 6 s."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from mpcc.testbed.bpf import environment_problem
+
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+_SKIP = environment_problem() or (None if shutil.which("bpftrace") else "needs bpftrace")
+pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+if _SKIP is None:
+    from mpcc.testbed import bpf
+
+NS_A, NS_B = "mpccccA", "mpccccB"
+PORT = 5997
+SERVER = textwrap.dedent(f"""
+    import socket, threading
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.97.0.2", {PORT})); ls.listen(256); print("ready", flush=True)
+    def serve(c):
+        b = bytearray(1 << 16)
+        while c.recv_into(b): pass
+    while True:
+        c, _ = ls.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+""")
+CLIENT = textwrap.dedent(f"""
+    import socket, sys, threading, time
+    n, t, ca = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3].encode()
+    buf = b"x" * 65536
+    def run():
+        s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, ca)
+        s.settimeout(t + 5)
+        try:
+            s.connect(("10.97.0.2", {PORT})); end = time.time() + t
+            while time.time() < end: s.send(buf)
+        except OSError:
+            pass
+        s.close()
+    th = [threading.Thread(target=run) for _ in range(n)]
+    [x.start() for x in th]; [x.join() for x in th]
+""")
+# END <old state> <cwnd> <ssthresh>: the window the ending ACK left, at the socket's next segment
+WATCH = textwrap.dedent(f"""
+    tracepoint:tcp:tcp_cong_state_set /args->sport == {PORT} || args->dport == {PORT}/ {{
+      $icsk = (struct inet_connection_sock *)args->skaddr;
+      $tp = (struct tcp_sock *)args->skaddr;
+      $old = $icsk->icsk_ca_state;
+      if (($old == 2 || ($old == 3 && $tp->undo_marker != 0)) && args->cong_state <= 1) {{
+        @ended[args->skaddr] = $old + 1;
+      }} else {{
+        delete(@ended[args->skaddr]);
+      }}
+    }}
+    tracepoint:tcp:tcp_probe /@ended[args->skaddr]/ {{
+      printf("END %d %u %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh);
+      delete(@ended[args->skaddr]);
+    }}
+    tracepoint:tcp:tcp_probe /args->snd_cwnd > 1000000/ {{ printf("HUGE %u %u\\n", args->snd_cwnd, args->ssthresh); }}
+""")
+
+
+def _sh(cmd: str) -> None:
+    subprocess.run(cmd, shell=True, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def path():
+    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
+    _sh(f"ip netns add {NS_A} && ip netns add {NS_B} && "
+        f"ip link add cca0 netns {NS_A} type veth peer name ccb0 netns {NS_B} && "
+        f"ip -n {NS_A} addr add 10.97.0.1/24 dev cca0 && ip -n {NS_B} addr add 10.97.0.2/24 dev ccb0 && "
+        f"ip -n {NS_A} link set cca0 up && ip -n {NS_B} link set ccb0 up && "
+        f"ip netns exec {NS_A} tc qdisc add dev cca0 root handle 1: netem loss 1% limit 1000 && "
+        f"ip netns exec {NS_A} tc qdisc add dev cca0 parent 1: handle 2: tbf rate 20mbit burst 10kb limit 30000")
+    srv = subprocess.Popen(["ip", "netns", "exec", NS_B, sys.executable, "-c", SERVER],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        srv.kill()
+        srv.wait()
+        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
+
+
+def _episode_ends(ca: str) -> tuple[list[tuple[int, int, int]], int]:
+    """Run the connections with congestion control ca under the watch: [(old state, cwnd,
+    ssthresh)] at the end of each reduction episode, and how many windows above 10^6 were seen."""
+    watch = subprocess.Popen(["bpftrace", "-e", WATCH], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)                     # bpftrace attaches
+        assert watch.poll() is None, watch.stderr.read()
+        subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", CLIENT, "20", "6", ca],
+                       check=True, capture_output=True, timeout=60)
+        time.sleep(0.5)
+    finally:
+        watch.send_signal(2)
+        out, _ = watch.communicate(timeout=20)
+    ends = [tuple(int(x) for x in line.split()[1:4]) for line in out.splitlines() if line.startswith("END ")]
+    huge = sum(line.startswith("HUGE ") for line in out.splitlines())
+    return ends, huge
+
+
+def _check_ends(ends: list[tuple[int, int, int]]) -> None:
+    assert len(ends) >= 20, f"too few reduction episodes ended to judge: {len(ends)}"
+    assert {s for s, _, _ in ends} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
+    wrong = [e for e in ends if not e[2] <= e[1] <= e[2] + 1]
+    assert not wrong, f"{len(wrong)} of {len(ends)} episodes did not end at ssthresh: {wrong[:5]}"
+
+
+def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
+    with bpf.load("balia") as reg:
+        out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "name", reg.kernel_name],
+                             capture_output=True, text=True, check=True).stdout
+    data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in json.loads(out)
+                if "bpf_struct_ops_tcp_congestion_ops" in d)
+    prog = {k: v.rsplit(" ", 1)[-1] for k, v in data.items() if isinstance(v, str) and "(" in v}
+    for op in ("init", "cong_control", "ssthresh", "undo_cwnd", "set_state", "cwnd_event"):
+        assert "prog_id:" in prog[op], (op, data[op])
+    for op in ("cong_avoid", "in_ack_event", "pkts_acked"):
+        assert prog[op] == "0", (op, data[op])
+
+
+def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(path):
+    ends, huge = _episode_ends("reno")
+    _check_ends(ends)
+    assert huge == 0
+
+
+def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
+    with bpf.load("balia") as reg:
+        ends, huge = _episode_ends(reg.kernel_name)
+    _check_ends(ends)
+    assert huge == 0
