@@ -62,6 +62,24 @@ CLIENT = textwrap.dedent(f"""
     th = [threading.Thread(target=run) for _ in range(n)]
     [x.start() for x in th]; [x.join() for x in th]
 """)
+# one connection sends 4 MB, waits until all of it is acknowledged, and reports TCP_INFO: the pacing
+# rate the last ACK left (packets_out was 0 then, so max(cwnd, packets_out) = cwnd)
+PACING = textwrap.dedent(f"""
+    import json, socket, struct, sys, time
+    s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[1].encode())
+    s.connect(("10.97.0.2", {PORT})); s.sendall(b"x" * (4 << 20))
+    for _ in range(300):
+        i = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+        if struct.unpack_from("I", i, 24)[0] == 0 and struct.unpack_from("I", i, 0)[0] & 0xff00 == 0:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    i = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    f = dict(zip(("mss", "unacked", "rtt", "ssthresh", "cwnd"),
+                 [struct.unpack_from("I", i, o)[0] for o in (16, 24, 68, 76, 80)]))
+    f["pacing_rate"] = struct.unpack_from("Q", i, 104)[0]
+    print(json.dumps(f)); s.close()
+""")
 # END <old state> <cwnd> <ssthresh>: the window the ending ACK left, at the socket's next segment
 WATCH = textwrap.dedent(f"""
     tracepoint:tcp:tcp_cong_state_set /args->sport == {PORT} || args->dport == {PORT}/ {{
@@ -155,3 +173,26 @@ def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_wind
         ends, huge = _episode_ends(reg.kernel_name)
     _check_ends(ends)
     assert huge == 0
+
+
+def _pacing(ca: str) -> dict:
+    out = subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", PACING, ca],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    return json.loads(out)
+
+
+def _check_pacing(f: dict) -> None:
+    """tcp_update_pacing_rate: mss · 80000 · ratio · cwnd / srtt_us, srtt_us in 1/8 µs; TCP_INFO gives
+    srtt_us >> 3, so srtt_us ∈ [8·rtt, 8·rtt + 7] bounds the exact value."""
+    assert f["unacked"] == 0, f
+    rd = lambda k: int(subprocess.run(["ip", "netns", "exec", NS_A, "cat", f"/proc/sys/net/ipv4/{k}"],
+                                      check=True, capture_output=True, text=True).stdout)
+    ratio = rd("tcp_pacing_ss_ratio") if f["cwnd"] < f["ssthresh"] // 2 else rd("tcp_pacing_ca_ratio")
+    num = f["mss"] * 80000 * ratio * f["cwnd"]
+    assert num // (8 * f["rtt"] + 7) <= f["pacing_rate"] <= num // (8 * f["rtt"]), (f, ratio)
+
+
+def test_pacing_rate_is_the_kernels_formula_for_reno_and_for_ours(path):
+    _check_pacing(_pacing("reno"))        # the formula's control: the kernel's own computation
+    with bpf.load("balia") as reg:
+        _check_pacing(_pacing(reg.kernel_name))
