@@ -43,7 +43,7 @@ def script() -> str:
     """tcp_cong_state_set fires in tcp_set_ca_state(), which tcp_enter_cwr / tcp_enter_recovery /
     tcp_enter_loss call right after writing snd_ssthresh = ca_ops->ssthresh(sk): the value seen
     there is the one just written. tcp_probe fires for each segment tcp_rcv_established takes,
-    before tcp_ack (and so before our in_ack_event repair)."""
+    before tcp_ack (and so before the repair in our cong_control, at the end of tcp_ack)."""
     sk, icsk, ss_ret, ss_calls = socket_exprs()
     return f"""tracepoint:tcp:tcp_cong_state_set {{
   $ss = {sk}->snd_ssthresh; $calls = {ss_calls};

@@ -1,7 +1,7 @@
 """Our own cong_control (bpf/include/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
 
-The struct_ops table has cong_control (and no cong_avoid / in_ack_event, which the kernel would
-not call beside it), and a socket's window follows the kernel's reduction rules: at the end of
+The struct_ops table has cong_control (no cong_avoid, which the kernel would not call beside it,
+nor the in_ack_event repair that cong_control's own repair replaced), and a socket's window follows the kernel's reduction rules: at the end of
 every CWR or (not undone) Recovery episode the window is ssthresh (tcp_end_cwnd_reduction, which
 the kernel skips for a cong_control CC and our set_state redoes), never above ssthresh + 1 (one
 congestion-avoidance step of the same ACK). The observation is independent of our programs: the
