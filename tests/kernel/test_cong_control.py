@@ -11,8 +11,10 @@ tcp_probe of the socket (each segment tcp_rcv_established takes, before its proc
 window the ending ACK left. The kernel's own reno, through the same observation on the same path,
 is the control: its tcp_end_cwnd_reduction sets the same window.
 
-Path: 20 plain TCP connections over a veth whose sender side has netem 1 % loss (Recovery) in
-front of a 20 Mbit/s tbf with a 30 kB queue (drops at the sender: tcp_enter_cwr, CWR), 6 s."""
+Path: 20 plain TCP connections, 6 s, through a middle namespace: the sender's interface has a
+40 Mbit/s tbf with a 4-packet queue (a full queue fails the transmit: tcp_enter_cwr, CWR) and the
+middle one toward the receiver a 20 Mbit/s tbf with a 30 kB queue (drops: losses, Recovery).
+(This kernel has no netem or RED.)"""
 
 from __future__ import annotations
 
@@ -34,12 +36,12 @@ pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
 if _SKIP is None:
     from mpcc.testbed import bpf
 
-NS_A, NS_B = "mpccccA", "mpccccB"
+NS_A, NS_M, NS_B = "mpccccA", "mpccccM", "mpccccB"
 PORT = 5997
 SERVER = textwrap.dedent(f"""
     import socket, threading
     ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("10.97.0.2", {PORT})); ls.listen(256); print("ready", flush=True)
+    ls.bind(("10.97.2.1", {PORT})); ls.listen(256); print("ready", flush=True)
     def serve(c):
         b = bytearray(1 << 16)
         while c.recv_into(b): pass
@@ -54,7 +56,7 @@ CLIENT = textwrap.dedent(f"""
         s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, ca)
         s.settimeout(t + 5)
         try:
-            s.connect(("10.97.0.2", {PORT})); end = time.time() + t
+            s.connect(("10.97.2.1", {PORT})); end = time.time() + t
             while time.time() < end: s.send(buf)
         except OSError:
             pass
@@ -67,7 +69,7 @@ CLIENT = textwrap.dedent(f"""
 PACING = textwrap.dedent(f"""
     import json, socket, struct, sys, time
     s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[1].encode())
-    s.connect(("10.97.0.2", {PORT})); s.sendall(b"x" * (4 << 20))
+    s.connect(("10.97.2.1", {PORT})); s.sendall(b"x" * (4 << 20))
     for _ in range(300):
         i = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
         if struct.unpack_from("I", i, 24)[0] == 0 and struct.unpack_from("I", i, 0)[0] & 0xff00 == 0:
@@ -106,13 +108,19 @@ def _sh(cmd: str) -> None:
 
 @pytest.fixture(scope="module")
 def path():
-    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
-    _sh(f"ip netns add {NS_A} && ip netns add {NS_B} && "
-        f"ip link add cca0 netns {NS_A} type veth peer name ccb0 netns {NS_B} && "
-        f"ip -n {NS_A} addr add 10.97.0.1/24 dev cca0 && ip -n {NS_B} addr add 10.97.0.2/24 dev ccb0 && "
-        f"ip -n {NS_A} link set cca0 up && ip -n {NS_B} link set ccb0 up && "
-        f"ip netns exec {NS_A} tc qdisc add dev cca0 root handle 1: netem loss 1% limit 1000 && "
-        f"ip netns exec {NS_A} tc qdisc add dev cca0 parent 1: handle 2: tbf rate 20mbit burst 10kb limit 30000")
+    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
+    _sh(f"ip netns add {NS_A} && ip netns add {NS_M} && ip netns add {NS_B} && "
+        f"ip link add cca0 netns {NS_A} type veth peer name ccm0 netns {NS_M} && "
+        f"ip link add ccm1 netns {NS_M} type veth peer name ccb0 netns {NS_B} && "
+        f"ip -n {NS_A} addr add 10.97.1.1/24 dev cca0 && ip -n {NS_M} addr add 10.97.1.2/24 dev ccm0 && "
+        f"ip -n {NS_M} addr add 10.97.2.2/24 dev ccm1 && ip -n {NS_B} addr add 10.97.2.1/24 dev ccb0 && "
+        f"ip -n {NS_A} link set cca0 up && ip -n {NS_M} link set ccm0 up && ip -n {NS_M} link set ccm1 up && "
+        f"ip -n {NS_B} link set ccb0 up && ip netns exec {NS_M} sysctl -qw net.ipv4.ip_forward=1 && "
+        f"ip -n {NS_A} route add default via 10.97.1.2 && ip -n {NS_B} route add default via 10.97.2.2 && "
+        # the sender's own queue: 4 packets, so bursts fail the transmit (tcp_enter_cwr: CWR)
+        f"ip netns exec {NS_A} tc qdisc add dev cca0 root tbf rate 40mbit burst 5kb limit 6000 && "
+        # the bottleneck in the middle: 20 Mbit/s, 30 kB, drops seen as losses (Recovery)
+        f"ip netns exec {NS_M} tc qdisc add dev ccm1 root tbf rate 20mbit burst 10kb limit 30000")
     srv = subprocess.Popen(["ip", "netns", "exec", NS_B, sys.executable, "-c", SERVER],
                            stdout=subprocess.PIPE, text=True)
     try:
@@ -121,7 +129,7 @@ def path():
     finally:
         srv.kill()
         srv.wait()
-        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
+        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
 
 
 def _episode_ends(ca: str) -> tuple[list[tuple[int, int, int]], int]:
