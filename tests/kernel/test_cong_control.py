@@ -31,7 +31,9 @@ import pytest
 from mpcc.testbed.bpf import environment_problem
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-_SKIP = environment_problem() or (None if shutil.which("bpftrace") else "needs bpftrace")
+_SKIP = (environment_problem() or (None if shutil.which("bpftrace") else "needs bpftrace")
+         or (None if os.path.isdir("/sys/kernel/tracing/events/tcp")
+             else "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing)"))
 pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
 if _SKIP is None:
     from mpcc.testbed import bpf
