@@ -92,8 +92,8 @@ WATCH = textwrap.dedent(f"""
       $old = $icsk->icsk_ca_state;
       if (($old == 2 || ($old == 3 && $tp->undo_marker != 0)) && args->cong_state <= 1) {{
         @ended[args->skaddr] = $old + 1;
-      }} else {{
-        delete(@ended[args->skaddr]);
+      }} else if (args->cong_state >= 2) {{
+        delete(@ended[args->skaddr]);   /* a new episode or a loss before the next segment */
       }}
     }}
     tracepoint:tcp:tcp_probe /@ended[args->skaddr]/ {{
