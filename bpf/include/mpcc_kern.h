@@ -344,7 +344,7 @@ static __always_inline __u32 mpcc_reno_undo_cwnd(const struct tcp_sock *tp)
 }
 
 /* What ssthresh() returns, noted in the CA area (ss_ret, and ss_calls counts the calls): a socket
- * left with another value at a state change did not run it (CHURN.md §3c, mpcc_repair_ssthresh). */
+ * left with another value at a state change did not run it (CHURN.md §3c, mpcc_repair_unwritten). */
 static __always_inline __u32 mpcc_ssthresh_ran(struct mpcc_ca *ca, __u32 ss)
 {
 	ca->ss_ret = ss;
@@ -392,19 +392,34 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
  * avoidance, mpcc_cong_control), so no window is ever computed from the bad value (§3d). The
  * loss's ssthresh is redone with the rule at the window the loss reduced (prior_cwnd, what
  * ssthresh() would have seen: tcp_init_cwnd_reduction and tcp_enter_loss call it before they
- * touch snd_cwnd), the window left at min(snd_cwnd, prior_cwnd), and the repair is recorded in
- * mpcc_jumps (kind 5; cwnd_before: the window found). A subprogram: the rule's frame is not
+ * touch snd_cwnd; the current window if prior_cwnd is bad too), the window left at
+ * min(snd_cwnd, prior_cwnd), and the repair is recorded in mpcc_jumps (kind 5; cwnd_before: the
+ * window found). A subprogram: the rule's frame is not
  * added to the frame of the congestion-avoidance path it runs beside. */
-static __noinline void mpcc_repair_ssthresh(struct sock *sk)
+static __noinline void mpcc_repair_unwritten(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 cwnd, ss;
+	__u32 cwnd, ss, prior;
 
-	if (!sk || tp->snd_ssthresh <= MPCC_TCP_INFINITE_SSTHRESH)
+	if (!sk)
+		return;
+	/* The same unwritten return value from undo_cwnd(): tcp_undo_cwnd_reduction() sets
+	 * snd_cwnd = ca_ops->undo_cwnd(sk) (seen under churn: snd_cwnd = 0x81104110, CHURN.md §3d).
+	 * Ours returns max(snd_cwnd, prior_cwnd), which an undo (of a reduction found spurious)
+	 * makes prior_cwnd; the window the undo found is overwritten, so prior_cwnd it is, or the
+	 * initial window if that is bad too. Kind 6 in mpcc_jumps. */
+	cwnd = tp->snd_cwnd;
+	if (cwnd > MPCC_TCP_INFINITE_SSTHRESH) {
+		prior = tp->prior_cwnd;
+		tp->snd_cwnd = prior && prior <= MPCC_TCP_INFINITE_SSTHRESH ? prior : 10;
+		mpcc_jump(sk, MPCC_JUMP_CWND_REPAIRED, cwnd, tp->snd_cwnd);
+	}
+	if (tp->snd_ssthresh <= MPCC_TCP_INFINITE_SSTHRESH)
 		return;
 	cwnd = tp->snd_cwnd;
-	if (tp->prior_cwnd)
-		tp->snd_cwnd = tp->prior_cwnd;
+	prior = tp->prior_cwnd;
+	if (prior && prior <= MPCC_TCP_INFINITE_SSTHRESH)
+		tp->snd_cwnd = prior;
 	ss = mpcc_ssthresh(sk);
 	tp->snd_ssthresh = ss;
 	if (cwnd < tp->snd_cwnd)
@@ -421,7 +436,7 @@ static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 a
 }
 
 /* cong_control: what tcp_input.c tcp_cong_control() does for a CC without it, with the bad
- * ssthresh repaired first (mpcc_repair_ssthresh). The kernel calls it at the end of tcp_ack(),
+ * ssthresh repaired first (mpcc_repair_unwritten). The kernel calls it at the end of tcp_ack(),
  * after the ACK's state processing (tcp_fastretrans_alert), on 6.1 as (sk, rs) and on 6.10+ as
  * (sk, ack, flag, rs); only sk is read (mpcc_prr.h). The kernel's body, mirrored:
  *   if (tcp_in_cwnd_reduction(sk))          tcp_cwnd_reduction(sk, acked_sacked, rs->losses, flag);
@@ -443,7 +458,7 @@ static __always_inline void mpcc_cong_control(struct sock *sk)
 		mpcc_update_pacing_rate(sk);
 		return;
 	}
-	mpcc_repair_ssthresh(sk);     /* first (it reads none of the inputs below) */
+	mpcc_repair_unwritten(sk);     /* first (it reads none of the inputs below) */
 	acked_sacked = tp->delivered - ca->prev_delivered;
 	newly_lost = tp->lost - ca->prev_lost;
 	una_advanced = (__s32)(tp->snd_una - ca->prev_snd_una) > 0;
