@@ -396,6 +396,25 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
  * min(snd_cwnd, prior_cwnd), and the repair is recorded in mpcc_jumps (kind 5; cwnd_before: the
  * window found). A subprogram: the rule's frame is not
  * added to the frame of the congestion-avoidance path it runs beside. */
+/* The same unwritten return value from undo_cwnd(): tcp_undo_cwnd_reduction() sets
+ * snd_cwnd = ca_ops->undo_cwnd(sk) (seen under churn: snd_cwnd = 0x81104110, CHURN.md §3d).
+ * Ours returns max(snd_cwnd, prior_cwnd), which an undo (of a reduction found spurious) makes
+ * prior_cwnd; the window the undo found is overwritten, so prior_cwnd it is, or the initial
+ * window if that is bad too. Kind 6 in mpcc_jumps. Run first in cong_control, and at
+ * CA_EVENT_TX_START: an undo on an ACK that reaches no cong_control (nothing was in flight, or
+ * an old ACK) is then repaired before the burst that follows it (but its first skb). */
+static __always_inline void mpcc_repair_cwnd(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 cwnd = tp->snd_cwnd, prior;
+
+	if (cwnd <= MPCC_TCP_INFINITE_SSTHRESH)
+		return;
+	prior = tp->prior_cwnd;
+	tp->snd_cwnd = prior && prior <= MPCC_TCP_INFINITE_SSTHRESH ? prior : 10;
+	mpcc_jump(sk, MPCC_JUMP_CWND_REPAIRED, cwnd, tp->snd_cwnd);
+}
+
 static __noinline void mpcc_repair_unwritten(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -403,17 +422,7 @@ static __noinline void mpcc_repair_unwritten(struct sock *sk)
 
 	if (!sk)
 		return;
-	/* The same unwritten return value from undo_cwnd(): tcp_undo_cwnd_reduction() sets
-	 * snd_cwnd = ca_ops->undo_cwnd(sk) (seen under churn: snd_cwnd = 0x81104110, CHURN.md §3d).
-	 * Ours returns max(snd_cwnd, prior_cwnd), which an undo (of a reduction found spurious)
-	 * makes prior_cwnd; the window the undo found is overwritten, so prior_cwnd it is, or the
-	 * initial window if that is bad too. Kind 6 in mpcc_jumps. */
-	cwnd = tp->snd_cwnd;
-	if (cwnd > MPCC_TCP_INFINITE_SSTHRESH) {
-		prior = tp->prior_cwnd;
-		tp->snd_cwnd = prior && prior <= MPCC_TCP_INFINITE_SSTHRESH ? prior : 10;
-		mpcc_jump(sk, MPCC_JUMP_CWND_REPAIRED, cwnd, tp->snd_cwnd);
-	}
+	mpcc_repair_cwnd(sk);
 	if (tp->snd_ssthresh <= MPCC_TCP_INFINITE_SSTHRESH)
 		return;
 	cwnd = tp->snd_cwnd;
@@ -539,8 +548,10 @@ void BPF_PROG(algo##_set_state, struct sock *sk, __u8 new_state)			\
 SEC("struct_ops")									\
 void BPF_PROG(algo##_cwnd_event, struct sock *sk, enum tcp_ca_event ev)		\
 {											\
-	if (ev == CA_EVENT_TX_START)							\
+	if (ev == CA_EVENT_TX_START) {							\
+		mpcc_repair_cwnd(sk);							\
 		mpcc_idle_restart(sk);							\
+	}										\
 }											\
 											\
 SEC(".struct_ops")									\
