@@ -104,7 +104,8 @@ def section(label: str, res: dict, arms: list[str], mhz: float) -> list[str]:
     lines = [f"### {label}", "",
              "| congestion control | goodput median (Mb/s) | rounds (Mb/s) | ÷ reno, median of paired rounds "
              "(95 % CI) | ÷ cubic, median of paired rounds (95 % CI) | CPU per ACK, whole machine (µs) | ACKs "
-             "per round | BPF ns per ACK (stats round) | ≈ cycles per ACK | BPF cong_avoid ns/call |",
+             "per round | BPF ns per ACK (stats round) | ≈ cycles per ACK | "
+             "BPF cong_control (before: cong_avoid) ns/call |",
              "|---|---|---|---|---|---|---|---|---|---|"]
     for a in arms:
         rr = res[a]["rounds"]
@@ -119,7 +120,8 @@ def section(label: str, res: dict, arms: list[str], mhz: float) -> list[str]:
             cells.append(f"{med(paired):.3f} ({lo:.3f}–{hi:.3f})")
         st = res[a]["stats"] or {}
         ns = st.get("bpf_ns_per_ack")
-        ca = (st.get("bpf") or {}).get("cong_avoid", {}).get("ns_per_call")
+        bpf_calls = st.get("bpf") or {}
+        ca = bpf_calls.get("cong_control", bpf_calls.get("cong_avoid", {})).get("ns_per_call")
         lines.append(f"| {a} | {med([x['mbps'] for x in rr]):.0f} | {', '.join(f'{m:.0f}' for m in mbps)} | "
                      f"{cells[0]} | {cells[1]} | {med([x['us_per_ack'] for x in rr]):.2f} | "
                      f"{med([x['acks'] for x in rr]):.0f} | {f'{ns:.1f}' if ns is not None else '–'} | "

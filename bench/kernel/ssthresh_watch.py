@@ -31,19 +31,19 @@ def btf_offset(struct: str, member: str) -> int:
 
 def socket_exprs() -> tuple[str, str, str, str]:
     """bpftrace expressions over a tcp tracepoint's skaddr: the tcp_sock, the
-    inet_connection_sock, and our mpcc_ca's ss_ret and ss_calls (bytes 96 and 100 of the CA area)."""
+    inet_connection_sock, and our mpcc_ca's ss_ret and ss_calls (bytes 0 and 4 of the CA area)."""
     ca = btf_offset("inet_connection_sock", "icsk_ca_priv")
     return ("((struct tcp_sock *)args->skaddr)",
             "((struct inet_connection_sock *)args->skaddr)",
-            f"*(uint32 *)((uint64)args->skaddr + {ca + 96})",
-            f"*(uint32 *)((uint64)args->skaddr + {ca + 100})")
+            f"*(uint32 *)((uint64)args->skaddr + {ca})",
+            f"*(uint32 *)((uint64)args->skaddr + {ca + 4})")
 
 
 def script() -> str:
     """tcp_cong_state_set fires in tcp_set_ca_state(), which tcp_enter_cwr / tcp_enter_recovery /
     tcp_enter_loss call right after writing snd_ssthresh = ca_ops->ssthresh(sk): the value seen
     there is the one just written. tcp_probe fires for each segment tcp_rcv_established takes,
-    before tcp_ack (and so before our in_ack_event repair)."""
+    before tcp_ack (and so before the repair in our cong_control, at the end of tcp_ack)."""
     sk, icsk, ss_ret, ss_calls = socket_exprs()
     return f"""tracepoint:tcp:tcp_cong_state_set {{
   $ss = {sk}->snd_ssthresh; $calls = {ss_calls};

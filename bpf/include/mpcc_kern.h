@@ -2,8 +2,8 @@
 /*
  * mpcc_kern.h — what every mpcc BPF congestion control shares: reading the connection's
  * subflows from upstream MPTCP, the fractional-window accumulator, and the tcp_congestion_ops
- * callbacks (init, cong_avoid, ssthresh, undo_cwnd) with MPCC_STRUCT_OPS, which writes them and
- * the ops table for an algorithm file. Included by mpcc_algo.h when compiling for BPF, after the
+ * callbacks (init, cong_control, ssthresh, undo_cwnd, set_state, cwnd_event) with
+ * MPCC_STRUCT_OPS, which writes them and the ops table for an algorithm file. Included by mpcc_algo.h when compiling for BPF, after the
  * algorithm's settings (MPCC_OWN_ROUTE, MPCC_LOSS_INTERVAL, ...) and before its rule
  * (mpcc_on_ack, mpcc_on_loss), which lives in bpf/<algorithm>.bpf.c.
  *
@@ -22,16 +22,28 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 #define MPCC_TCPF_CAN_SEND ((1 << TCP_ESTABLISHED) | (1 << TCP_CLOSE_WAIT))
 #define MPCC_INC_ONE (1LL << MPCC_INC_SHIFT)
 
-/* Per-subflow state in the socket's congestion-control area (inet_csk_ca). */
+/* Per-subflow state in the socket's congestion-control area (inet_csk_ca, ICSK_CA_PRIV_SIZE =
+ * 104 bytes on Linux 6.1 to 6.18): a field only one kind of algorithm uses is compiled in for it
+ * alone (FAST, the only MPCC_PERIODIC file, fills all 104 bytes). */
 struct mpcc_ca {
+	/* at bytes 0 and 4 for every algorithm (bench/kernel/ssthresh_watch.py reads them) */
+	__u32 ss_ret;    /* the value our ssthresh() last returned (the bad-ssthresh diagnosis) */
+	__u32 ss_calls;  /* how many times it ran */
+#if MPCC_LOSS_INTERVAL   /* a sibling reads the two from our CA area (mpcc_walk.h) */
 	__u64 loss1;    /* OLIA: bytes_acked at the loss before the last one (read by siblings) */
 	__u64 loss2;    /* OLIA: bytes_acked at the last loss (read by siblings) */
+#endif
 	__s64 acc;      /* window increase not yet applied, packets · 2^MPCC_INC_SHIFT */
 	__s64 inc;      /* I_r per ACKed packet, packets · 2^MPCC_INC_SHIFT, as last computed */
 	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
-	__u32 inc_age;  /* ACK events since inc was computed */
-	__u64 upd_stamp; /* MPCC_PERIODIC: tcp_mstamp (µs) of the last periodic update */
+	__u16 inc_age;  /* ACK events since inc was computed (≤ MPCC_REFRESH_ACKS) */
+	__u8 red;       /* the reduction episode under way: TCP_CA_CWR, TCP_CA_Recovery, 0 = none */
+	__u8 pad_;
+#if MPCC_PER_ACK_MODE
 	__s64 cnt;      /* per-ACK update: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
+#endif
+#if MPCC_PERIODIC
+	__u64 upd_stamp; /* tcp_mstamp (µs) of the last periodic update */
 	/* MPCC_ADAPT (mpcc_algo.h): the slow-timescale interval under way and its result */
 	__u64 adapted;   /* the adapted parameter (FAST: α · 2^32); 0 = as loaded */
 	__u64 ad_stamp;  /* tcp_mstamp (µs) at the start of the interval; 0 = none yet */
@@ -39,9 +51,15 @@ struct mpcc_ca {
 	__u32 ad_q_n;    /* number of those samples */
 	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */
 	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
+#endif
 	__u32 cwnd_left; /* snd_cwnd as the last cong_avoid left it (the window-jump check) */
-	__u32 ss_ret;    /* the value our ssthresh() last returned (the bad-ssthresh diagnosis) */
-	__u32 ss_calls;  /* how many times it ran */
+	/* cong_control (mpcc_prr.h): the per-ACK inputs as differences since the last call, and PRR */
+	__u32 prev_delivered; /* tp->delivered at the last cong_control */
+	__u32 prev_lost;      /* tp->lost at the last cong_control */
+	__u32 prev_snd_una;   /* tp->snd_una at the last cong_control */
+	__u32 prr_delivered;  /* packets delivered in this reduction episode (tcp_cwnd_reduction's) */
+	__u32 ep_high_seq;    /* tp->high_seq when the episode began (tcp_init_cwnd_reduction) */
+	__u32 ep_prior_cwnd;  /* tp->prior_cwnd when it began */
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
@@ -102,6 +120,7 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 
 #include "mpcc_records.h"
 #include "mpcc_walk.h"
+#include "mpcc_prr.h"
 
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
@@ -126,22 +145,36 @@ static __always_inline void mpcc_init(struct sock *sk)
 {
 	struct mpcc_ca *ca = inet_csk_ca(sk);
 
+	struct tcp_sock *tp = tcp_sk(sk);
+
 	ca->acc = 0;
 	ca->inc = 0;
 	ca->inc_cwnd = 0;
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* compute on the first ACK */
-	ca->loss1 = tcp_sk(sk)->bytes_acked;
+#if MPCC_LOSS_INTERVAL
+	ca->loss1 = tp->bytes_acked;
 	ca->loss2 = ca->loss1;
-	ca->upd_stamp = 0;
+#endif
+#if MPCC_PER_ACK_MODE
 	ca->cnt = 0;
+#endif
+#if MPCC_PERIODIC
+	ca->upd_stamp = 0;
 	ca->adapted = 0;
 	ca->ad_stamp = 0;
+#endif
 	ca->cwnd_left = 0;
+	ca->red = 0;
+	ca->prr_delivered = 0;
+	ca->prev_delivered = tp->delivered;
+	ca->prev_lost = tp->lost;
+	ca->prev_snd_una = tp->snd_una;
 #if MPCC_WINDOW_HISTORY
 	mpcc_history_init(sk);
 #endif
 }
 
+#if MPCC_PER_ACK_MODE
 /* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
  * packet while w ≤ ssthresh (Linux 3.11's tcp_slow_start), else I_r afresh through the counter. */
 static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
@@ -168,7 +201,7 @@ static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
 	else if (step < 0 && tp->snd_cwnd > 1)
 		tp->snd_cwnd--;
 }
-
+#endif
 
 #if MPCC_PERIODIC
 /* The periodic update (mpcc_algo.h): every mpcc_update_interval_us(p), w_r ← mpcc_on_update,
@@ -237,16 +270,18 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	}
 	mpcc_periodic(sk);
 #else
-	const struct mpcc_params p = { MPCC_PARAM_VALUES };
-
 	if (!tp->is_mptcp) {
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+#if MPCC_PER_ACK_MODE
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
+
 	if (MPCC_PER_ACK(&p)) {
 		mpcc_cong_avoid_per_ack(sk);
 		return;
 	}
+#endif
 #endif
 	cwnd = tp->snd_cwnd;
 	if (ca->cwnd_left && mpcc_jumped(ca->cwnd_left > tp->prior_cwnd ? ca->cwnd_left : tp->prior_cwnd, cwnd))
@@ -309,7 +344,7 @@ static __always_inline __u32 mpcc_reno_undo_cwnd(const struct tcp_sock *tp)
 }
 
 /* What ssthresh() returns, noted in the CA area (ss_ret, and ss_calls counts the calls): a socket
- * left with another value at a state change did not run it (CHURN.md §3c, mpcc_repair_ssthresh). */
+ * left with another value at a state change did not run it (CHURN.md §3c, mpcc_repair_unwritten). */
 static __always_inline __u32 mpcc_ssthresh_ran(struct mpcc_ca *ca, __u32 ss)
 {
 	ca->ss_ret = ss;
@@ -328,10 +363,12 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	__u32 self;
 	__u64 w, dec;
 
-	if (MPCC_LOSS_INTERVAL && tp->bytes_acked != ca->loss2) {   /* a new loss interval */
+#if MPCC_LOSS_INTERVAL
+	if (tp->bytes_acked != ca->loss2) {   /* a new loss interval */
 		ca->loss1 = ca->loss2;
 		ca->loss2 = tp->bytes_acked;
 	}
+#endif
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
 	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
 		return mpcc_ssthresh_ran(ca, mpcc_reno_ssthresh(tp));
@@ -346,29 +383,130 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 
 /* An ssthresh the rule cannot have produced: above TCP_INFINITE_SSTHRESH (0x7fffffff), which no
  * valid ssthresh exceeds. On the 6.18 testbed kernel a socket is sometimes left, at a
- * congestion-state change (tcp_enter_cwr / tcp_enter_loss), with 0x81104110 — the low half of
- * srso_alias_return_thunk + 5, a return address left on the stack — although our ssthresh() did
- * not run for it (ss_calls above did not move): the kernel stored an unwritten return value of the
- * struct_ops call (bench/kernel/CHURN.md §3c; plain TCP too). PRR then multiplies it into a window
- * of ~10⁹ packets. in_ack_event runs in tcp_ack() before PRR (tcp_cwnd_reduction), so the loss's
- * reduction is redone here with the rule, from the window it reduced (prior_cwnd), and the repair
- * is recorded in mpcc_jumps (cwnd_before: the window found). A value written later in the same
- * tcp_ack() (or in a context where our programs do not run either) is used once before this
- * repair: CHURN.md §3c measures how often. */
-static __always_inline void mpcc_repair_ssthresh(struct sock *sk)
+ * congestion-state change (tcp_enter_cwr / tcp_enter_loss / tcp_init_cwnd_reduction), with
+ * 0x81104110 — the low half of srso_alias_return_thunk + 5, a return address left on the stack —
+ * although our ssthresh() did not run for it (ss_calls above did not move): the kernel stored an
+ * unwritten return value of the struct_ops call (bench/kernel/CHURN.md §3c; plain TCP too). The
+ * kernel's PRR would multiply it into a window of ~10⁹ packets; with our own cong_control the
+ * kernel's PRR does not run, and this repair runs first in it (before our PRR and congestion
+ * avoidance, mpcc_cong_control), so no window is ever computed from the bad value (§3d). The
+ * loss's ssthresh is redone with the rule at the window the loss reduced (prior_cwnd, what
+ * ssthresh() would have seen: tcp_init_cwnd_reduction and tcp_enter_loss call it before they
+ * touch snd_cwnd; the current window if prior_cwnd is bad too), the window left at
+ * min(snd_cwnd, prior_cwnd), and the repair is recorded in mpcc_jumps (kind 5; cwnd_before: the
+ * window found). A subprogram: the rule's frame is not
+ * added to the frame of the congestion-avoidance path it runs beside. */
+/* The same unwritten return value from undo_cwnd(): tcp_undo_cwnd_reduction() sets
+ * snd_cwnd = ca_ops->undo_cwnd(sk) (seen under churn: snd_cwnd = 0x81104110, CHURN.md §3d).
+ * Ours returns max(snd_cwnd, prior_cwnd), which an undo (of a reduction found spurious) makes
+ * prior_cwnd; the window the undo found is overwritten, so prior_cwnd it is, or the initial
+ * window if that is bad too. Kind 6 in mpcc_jumps. Run first in cong_control, and at
+ * CA_EVENT_TX_START: an undo on an ACK that reaches no cong_control (nothing was in flight, or
+ * an old ACK) is then repaired before the burst that follows it (but its first skb). */
+static __always_inline void mpcc_repair_cwnd(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 cwnd, ss;
+	__u32 cwnd = tp->snd_cwnd, prior;
 
-	if (tp->snd_ssthresh <= 0x7fffffffU)
+	if (cwnd <= MPCC_TCP_INFINITE_SSTHRESH)
+		return;
+	prior = tp->prior_cwnd;
+	tp->snd_cwnd = prior && prior <= MPCC_TCP_INFINITE_SSTHRESH ? prior : 10;
+	mpcc_jump(sk, MPCC_JUMP_CWND_REPAIRED, cwnd, tp->snd_cwnd);
+}
+
+static __noinline void mpcc_repair_unwritten(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	__u32 cwnd, ss, prior;
+
+	if (!sk)
+		return;
+	mpcc_repair_cwnd(sk);
+	if (tp->snd_ssthresh <= MPCC_TCP_INFINITE_SSTHRESH)
 		return;
 	cwnd = tp->snd_cwnd;
-	/* a window PRR already grew from the bad value goes back to the one the loss reduced */
-	if (tp->prior_cwnd && tp->prior_cwnd < cwnd)
-		tp->snd_cwnd = tp->prior_cwnd;
+	prior = tp->prior_cwnd;
+	if (prior && prior <= MPCC_TCP_INFINITE_SSTHRESH)
+		tp->snd_cwnd = prior;
 	ss = mpcc_ssthresh(sk);
 	tp->snd_ssthresh = ss;
+	if (cwnd < tp->snd_cwnd)
+		tp->snd_cwnd = cwnd;
 	mpcc_jump(sk, MPCC_JUMP_REPAIRED, cwnd, ss);
+}
+
+/* mpcc_cong_avoid in a frame of its own: beside the repair's (which runs the rule's ssthresh),
+ * not on top of it, in the verifier's combined-stack sum (bench/kernel/bpf_stack.py). */
+static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 acked)
+{
+	if (sk)
+		mpcc_cong_avoid(sk, ack, acked);
+}
+
+/* cong_control: what tcp_input.c tcp_cong_control() does for a CC without it, with the bad
+ * ssthresh repaired first (mpcc_repair_unwritten). The kernel calls it at the end of tcp_ack(),
+ * after the ACK's state processing (tcp_fastretrans_alert), on 6.1 as (sk, rs) and on 6.10+ as
+ * (sk, ack, flag, rs); only sk is read (mpcc_prr.h). The kernel's body, mirrored:
+ *   if (tcp_in_cwnd_reduction(sk))          tcp_cwnd_reduction(sk, acked_sacked, rs->losses, flag);
+ *   else if (tcp_may_raise_cwnd(sk, flag))  tcp_cong_avoid(sk, ack, acked_sacked);
+ *   tcp_update_pacing_rate(sk);
+ * and the end of a reduction episode (tcp_end_cwnd_reduction, skipped for a cong_control CC) is
+ * applied by set_state (mpcc_set_state), or here when that call was bypassed. Before the
+ * handshake completes (the SYN-ACK's tcp_ack(), before init) only the pacing rate is set: the
+ * kernel's may_raise test is false for an ACK of the SYN alone. */
+static __always_inline void mpcc_cong_control(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__u32 acked_sacked, newly_lost;
+	bool una_advanced;
+	__u8 state;
+
+	if ((1 << sk->__sk_common.skc_state) & ((1 << TCP_SYN_SENT) | (1 << TCP_SYN_RECV))) {
+		mpcc_update_pacing_rate(sk);
+		return;
+	}
+	mpcc_repair_unwritten(sk);     /* first (it reads none of the inputs below) */
+	acked_sacked = tp->delivered - ca->prev_delivered;
+	newly_lost = tp->lost - ca->prev_lost;
+	una_advanced = (__s32)(tp->snd_una - ca->prev_snd_una) > 0;
+	ca->prev_delivered = tp->delivered;
+	ca->prev_lost = tp->lost;
+	ca->prev_snd_una = tp->snd_una;
+	state = mpcc_ca_state(sk);
+	if (mpcc_state_reduces(state)) {
+		mpcc_prr_track(sk, ca, state);
+		mpcc_cwnd_reduction(sk, ca, acked_sacked, newly_lost, una_advanced);
+	} else {
+		if (ca->red && state <= TCP_CA_Disorder)   /* set_state did not see the episode end */
+			mpcc_end_cwnd_reduction(sk, ca->red);
+		ca->red = 0;
+		if (mpcc_may_raise_cwnd(sk, acked_sacked, una_advanced))
+			mpcc_cong_avoid_frame(sk, tp->snd_una, acked_sacked);
+	}
+	mpcc_update_pacing_rate(sk);
+}
+
+/* set_state(sk, new): tcp_cong.c tcp_set_ca_state() calls it before it stores the new state, so
+ * icsk_ca_state is still the old one. Entering CWR/Recovery from outside them follows
+ * tcp_init_cwnd_reduction(): a new PRR episode. Leaving them for Open/Disorder is where the
+ * kernel ends the reduction (mpcc_end_cwnd_reduction); leaving for Loss is not (tcp_enter_loss
+ * sets the window itself). */
+static __always_inline void mpcc_set_state(struct sock *sk, __u8 new_state)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__u8 old = mpcc_ca_state(sk);
+
+	if (mpcc_state_reduces(new_state)) {
+		if (!mpcc_state_reduces(old))
+			mpcc_prr_begin(sk, ca, new_state);
+		ca->red = new_state;
+		return;
+	}
+	if (new_state <= TCP_CA_Disorder && mpcc_state_reduces(old))
+		mpcc_end_cwnd_reduction(sk, old);
+	ca->red = 0;
 }
 
 #define MPCC_STR_(x) #x
@@ -384,9 +522,9 @@ void BPF_PROG(algo##_init, struct sock *sk)						\
 }											\
 											\
 SEC("struct_ops")									\
-void BPF_PROG(algo##_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)		\
+void BPF_PROG(algo##_cong_control, struct sock *sk)					\
 {											\
-	mpcc_cong_avoid(sk, ack, acked);						\
+	mpcc_cong_control(sk);								\
 }											\
 											\
 SEC("struct_ops")									\
@@ -402,18 +540,28 @@ __u32 BPF_PROG(algo##_undo_cwnd, struct sock *sk)					\
 }											\
 											\
 SEC("struct_ops")									\
-void BPF_PROG(algo##_in_ack_event, struct sock *sk, __u32 flags)			\
+void BPF_PROG(algo##_set_state, struct sock *sk, __u8 new_state)			\
 {											\
-	mpcc_repair_ssthresh(sk);							\
+	mpcc_set_state(sk, new_state);							\
+}											\
+											\
+SEC("struct_ops")									\
+void BPF_PROG(algo##_cwnd_event, struct sock *sk, enum tcp_ca_event ev)		\
+{											\
+	if (ev == CA_EVENT_TX_START) {							\
+		mpcc_repair_cwnd(sk);							\
+		mpcc_idle_restart(sk);							\
+	}										\
 }											\
 											\
 SEC(".struct_ops")									\
 struct tcp_congestion_ops MPCC_KERNEL_SYM = {						\
 	.init		= (void *)algo##_init,						\
-	.cong_avoid	= (void *)algo##_cong_avoid,					\
+	.cong_control	= (void *)algo##_cong_control,					\
 	.ssthresh	= (void *)algo##_ssthresh,					\
 	.undo_cwnd	= (void *)algo##_undo_cwnd,					\
-	.in_ack_event	= (void *)algo##_in_ack_event,					\
+	.set_state	= (void *)algo##_set_state,					\
+	.cwnd_event	= (void *)algo##_cwnd_event,					\
 	.name		= MPCC_STR(MPCC_KERNEL_SYM),					\
 }
 

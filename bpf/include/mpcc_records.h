@@ -17,7 +17,7 @@
  * MPCC_JUMPS entries; bench/kernel/churn.py reads it). */
 #define MPCC_JUMPS 64
 enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4,
-       MPCC_JUMP_REPAIRED = 5 };
+       MPCC_JUMP_REPAIRED = 5, MPCC_JUMP_CWND_REPAIRED = 6 };
 struct mpcc_jump {
 	__u64 ktime_ns;
 	__u32 kind, lport;
@@ -28,7 +28,7 @@ struct mpcc_jump {
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MPCC_JUMPS + 2);     /* entry MPCC_JUMPS: .count = jumps seen; entry
-						  * MPCC_JUMPS + 1: .count = of them, repairs (kind 5) */
+						  * MPCC_JUMPS + 1: .count = of them, repairs (kinds 5, 6) */
 	__type(key, __u32);
 	__type(value, struct mpcc_jump);
 } mpcc_jumps SEC(".maps");
@@ -174,7 +174,7 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	if (!j || !sk)
 		return;
 	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
-	if (kind == MPCC_JUMP_REPAIRED) {
+	if (kind == MPCC_JUMP_REPAIRED || kind == MPCC_JUMP_CWND_REPAIRED) {
 		__u32 rkey = MPCC_JUMPS + 1;
 		struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &rkey);
 

@@ -92,10 +92,15 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	struct mptcp_subflow_context *sf, *ctx;
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
+#if MPCC_LOSS_INTERVAL
 	struct mpcc_ca *myca = inet_csk_ca(sk);
+#endif
 	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
 	struct mpcc_seen *seen = NULL;
-	__u64 my_ops = 0, walk_start = 0;
+	__u64 walk_start = 0;
+#if MPCC_LOSS_INTERVAL
+	__u64 my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
+#endif
 	__u32 i, found = 0;
 
 	c->n = 0;
@@ -108,8 +113,6 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
 	if (!msk)
 		return -1;
-	if (MPCC_LOSS_INTERVAL)
-		my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
 	if (trace_on && *trace_on) {
 		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
 		if (seen && MPCC_SEEN_TORN_CHECK)   /* marks the per-CPU record as this walk's (below) */
@@ -139,8 +142,9 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			found = 1;
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-			if (MPCC_LOSS_INTERVAL)
-				mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#if MPCC_LOSS_INTERVAL
+			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#endif
 			if (MPCC_WALK_BASE_RTT)
 				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
@@ -165,16 +169,19 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		c->rtt[k] = srtt;
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
-		if (MPCC_LOSS_INTERVAL) {
-			struct { __u64 loss1, loss2; } oca = {};   /* the first two fields of struct mpcc_ca:
+#if MPCC_LOSS_INTERVAL
+		{
+			struct { __u64 loss1, loss2; } oca = {};   /* two fields of struct mpcc_ca:
 								 * only they, to keep the stack small */
 
 			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
 			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
 				bpf_probe_read_kernel(&oca, sizeof(oca),
-					__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv));
+					(void *)__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv) +
+					__builtin_offsetof(struct mpcc_ca, loss1));
 			mpcc_set_ell(c, k, mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2));
 		}
+#endif
 		c->n = k + 1;
 	}
 	if (!found) {   /* not (yet) on the list: count it anyway */
@@ -187,8 +194,9 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			seen->lport[k] = sk->__sk_common.skc_num;
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-		if (MPCC_LOSS_INTERVAL)
-			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#if MPCC_LOSS_INTERVAL
+		mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
+#endif
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;

@@ -5,8 +5,9 @@ at the sender (tcp_enter_cwr in the transmit path), everything on CPU 0, for 15 
 testbed kernel the socket is sometimes left, at a congestion-state change, with snd_ssthresh =
 0x81104110 (the low half of srso_alias_return_thunk + 5, a return address left on the stack)
 although our ssthresh() program did not run (its run counter in the CA area does not move): an
-unwritten return value. The in_ack_event repair must catch every such value (kind 5 of
-mpcc_jumps) and leave a sane one; the kernel writing it at all is recorded as an expected failure
+unwritten return value. The repair that opens our cong_control (before our PRR, so the value is
+never multiplied into a window; CHURN.md §3d) must catch every such value (kind 5 of mpcc_jumps)
+and leave a sane one; the kernel writing it at all is recorded as an expected failure
 until the kernel is fixed (it happens with plain TCP as with MPTCP subflows)."""
 
 from __future__ import annotations

@@ -96,12 +96,14 @@ _JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthr
                 "acked", "count")
 _JUMP_LAYOUT = struct.Struct("<Q16I")   # struct mpcc_jump in bpf/include/mpcc_records.h
 _JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)",
-               5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)"}
+               5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
+               6: "cwnd above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)"}
 
 
 def jumps_read(algo) -> dict:
     """The window-jump check's record (always on): {"count": violations seen, "repaired": how many
-    of them were bad ssthresh values repaired before PRR (kind 5), "unrepaired": count − repaired,
+    of them were bad ssthresh or cwnd values repaired before any window was computed from them
+    (kinds 5 and 6), "unrepaired": count − repaired,
     "last": up to 64 of them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd,
     ca_state, ...)}."""
     mid = _trace_maps(algo)["mpcc_jumps"]

@@ -1,0 +1,217 @@
+"""Our own cong_control (bpf/include/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
+
+The struct_ops table has cong_control (no cong_avoid, which the kernel would not call beside it,
+nor the in_ack_event repair that cong_control's own repair replaced), and a socket's window follows the kernel's reduction rules: at the end of
+every CWR or (not undone) Recovery episode the window is ssthresh (tcp_end_cwnd_reduction, which
+the kernel skips for a cong_control CC and our set_state redoes), never above ssthresh + 1 (one
+congestion-avoidance step of the same ACK). The observation is independent of our programs: the
+kernel's tcp_cong_state_set tracepoint marks the end of an episode (fired in tcp_set_ca_state(),
+old state still in icsk_ca_state; a Recovery undone has undo_marker = 0 there) and the next
+tcp_probe of the socket (each segment tcp_rcv_established takes, before its processing) shows the
+window the ending ACK left. The kernel's own reno, through the same observation on the same path,
+is the control: its tcp_end_cwnd_reduction sets the same window.
+
+Path: 20 plain TCP connections, 6 s, through a middle namespace: the sender's interface has a
+40 Mbit/s tbf with a 4-packet queue (a full queue fails the transmit: tcp_enter_cwr, CWR) and the
+middle one toward the receiver a 20 Mbit/s tbf with a 30 kB queue (drops: losses, Recovery).
+(This kernel has no netem or RED.)"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from mpcc.testbed.bpf import environment_problem
+
+os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+_SKIP = (environment_problem() or (None if shutil.which("bpftrace") else "needs bpftrace")
+         or (None if os.path.isdir("/sys/kernel/tracing/events/tcp")
+             else "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing)"))
+pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+if _SKIP is None:
+    from mpcc.testbed import bpf
+
+NS_A, NS_M, NS_B = "mpccccA", "mpccccM", "mpccccB"
+PORT = 5997
+SERVER = textwrap.dedent(f"""
+    import socket, threading
+    ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind(("10.97.2.1", {PORT})); ls.listen(256); print("ready", flush=True)
+    def serve(c):
+        b = bytearray(1 << 16)
+        while c.recv_into(b): pass
+    while True:
+        c, _ = ls.accept(); threading.Thread(target=serve, args=(c,), daemon=True).start()
+""")
+CLIENT = textwrap.dedent(f"""
+    import socket, sys, threading, time
+    n, t, ca = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3].encode()
+    buf = b"x" * 65536
+    def run():
+        s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, ca)
+        s.settimeout(t + 5)
+        try:
+            s.connect(("10.97.2.1", {PORT})); end = time.time() + t
+            while time.time() < end: s.send(buf)
+        except OSError:
+            pass
+        s.close()
+    th = [threading.Thread(target=run) for _ in range(n)]
+    [x.start() for x in th]; [x.join() for x in th]
+""")
+# one connection sends 4 MB, waits until all of it is acknowledged, and reports TCP_INFO: the pacing
+# rate the last ACK left (packets_out was 0 then, so max(cwnd, packets_out) = cwnd)
+PACING = textwrap.dedent(f"""
+    import json, socket, struct, sys, time
+    s = socket.socket(); s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, sys.argv[1].encode())
+    s.connect(("10.97.2.1", {PORT})); s.sendall(b"x" * (4 << 20))
+    for _ in range(300):
+        i = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+        if struct.unpack_from("I", i, 24)[0] == 0 and struct.unpack_from("I", i, 0)[0] & 0xff00 == 0:
+            break
+        time.sleep(0.05)
+    time.sleep(0.3)
+    i = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 232)
+    f = dict(zip(("mss", "unacked", "rtt", "ssthresh", "cwnd"),
+                 [struct.unpack_from("I", i, o)[0] for o in (16, 24, 68, 76, 80)]))
+    f["pacing_rate"] = struct.unpack_from("Q", i, 104)[0]
+    print(json.dumps(f)); s.close()
+""")
+# END <old state> <cwnd> <ssthresh>: the window the ending ACK left, at the socket's next segment
+WATCH = textwrap.dedent(f"""
+    tracepoint:tcp:tcp_cong_state_set /args->sport == {PORT} || args->dport == {PORT}/ {{
+      $icsk = (struct inet_connection_sock *)args->skaddr;
+      $tp = (struct tcp_sock *)args->skaddr;
+      $old = $icsk->icsk_ca_state;
+      if (($old == 2 || ($old == 3 && $tp->undo_marker != 0)) && args->cong_state <= 1) {{
+        @ended[args->skaddr] = $old + 1;
+      }} else if (args->cong_state >= 2) {{
+        delete(@ended[args->skaddr]);   /* a new episode or a loss before the next segment */
+      }}
+    }}
+    tracepoint:tcp:tcp_probe /@ended[args->skaddr]/ {{
+      /* a reduction under way again means a state change the program above did not see (on the
+         6.18 testbed kernel a tracepoint program is skipped when the softirq interrupted PID 1,
+         bench/kernel/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
+      if (((struct inet_connection_sock *)args->skaddr)->icsk_ca_state <= 1) {{
+        printf("END %d %u %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh);
+      }} else {{
+        printf("VOID\\n");
+      }}
+      delete(@ended[args->skaddr]);
+    }}
+    tracepoint:tcp:tcp_probe /args->snd_cwnd > 1000000/ {{ printf("HUGE %u %u\\n", args->snd_cwnd, args->ssthresh); }}
+""")
+
+
+def _sh(cmd: str) -> None:
+    subprocess.run(cmd, shell=True, check=True, capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def path():
+    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
+    _sh(f"ip netns add {NS_A} && ip netns add {NS_M} && ip netns add {NS_B} && "
+        f"ip link add cca0 netns {NS_A} type veth peer name ccm0 netns {NS_M} && "
+        f"ip link add ccm1 netns {NS_M} type veth peer name ccb0 netns {NS_B} && "
+        f"ip -n {NS_A} addr add 10.97.1.1/24 dev cca0 && ip -n {NS_M} addr add 10.97.1.2/24 dev ccm0 && "
+        f"ip -n {NS_M} addr add 10.97.2.2/24 dev ccm1 && ip -n {NS_B} addr add 10.97.2.1/24 dev ccb0 && "
+        f"ip -n {NS_A} link set cca0 up && ip -n {NS_M} link set ccm0 up && ip -n {NS_M} link set ccm1 up && "
+        f"ip -n {NS_B} link set ccb0 up && ip netns exec {NS_M} sysctl -qw net.ipv4.ip_forward=1 && "
+        f"ip -n {NS_A} route add default via 10.97.1.2 && ip -n {NS_B} route add default via 10.97.2.2 && "
+        # the sender's own queue: 4 packets, so bursts fail the transmit (tcp_enter_cwr: CWR)
+        f"ip netns exec {NS_A} tc qdisc add dev cca0 root tbf rate 40mbit burst 5kb limit 6000 && "
+        # the bottleneck in the middle: 20 Mbit/s, 30 kB, drops seen as losses (Recovery)
+        f"ip netns exec {NS_M} tc qdisc add dev ccm1 root tbf rate 20mbit burst 10kb limit 30000")
+    srv = subprocess.Popen(["ip", "netns", "exec", NS_B, sys.executable, "-c", SERVER],
+                           stdout=subprocess.PIPE, text=True)
+    try:
+        assert srv.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        srv.kill()
+        srv.wait()
+        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
+
+
+def _episode_ends(ca: str) -> tuple[list[tuple[int, int, int]], int]:
+    """Run the connections with congestion control ca under the watch: [(old state, cwnd,
+    ssthresh)] at the end of each reduction episode, and how many windows above 10^6 were seen."""
+    watch = subprocess.Popen(["bpftrace", "-e", WATCH], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        time.sleep(3)                     # bpftrace attaches
+        assert watch.poll() is None, watch.stderr.read()
+        subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", CLIENT, "20", "6", ca],
+                       check=True, capture_output=True, timeout=60)
+        time.sleep(0.5)
+    finally:
+        watch.send_signal(2)
+        out, _ = watch.communicate(timeout=20)
+    ends = [tuple(int(x) for x in line.split()[1:4]) for line in out.splitlines() if line.startswith("END ")]
+    huge = sum(line.startswith("HUGE ") for line in out.splitlines())
+    voided = sum(line == "VOID" for line in out.splitlines())
+    assert voided <= len(ends), f"{voided} ends voided by a reduction under way at the next segment, {len(ends)} seen"
+    return ends, huge
+
+
+def _check_ends(ends: list[tuple[int, int, int]]) -> None:
+    assert len(ends) >= 20, f"too few reduction episodes ended to judge: {len(ends)}"
+    assert {s for s, _, _ in ends} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
+    wrong = [e for e in ends if not e[2] <= e[1] <= e[2] + 1]
+    assert not wrong, f"{len(wrong)} of {len(ends)} episodes did not end at ssthresh: {wrong[:5]}"
+
+
+def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
+    with bpf.load("balia") as reg:
+        out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "name", reg.kernel_name],
+                             capture_output=True, text=True, check=True).stdout
+    data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in json.loads(out)
+                if "bpf_struct_ops_tcp_congestion_ops" in d)
+    prog = {k: v.rsplit(" ", 1)[-1] for k, v in data.items() if isinstance(v, str) and "(" in v}
+    for op in ("init", "cong_control", "ssthresh", "undo_cwnd", "set_state", "cwnd_event"):
+        assert "prog_id:" in prog[op], (op, data[op])
+    for op in ("cong_avoid", "in_ack_event", "pkts_acked"):
+        assert prog[op] == "0", (op, data[op])
+
+
+def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(path):
+    ends, huge = _episode_ends("reno")
+    _check_ends(ends)
+    assert huge == 0
+
+
+def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
+    with bpf.load("balia") as reg:
+        ends, huge = _episode_ends(reg.kernel_name)
+    _check_ends(ends)
+    assert huge == 0
+
+
+def _pacing(ca: str) -> dict:
+    out = subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", PACING, ca],
+                         check=True, capture_output=True, text=True, timeout=60).stdout
+    return json.loads(out)
+
+
+def _check_pacing(f: dict) -> None:
+    """tcp_update_pacing_rate: mss · 80000 · ratio · cwnd / srtt_us, srtt_us in 1/8 µs; TCP_INFO gives
+    srtt_us >> 3, so srtt_us ∈ [8·rtt, 8·rtt + 7] bounds the exact value."""
+    assert f["unacked"] == 0, f
+    rd = lambda k: int(subprocess.run(["ip", "netns", "exec", NS_A, "cat", f"/proc/sys/net/ipv4/{k}"],
+                                      check=True, capture_output=True, text=True).stdout)
+    ratio = rd("tcp_pacing_ss_ratio") if f["cwnd"] < f["ssthresh"] // 2 else rd("tcp_pacing_ca_ratio")
+    num = f["mss"] * 80000 * ratio * f["cwnd"]
+    assert num // (8 * f["rtt"] + 7) <= f["pacing_rate"] <= num // (8 * f["rtt"]), (f, ratio)
+
+
+def test_pacing_rate_is_the_kernels_formula_for_reno_and_for_ours(path):
+    _check_pacing(_pacing("reno"))        # the formula's control: the kernel's own computation
+    with bpf.load("balia") as reg:
+        _check_pacing(_pacing(reg.kernel_name))
