@@ -47,6 +47,7 @@ BOOT_ALLOWANCE_S = 300
 MAX_HOLD_S = 720          # one hold of the bench lock (PREAMBLE: ≤ 12 min)
 #: bad window values the jump check may record: > 10⁶ packets (CHURN.md §3c/§7b; 0x81104110 on 6.18)
 HUGE = 10**6
+TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
 
 class UsageError(ValueError):
@@ -140,10 +141,16 @@ def huge_windows(jumps: dict | None) -> dict:
     and their distinct values in hex. The ring keeps only the last 64 records: a lower bound."""
     if not jumps:
         return {"records": 0, "huge": 0, "values": []}
-    huge = [r for r in jumps.get("last", []) if max(r.get("cwnd_after", 0), r.get("cwnd_before", 0),
-                                                     r.get("ssthresh", 0), r.get("acked", 0)) > HUGE]
-    vals = sorted({v for r in huge for v in (r.get("cwnd_after", 0), r.get("cwnd_before", 0), r.get("ssthresh", 0),
-                                             r.get("acked", 0)) if v > HUGE})
+
+    def values(r: dict) -> tuple[int, ...]:
+        # TCP_INFINITE_SSTHRESH (0x7fffffff) is the valid ssthresh of a socket still in its first
+        # slow start (or undone back to it), not a stale value
+        ss = r.get("ssthresh", 0)
+        return (r.get("cwnd_after", 0), r.get("cwnd_before", 0), r.get("acked", 0),
+                0 if ss == TCP_INFINITE_SSTHRESH else ss)
+
+    huge = [r for r in jumps.get("last", []) if max(values(r)) > HUGE]
+    vals = sorted({v for r in huge for v in values(r) if v > HUGE})
     return {"records": len(jumps.get("last", [])), "huge": len(huge), "values": [f"{v:#x}" for v in vals]}
 
 

@@ -109,6 +109,11 @@ def test_huge_windows_count_the_stale_return_value_kind():
     assert h == {"records": 3, "huge": 2, "values": ["0x81104110"]}
     assert guest_churn.huge_windows(None) == {"records": 0, "huge": 0, "values": []}
     assert guest_churn.huge_windows({"last": [_jump(cwnd_after=guest_churn.HUGE)]})["huge"] == 0
+    # a slow-start record of a socket whose ssthresh is TCP_INFINITE_SSTHRESH (seen: olia in the 6.12
+    # guest, 105 -> 4046) is not the stale kind; a window that large would be
+    slow = _jump(kind="slow start", cwnd_before=105, cwnd_after=4046, ssthresh=0x7FFFFFFF, acked=0)
+    assert guest_churn.huge_windows({"last": [slow]})["huge"] == 0
+    assert guest_churn.huge_windows({"last": [{**slow, "cwnd_after": 0x7FFFFFFF}]})["values"] == ["0x7fffffff"]
 
 
 def test_assemble_puts_the_verdicts_first_and_keeps_the_guest_result():
