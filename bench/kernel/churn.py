@@ -497,11 +497,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     res["netns_left"] = [n for n in subprocess.run(["ip", "netns", "list"], capture_output=True, text=True)
                          .stdout.split() if n.startswith(lab.tag)]
     res["kernel_log"] = klog.stop()
-    res["dmesg_warnings"] = res["kernel_log"]["warnings"]
-    if res["kernel_log"]["lost"] or res["kernel_log"]["new_taint"]:    # what the log check could not see
-        res["dmesg_warnings"] = res["dmesg_warnings"] + [
-            f"kernel log: {res['kernel_log']['lost']} records lost unread, new taint "
-            f"{res['kernel_log']['new_taint']:#x}"]
+    res["dmesg_warnings"] = netlab.kernel_log_warnings(res["kernel_log"])
     res["pass"] = not (res["stalled_windows"] or res["leaked_maps"] or res["struct_ops_left"]
                        or res.get("cwnd_jumps", {}).get("unrepaired")
                        or res["netns_left"] or res["dmesg_warnings"] or res["client"]["errors"])

@@ -368,6 +368,15 @@ class KernelLog:
                 "taint_warn_before": bool(self.taint_before & TAINT_WARN)}
 
 
+def kernel_log_warnings(log: dict) -> list[str]:
+    """A result's warning list from KernelLog.stop()'s summary: the warning records, and a line for
+    what the check could not see (records lost unread, a new taint bit)."""
+    warnings = list(log["warnings"])
+    if log["lost"] or log["new_taint"]:
+        warnings.append(f"kernel log: {log['lost']} records lost unread, new taint {log['new_taint']:#x}")
+    return warnings
+
+
 def host_role(sink, send) -> bool:
     """When this script was started as a host process inside a namespace (``SCRIPT sink PORT N
     SECS`` or ``SCRIPT send HOST PORT N SECS CA``), run that role and return True."""

@@ -413,11 +413,7 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
     res["mem_after"] = mem_delta(base, after, conns)
     res["netns_left"] = [n for n in netlab.sh("ip", "netns", "list").split() if n.startswith(tag)]
     res["kernel_log"] = klog.stop()
-    res["dmesg_warnings"] = res["kernel_log"]["warnings"]
-    if res["kernel_log"]["lost"] or res["kernel_log"]["new_taint"]:    # what the log check could not see
-        res["dmesg_warnings"] = res["dmesg_warnings"] + [
-            f"kernel log: {res['kernel_log']['lost']} records lost unread, new taint "
-            f"{res['kernel_log']['new_taint']:#x}"]
+    res["dmesg_warnings"] = netlab.kernel_log_warnings(res["kernel_log"])
     res["pass"] = bool(
         all(v["connected"] == share[k] and not v["errors"] for k, v in res["connect"].items())
         and res["subflows_established"] == res["subflows_expected"]

@@ -39,3 +39,11 @@ def test_records_before_the_start_are_not_counted():
     time.sleep(0.3)
     r = log.stop()
     assert not any("before the check started" in w for w in r["warnings"])
+
+
+def test_a_result_names_what_the_check_could_not_see():
+    clean = {"warnings": ["WARNING: x"], "lost": 0, "new_taint": 0}
+    assert netlab.kernel_log_warnings(clean) == ["WARNING: x"]
+    blind = {"warnings": [], "lost": 3, "new_taint": 0x200}
+    assert netlab.kernel_log_warnings(blind) == ["kernel log: 3 records lost unread, new taint 0x200"]
+    assert clean["warnings"] == ["WARNING: x"]       # the summary itself is not changed
