@@ -47,7 +47,8 @@ def summary(r: dict) -> dict:
         "leaks": {"maps": r["leaked_maps"], "struct_ops": r["struct_ops_left"], "netns": r["netns_left"],
                   "orphans": r.get("orphan_sockets"), "freed_s": r.get("freed_after_s")},
         "set_check": f"{chk.get('compared')}/{chk.get('mismatched')}" if "compared" in chk else chk.get("skipped"),
-        "jumps": f"{jumps.get('count')} ({jumps.get('repaired')} repaired, {jumps.get('unrepaired')} not)"
+        "jumps": (f"{jumps.get('count')} ({jumps.get('repaired')} repaired, {jumps.get('late_init', 0)} late inits, "
+                  f"{jumps.get('unrepaired')} faults; {(jumps.get('unseen') or {}).get('packets', 0)} packets unseen)")
         if jumps else None,
         "client_errors": len(r["client"]["errors"]),
         "events": r["events"],

@@ -172,7 +172,9 @@ def assemble(guest: dict, series: str, package: str, accel: str, taken: tuple[in
         "taint_at_boot": guest.get("taint_at_start"), "taint_end": guest.get("taint_end"),
         "warnings": klog.get("warnings", []), "warning_traces": guest.get("warning_traces", []),
         "kmsg_records": klog.get("records"), "kmsg_lost": klog.get("lost"), "new_taint": klog.get("new_taint"),
-        "cwnd_jumps": None if jumps is None else {k: jumps[k] for k in ("count", "repaired", "unrepaired")},
+        "cwnd_jumps": None if jumps is None else {k: jumps[k] for k in ("count", "repaired", "delivered",
+                                                                       "late_init", "unrepaired", "unseen")
+                                                  if k in jumps},
         "huge_windows": huge_windows(jumps),
         "stalled_windows": len(churn.get("stalled_windows", [])), "windows": churn.get("windows"),
         "total_mbit_s": churn.get("total_mbit_s"), "events": churn.get("events"),

@@ -81,7 +81,7 @@ def _available() -> list[str]:
     return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
 
 
-def _transfer(lab: netlab.TwoPaths, kname: str, secs: float, stats: bool) -> tuple[dict, str | None]:
+def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: bool) -> tuple[dict, str | None]:
     runs0 = _struct_ops_runs() if stats else 0
     res = lab.transfer(lab.server, secs, [(PORT, "mptcp", kname)])
     runs = _struct_ops_runs() - runs0 if stats else None
@@ -110,6 +110,12 @@ def _transfer(lab: netlab.TwoPaths, kname: str, secs: float, stats: bool) -> tup
         return out, "the server received nothing"
     if runs is not None and runs <= 0:
         return out, "the struct_ops programs never ran (bpf_stats run_cnt unchanged)"
+    # cong_control read the kernel's rate sample at every ACK (its argument differs between 6.1
+    # and 6.10+: bpf/include/mpcc_prr.h mpcc_rate_sample)
+    from mpcc.testbed import bpf_records
+    out["unseen"] = bpf_records.jumps_read(algo)["unseen"]
+    if out["unseen"]["rs_unread"]:
+        return out, f"cong_control could not read the rate sample at {out['unseen']['rs_unread']} ACKs"
     return out, None
 
 
@@ -143,11 +149,11 @@ def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -
         elif kname not in _available():
             reason = f"{kname} not in net.ipv4.tcp_available_congestion_control"
         else:
-            row["transfer"], reason = _transfer(lab, kname, secs, stats)
+            row["transfer"], reason = _transfer(lab, algo, kname, secs, stats)
             if reason and reason.startswith("no subflow") and not row["transfer"].get("ss_text"):
                 # ss printed nothing: under emulation its first start can outlast the transfer
                 # (it samples at 60 %); one more transfer, recorded as such
-                row["transfer"], reason = _transfer(lab, kname, secs, stats)
+                row["transfer"], reason = _transfer(lab, algo, kname, secs, stats)
                 row["attempts"] = 2
     except Exception as e:           # noqa: BLE001 — one row fails, the table goes on
         reason = f"transfer failed: {_one_line(str(e))}"

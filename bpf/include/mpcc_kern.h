@@ -38,7 +38,8 @@ struct mpcc_ca {
 	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
 	__u16 inc_age;  /* ACK events since inc was computed (≤ MPCC_REFRESH_ACKS) */
 	__u8 red;       /* the reduction episode under way: TCP_CA_CWR, TCP_CA_Recovery, 0 = none */
-	__u8 pad_;
+	__u8 inited;    /* 1 once init ran (the kernel zeroes the area before init; 0 at cong_control =
+			 * init was skipped, KERNEL_BUG.md §5: initialised there, mpcc_late_init) */
 #if MPCC_PER_ACK_MODE
 	__s64 cnt;      /* per-ACK update: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
 #endif
@@ -53,16 +54,28 @@ struct mpcc_ca {
 	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
 #endif
 	__u32 cwnd_left; /* snd_cwnd as the last cong_avoid left it (the window-jump check) */
-	/* cong_control (mpcc_prr.h): the per-ACK inputs as differences since the last call, and PRR */
+	/* cong_control (mpcc_prr.h): snd_una at the last call (FLAG_SND_UNA_ADVANCED), and PRR */
 	__u32 prev_delivered; /* tp->delivered at the last cong_control */
 	__u32 prev_lost;      /* tp->lost at the last cong_control */
 	__u32 prev_snd_una;   /* tp->snd_una at the last cong_control */
 	__u32 prr_delivered;  /* packets delivered in this reduction episode (tcp_cwnd_reduction's) */
 	__u32 ep_high_seq;    /* tp->high_seq when the episode began (tcp_init_cwnd_reduction) */
 	__u32 ep_prior_cwnd;  /* tp->prior_cwnd when it began */
+#if !MPCC_PERIODIC
+	/* the window-jump check's bound on the packets delivered since the last cong_control
+	 * (mpcc_delivered_bound): what was outstanding then, and the counters at its end */
+	__u32 prev_packets_out; /* tp->packets_out at the end of the last cong_control */
+	__u32 prev_data_segs;   /* tp->data_segs_out then */
+	__u32 prev_segs_in;     /* tp->segs_in then (segments received since: ACKs seen) */
+	__u32 prev_dsack_dups;  /* tp->dsack_dups then (DSACKed duplicates count as delivered) */
+#endif
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
+#if !MPCC_LOSS_INTERVAL && !MPCC_PER_ACK_MODE && !MPCC_PERIODIC
+_Static_assert(__builtin_offsetof(struct mpcc_ca, prev_segs_in) == 68,
+	       "tests/kernel/test_cong_control.py reads prev_segs_in at byte 68 (PREV_SEGS_IN)");
+#endif
 
 #if MPCC_ADAPT
 /* The slow-timescale adaptation (mpcc_algo.h), at each periodic update; defined by the
@@ -122,6 +135,22 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 #include "mpcc_walk.h"
 #include "mpcc_prr.h"
 
+
+/* The counters cong_control's next run takes its differences from (the rate sample's bound,
+ * FLAG_SND_UNA_ADVANCED and the window-jump records): at init and at the end of each run. */
+static __always_inline void mpcc_mark_counters(const struct tcp_sock *tp, struct mpcc_ca *ca)
+{
+	ca->prev_delivered = tp->delivered;
+	ca->prev_lost = tp->lost;
+	ca->prev_snd_una = tp->snd_una;
+#if !MPCC_PERIODIC
+	ca->prev_packets_out = tp->packets_out;
+	ca->prev_data_segs = tp->data_segs_out;
+	ca->prev_segs_in = tp->segs_in;
+	ca->prev_dsack_dups = tp->dsack_dups;
+#endif
+}
+
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 {
@@ -166,12 +195,11 @@ static __always_inline void mpcc_init(struct sock *sk)
 	ca->cwnd_left = 0;
 	ca->red = 0;
 	ca->prr_delivered = 0;
-	ca->prev_delivered = tp->delivered;
-	ca->prev_lost = tp->lost;
-	ca->prev_snd_una = tp->snd_una;
+	mpcc_mark_counters(tp, ca);
 #if MPCC_WINDOW_HISTORY
 	mpcc_history_init(sk);
 #endif
+	ca->inited = 1;
 }
 
 #if MPCC_PER_ACK_MODE
@@ -289,14 +317,21 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	ca->cwnd_left = cwnd;
 	if (!tcp_is_cwnd_limited(sk))
 		return;
-	if (!MPCC_PERIODIC && tcp_in_slow_start(tp)) {
+#if !MPCC_PERIODIC
+	if (tcp_in_slow_start(tp)) {
+		__u32 delivered = acked;
+
 		acked = tcp_slow_start(tp, acked);
+		/* more than doubled: the kernel's rule if that many were delivered since our last run
+		 * (MPCC_JUMP_DELIVERED), a stale count if more than can have been (mpcc_records.h) */
 		if (mpcc_jumped(cwnd, tp->snd_cwnd))
-			mpcc_jump(sk, MPCC_JUMP_SLOW_START, cwnd, acked);
+			mpcc_jump(sk, delivered <= mpcc_delivered_bound(tp, ca) ? MPCC_JUMP_DELIVERED :
+				  MPCC_JUMP_SLOW_START, cwnd, delivered);
 		ca->cwnd_left = tp->snd_cwnd;
 		if (!acked)
 			return;
 	}
+#endif
 	if (tp->snd_cwnd != ca->inc_cwnd || ca->inc_age >= MPCC_REFRESH_ACKS) {
 		if (mpcc_compute_inc(sk, &ca->inc) < 0) {
 			tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
@@ -444,10 +479,21 @@ static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 a
 		mpcc_cong_avoid(sk, ack, acked);
 }
 
+/* init did not run for this socket (the congestion-control area is still the zeroes the kernel
+ * wrote before calling it: the platform skipped it, KERNEL_BUG.md §5): run it at the first
+ * cong_control, so that the per-ACK deltas start from now, and record it (kind 8). */
+static __noinline void mpcc_late_init(struct sock *sk)
+{
+	if (!sk)
+		return;
+	mpcc_init(sk);
+	mpcc_jump(sk, MPCC_JUMP_LATE_INIT, tcp_sk(sk)->snd_cwnd, tcp_sk(sk)->delivered);
+}
+
 /* cong_control: what tcp_input.c tcp_cong_control() does for a CC without it, with the bad
  * ssthresh repaired first (mpcc_repair_unwritten). The kernel calls it at the end of tcp_ack(),
  * after the ACK's state processing (tcp_fastretrans_alert), on 6.1 as (sk, rs) and on 6.10+ as
- * (sk, ack, flag, rs); only sk is read (mpcc_prr.h). The kernel's body, mirrored:
+ * (sk, ack, flag, rs); sk and rs are read (mpcc_rate_sample, mpcc_prr.h). The kernel's body, mirrored:
  *   if (tcp_in_cwnd_reduction(sk))          tcp_cwnd_reduction(sk, acked_sacked, rs->losses, flag);
  *   else if (tcp_may_raise_cwnd(sk, flag))  tcp_cong_avoid(sk, ack, acked_sacked);
  *   tcp_update_pacing_rate(sk);
@@ -455,11 +501,11 @@ static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 a
  * applied by set_state (mpcc_set_state), or here when that call was bypassed. Before the
  * handshake completes (the SYN-ACK's tcp_ack(), before init) only the pacing rate is set: the
  * kernel's may_raise test is false for an ACK of the SYN alone. */
-static __always_inline void mpcc_cong_control(struct sock *sk)
+static __always_inline void mpcc_cong_control(struct sock *sk, __u64 rs)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mpcc_ca *ca = inet_csk_ca(sk);
-	__u32 acked_sacked, newly_lost;
+	__u32 acked_sacked, newly_lost, unseen;
 	bool una_advanced;
 	__u8 state;
 
@@ -467,13 +513,25 @@ static __always_inline void mpcc_cong_control(struct sock *sk)
 		mpcc_update_pacing_rate(sk);
 		return;
 	}
+	if (!ca->inited)
+		mpcc_late_init(sk);
 	mpcc_repair_unwritten(sk);     /* first (it reads none of the inputs below) */
+	/* this ACK's deliveries and losses, as tcp_ack() passes them (rs), at most what the counters
+	 * moved since our last run; the rest were delivered by ACKs no run of ours was passed */
 	acked_sacked = tp->delivered - ca->prev_delivered;
 	newly_lost = tp->lost - ca->prev_lost;
+	if (rs & MPCC_RS_VALID) {
+		unseen = acked_sacked - (__u32)rs;
+		if ((__s32)unseen > 0) {
+			mpcc_unseen(unseen);
+			acked_sacked = (__u32)rs;
+		}
+		if (((rs >> 32) & 0x7fffffff) < newly_lost)
+			newly_lost = (rs >> 32) & 0x7fffffff;
+	} else {
+		mpcc_unseen(0);         /* counted: the kernels check requires none */
+	}
 	una_advanced = (__s32)(tp->snd_una - ca->prev_snd_una) > 0;
-	ca->prev_delivered = tp->delivered;
-	ca->prev_lost = tp->lost;
-	ca->prev_snd_una = tp->snd_una;
 	state = mpcc_ca_state(sk);
 	if (mpcc_state_reduces(state)) {
 		mpcc_prr_track(sk, ca, state);
@@ -486,6 +544,9 @@ static __always_inline void mpcc_cong_control(struct sock *sk)
 			mpcc_cong_avoid_frame(sk, tp->snd_una, acked_sacked);
 	}
 	mpcc_update_pacing_rate(sk);
+	/* this run's counters, for the next one's deltas (set last: the window-jump records read
+	 * the deltas of the run they are made in) */
+	mpcc_mark_counters(tp, ca);
 }
 
 /* set_state(sk, new): tcp_cong.c tcp_set_ca_state() calls it before it stores the new state, so
@@ -524,7 +585,7 @@ void BPF_PROG(algo##_init, struct sock *sk)						\
 SEC("struct_ops")									\
 void BPF_PROG(algo##_cong_control, struct sock *sk)					\
 {											\
-	mpcc_cong_control(sk);								\
+	mpcc_cong_control(sk, mpcc_rate_sample(ctx));					\
 }											\
 											\
 SEC("struct_ops")									\

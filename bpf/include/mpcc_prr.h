@@ -13,10 +13,17 @@
  *                            tcp_cwnd_restart()    (RFC 2861 §2 / RFC 7661: restart after idle)
  *
  * The kernel calls cong_control(sk, rs) (6.1) or cong_control(sk, ack, flag, rs) (6.10+) at the
- * end of tcp_ack() instead of its own tcp_cong_control() body. Our program reads only sk, so one
- * object serves both signatures; the per-ACK inputs the kernel passes (acked_sacked = delivered
- * delta, rs->losses = lost delta, FLAG_SND_UNA_ADVANCED) are taken as differences of
- * tp->delivered, tp->lost and tp->snd_una since the previous cong_control, kept in struct mpcc_ca.
+ * end of tcp_ack() instead of its own tcp_cong_control() body, and the per-ACK inputs that body
+ * uses are in the rate sample: rs->acked_sacked (its acked_sacked, the packets this ACK delivered)
+ * and rs->losses (newly marked lost), both set by tcp_rate_gen() just before the call. Which
+ * argument rs is depends on the kernel's version (mpcc_rate_sample), so one object serves both
+ * signatures; each is at most the difference of tp->delivered (tp->lost) since our previous
+ * cong_control, which is used instead if rs cannot be read. (Until 2026-11 these were taken as differences of
+ * tp->delivered and tp->lost since our previous cong_control: a run the platform skipped,
+ * bench/kernel/KERNEL_BUG.md §5, then carried its ACKs' deliveries into the next one — into a
+ * congestion-avoidance step at the end of a reduction episode, or a slow-start step — where the
+ * kernel's own rule never adds them.) FLAG_SND_UNA_ADVANCED, which 6.1 does not pass, is "snd_una
+ * moved since our last cong_control".
  * Included by mpcc_kern.h after struct mpcc_ca.
  */
 #ifndef MPCC_PRR_H
@@ -26,6 +33,42 @@
 #define MPCC_TCPF_CA_RECOVERY (1 << TCP_CA_Recovery)
 #define MPCC_TCP_INFINITE_SSTHRESH 0x7fffffffU
 #define MPCC_DST_METRICS_FLAGS 0x3UL   /* include/net/dst.h: the flag bits of dst->_metrics */
+
+/* The kernel's version (libbpf fills it at load from uname, a read-only constant to the verifier,
+ * which drops the branch it rules out: neither kernel's program reads beyond its arguments). */
+extern int LINUX_KERNEL_VERSION __kconfig;
+
+/* What the rate sample cong_control was called with holds for this ACK: its last argument, ctx[3]
+ * on 6.10+ (commit "tcp: Add new args for cong_control in tcp_congestion_ops"), ctx[1] before.
+ * Read with bpf_probe_read_kernel from a constant slot in each branch (the compiler cannot merge
+ * two context loads into one at a variable offset), and only if it is a kernel address (top bit
+ * set: a kernel that backported the new signature without the version holds the u32 ack there).
+ * (A first version required bits 63..47 set and read nothing under 5-level paging, where the
+ * kernel's stacks are below that: `make kernels` on 6.1 under qemu -cpu max, 2026-11-24.) Returns
+ * MPCC_RS_VALID | losses << 32 | acked_sacked, or 0 when rs cannot be read (mpcc_cong_control
+ * then uses the counters' differences). Its own frame: the probe-read buffers stay off the
+ * cong_control → cong_avoid chain (Linux 6.1's 512-byte stack, bench/kernel/bpf_stack.py). */
+#define MPCC_RS_VALID (1ULL << 63)
+static __noinline __u64 mpcc_rate_sample(unsigned long long *ctx)
+{
+	const struct rate_sample *rs = NULL;
+	__u32 acked;
+	int losses;
+
+	if (!ctx)
+		return 0;
+	if (LINUX_KERNEL_VERSION >= KERNEL_VERSION(6, 10, 0))
+		bpf_probe_read_kernel(&rs, sizeof(rs), &ctx[3]);
+	else
+		bpf_probe_read_kernel(&rs, sizeof(rs), &ctx[1]);
+	if ((long)rs >= 0)             /* the kernel's half of the address space (4- or 5-level) */
+		return 0;
+	acked = BPF_CORE_READ(rs, acked_sacked);
+	losses = BPF_CORE_READ(rs, losses);
+	if (losses < 0)
+		losses = 0;
+	return MPCC_RS_VALID | (__u64)(__u32)losses << 32 | acked;
+}
 
 static __always_inline __u8 mpcc_ca_state(const struct sock *sk)
 {

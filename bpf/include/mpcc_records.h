@@ -14,21 +14,36 @@
 /* Window-jump check (always on, records only on a violation): snd_cwnd more than doubled (+64)
  * since the last cong_avoid left it, beyond what an undo may restore (prior_cwnd), or within one
  * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of
- * MPCC_JUMPS entries; bench/kernel/churn.py reads it). */
+ * MPCC_JUMPS entries; bench/kernel/churn.py reads it). A slow-start step that more than doubles
+ * the window is the kernel's own rule (tcp_slow_start adds every packet delivered, up to
+ * ssthresh) when that many packets were delivered since our last cong_control: a DSACK of a
+ * go-back-N burst after a timeout (each spurious retransmission counts as delivered), a stretch
+ * ACK, or several ACKs' worth when the platform skipped runs (KERNEL_BUG.md §5); it is a
+ * fault (kind 2) only when the count exceeds what can have been delivered (mpcc_delivered_bound),
+ * i.e. our delivered count is stale, and is otherwise recorded apart (kind 7). Kind 8 records an
+ * init that did not run (the area still zero at cong_control), done there (mpcc_late_init). */
 #define MPCC_JUMPS 64
 enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4,
-       MPCC_JUMP_REPAIRED = 5, MPCC_JUMP_CWND_REPAIRED = 6 };
+       MPCC_JUMP_REPAIRED = 5, MPCC_JUMP_CWND_REPAIRED = 6, MPCC_JUMP_DELIVERED = 7,
+       MPCC_JUMP_LATE_INIT = 8 };
 struct mpcc_jump {
 	__u64 ktime_ns;
 	__u32 kind, lport;
 	__u32 cwnd_before, cwnd_after, ssthresh, prior_cwnd, prior_ssthresh, ca_state;
 	__u32 packets_out, sacked_out, lost_out, retrans_out, prr_delivered, prr_out, acked, count;
+	__u32 bound;     /* mpcc_delivered_bound() at the record (0 for MPCC_PERIODIC) */
+	__u32 segs_in;   /* segments received since the last cong_control (1 = this ACK alone) */
+	__u32 dsack;     /* duplicates DSACKed since then (tp->dsack_dups; in bound) */
+	__u32 una_bytes; /* bytes cumulatively ACKed since then (snd_una) */
+	__u32 prev_out;  /* tp->packets_out at the end of the last cong_control (in bound) */
 };
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MPCC_JUMPS + 2);     /* entry MPCC_JUMPS: .count = jumps seen; entry
-						  * MPCC_JUMPS + 1: .count = of them, repairs (kinds 5, 6) */
+	__uint(max_entries, MPCC_JUMPS + 5);     /* entries MPCC_JUMPS + 0..3: .count = records seen;
+						  * of them, repairs (kinds 5, 6); deliveries since
+						  * the last run (kind 7); late inits (kind 8);
+						  * + 4: mpcc_unseen's counts */
 	__type(key, __u32);
 	__type(value, struct mpcc_jump);
 } mpcc_jumps SEC(".maps");
@@ -165,6 +180,19 @@ struct {                                /* the record being filled (too big for 
 	__type(value, struct mpcc_seen);
 } mpcc_seen_scratch SEC(".maps");
 
+#if !MPCC_PERIODIC
+/* The packets that can have been delivered since the last cong_control: those outstanding at its
+ * end, every data segment sent since, and the duplicates DSACKed since (tcp_dsack_seen counts a
+ * spuriously retransmitted segment as delivered once more, however long ago it was sent: one DSACK
+ * block can add hundreds), + 1 for the SYN-ACK (tcp_rcv_state_process counts its delivery on the
+ * passive side). */
+static __always_inline __u32 mpcc_delivered_bound(const struct tcp_sock *tp, const struct mpcc_ca *ca)
+{
+	return ca->prev_packets_out + (tp->data_segs_out - ca->prev_data_segs) +
+	       (tp->dsack_dups - ca->prev_dsack_dups) + 1;
+}
+#endif
+
 static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -174,8 +202,9 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	if (!j || !sk)
 		return;
 	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
-	if (kind == MPCC_JUMP_REPAIRED || kind == MPCC_JUMP_CWND_REPAIRED) {
-		__u32 rkey = MPCC_JUMPS + 1;
+	if (kind >= MPCC_JUMP_REPAIRED) {     /* counted apart: not a fault */
+		__u32 rkey = kind == MPCC_JUMP_DELIVERED ? MPCC_JUMPS + 2 :
+			     kind == MPCC_JUMP_LATE_INIT ? MPCC_JUMPS + 3 : MPCC_JUMPS + 1;
 		struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &rkey);
 
 		if (r)
@@ -202,6 +231,38 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	j->prr_out = tp->prr_out;
 	j->acked = acked;
 	j->count = n + 1;
+	j->una_bytes = tp->snd_una - ((struct mpcc_ca *)inet_csk_ca(sk))->prev_snd_una;
+#if !MPCC_PERIODIC
+	j->bound = mpcc_delivered_bound(tp, inet_csk_ca(sk));
+	j->segs_in = tp->segs_in - ((struct mpcc_ca *)inet_csk_ca(sk))->prev_segs_in;
+	j->dsack = tp->dsack_dups - ((struct mpcc_ca *)inet_csk_ca(sk))->prev_dsack_dups;
+	j->prev_out = ((struct mpcc_ca *)inet_csk_ca(sk))->prev_packets_out;
+#else
+	j->prev_out = 0;
+	j->bound = 0;
+	j->segs_in = 0;
+	j->dsack = 0;
+#endif
+}
+
+/* Packets delivered by ACKs that reached no cong_control of ours (tp->delivered moved by more
+ * than the rate samples we were passed): an old ACK's SACKs or a DSACK with nothing in flight
+ * (tcp_ack() returns before tcp_cong_control()), or a run the platform skipped (KERNEL_BUG.md §5).
+ * Entry MPCC_JUMPS + 4: .count = runs that found some, .acked = the packets (both wrap); n = 0:
+ * a run that could not read the rate sample (mpcc_rate_sample), counted in .bound instead. */
+static __noinline void mpcc_unseen(__u32 n)
+{
+	__u32 key = MPCC_JUMPS + 4;
+	struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &key);
+
+	if (!r)
+		return;
+	if (!n) {
+		r->bound++;
+		return;
+	}
+	r->count++;
+	r->acked += n;
 }
 
 static __always_inline int mpcc_jumped(__u32 before, __u32 after)

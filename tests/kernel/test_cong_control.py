@@ -84,8 +84,20 @@ PACING = textwrap.dedent(f"""
     f["pacing_rate"] = struct.unpack_from("Q", i, 104)[0]
     print(json.dumps(f)); s.close()
 """)
-# END <old state> <cwnd> <ssthresh>: the window the ending ACK left, at the socket's next segment
-WATCH = textwrap.dedent(f"""
+# where tp->segs_in stands in our CA area after cong_control (struct mpcc_ca.prev_segs_in for an
+# algorithm without MPCC_LOSS_INTERVAL, MPCC_PER_ACK_MODE or MPCC_PERIODIC, as balia: a
+# _Static_assert in bpf/include/mpcc_kern.h keeps it there)
+PREV_SEGS_IN = 68
+
+
+def _watch(ours: bool) -> str:
+    """END <old state> <cwnd> <ssthresh> <ran>: the window the ending ACK left, at the socket's next
+    segment; ran = 1 if our cong_control ran at that ACK (for ours: only that segment was received
+    since its last run — tcp_v4_rcv counts segs_in before tcp_rcv_established fires tcp_probe),
+    always 1 for the kernel's own control."""
+    ran = (f"((struct tcp_sock *)args->skaddr)->segs_in - *(uint32 *)((uint8 *)((struct inet_connection_sock *)"
+           f"args->skaddr)->icsk_ca_priv + {PREV_SEGS_IN}) == 1" if ours else "1")
+    return textwrap.dedent(f"""
     tracepoint:tcp:tcp_cong_state_set /args->sport == {PORT} || args->dport == {PORT}/ {{
       $icsk = (struct inet_connection_sock *)args->skaddr;
       $tp = (struct tcp_sock *)args->skaddr;
@@ -101,14 +113,14 @@ WATCH = textwrap.dedent(f"""
          6.18 testbed kernel a tracepoint program is skipped when the softirq interrupted PID 1,
          bench/kernel/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
       if (((struct inet_connection_sock *)args->skaddr)->icsk_ca_state <= 1) {{
-        printf("END %d %u %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh);
+        printf("END %d %u %u %d\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran});
       }} else {{
         printf("VOID\\n");
       }}
       delete(@ended[args->skaddr]);
     }}
     tracepoint:tcp:tcp_probe /args->snd_cwnd > 1000000/ {{ printf("HUGE %u %u\\n", args->snd_cwnd, args->ssthresh); }}
-""")
+    """)
 
 
 def _sh(cmd: str) -> None:
@@ -141,10 +153,11 @@ def path():
         subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
 
 
-def _episode_ends(ca: str) -> tuple[list[tuple[int, int, int]], int]:
+def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int, int]], int]:
     """Run the connections with congestion control ca under the watch: [(old state, cwnd,
-    ssthresh)] at the end of each reduction episode, and how many windows above 10^6 were seen."""
-    watch = subprocess.Popen(["bpftrace", "-e", WATCH], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ssthresh, ran)] at the end of each reduction episode, and how many windows above 10^6 were
+    seen."""
+    watch = subprocess.Popen(["bpftrace", "-e", _watch(ours)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         time.sleep(3)                     # bpftrace attaches
         assert watch.poll() is None, watch.stderr.read()
@@ -154,18 +167,25 @@ def _episode_ends(ca: str) -> tuple[list[tuple[int, int, int]], int]:
     finally:
         watch.send_signal(2)
         out, _ = watch.communicate(timeout=20)
-    ends = [tuple(int(x) for x in line.split()[1:4]) for line in out.splitlines() if line.startswith("END ")]
+    ends = [tuple(int(x) for x in line.split()[1:5]) for line in out.splitlines() if line.startswith("END ")]
     huge = sum(line.startswith("HUGE ") for line in out.splitlines())
     voided = sum(line == "VOID" for line in out.splitlines())
     assert voided <= len(ends), f"{voided} ends voided by a reduction under way at the next segment, {len(ends)} seen"
     return ends, huge
 
 
-def _check_ends(ends: list[tuple[int, int, int]]) -> None:
-    assert len(ends) >= 20, f"too few reduction episodes ended to judge: {len(ends)}"
-    assert {s for s, _, _ in ends} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
-    wrong = [e for e in ends if not e[2] <= e[1] <= e[2] + 1]
-    assert not wrong, f"{len(wrong)} of {len(ends)} episodes did not end at ssthresh: {wrong[:5]}"
+def _check_ends(ends: list[tuple[int, int, int, int]]) -> None:
+    """Every episode end at which the control ran is at ssthresh (+1). An end at which our
+    programs did not run — the testbed kernel skipped them (KERNEL_BUG.md §5; the watch saw
+    more than one segment since our last cong_control, cwnd still PRR's) — cannot be judged; a
+    few are allowed, not more than 5 %."""
+    judged = [e[:3] for e in ends if e[3]]
+    assert len(judged) >= 20, f"too few reduction episodes ended to judge: {len(judged)} of {len(ends)}"
+    assert len(ends) - len(judged) <= 0.05 * len(ends), (
+        f"our cong_control did not run at {len(ends) - len(judged)} of {len(ends)} episode ends")
+    assert {s for s, _, _ in judged} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
+    wrong = [e for e in judged if not e[2] <= e[1] <= e[2] + 1]
+    assert not wrong, f"{len(wrong)} of {len(judged)} episodes did not end at ssthresh: {wrong[:5]}"
 
 
 def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
@@ -189,7 +209,7 @@ def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(p
 
 def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
     with bpf.load("balia") as reg:
-        ends, huge = _episode_ends(reg.kernel_name)
+        ends, huge = _episode_ends(reg.kernel_name, ours=True)
     _check_ends(ends)
     assert huge == 0
 

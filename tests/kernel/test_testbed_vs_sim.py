@@ -1,5 +1,7 @@
 """Simulator vs kernel testbed on a RED network from no paper: per group within 15 % (issue #11's
-criterion; CI-sized, 13 s runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 20 s per case.
+criterion; CI-sized: 24 s runs, the last 20 s measured. With 9 s measured, one run's noise alone
+crossed the bound now and then: a Reno group at 15.2 % in a CI run, the EWTCP case once in 9 runs on
+2026-11-24; with 20 s, both cases passed 2 of 2 runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 30 s per case.
 
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
@@ -23,7 +25,7 @@ PAYLOAD = 1448  # TCP payload of a 1500-byte packet (timestamps on): the testbed
 RED = 'aqm = "red"\nred = {min_th = 10, max_th = 40, max_p = 0.1}'
 NET = f"""
 name = "red-three-links"
-duration_s = 13.0
+duration_s = 24.0
 [[links]]
 name = "a"
 capacity_mbps = 20.0

@@ -93,33 +93,49 @@ def seen_read(algo) -> dict[int, dict]:
 
 _JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthresh", "prior_cwnd", "prior_ssthresh",
                 "ca_state", "packets_out", "sacked_out", "lost_out", "retrans_out", "prr_delivered", "prr_out",
-                "acked", "count")
-_JUMP_LAYOUT = struct.Struct("<Q16I")   # struct mpcc_jump in bpf/include/mpcc_records.h
+                "acked", "count", "bound", "segs_in", "dsack", "una_bytes", "prev_out")
+_JUMP_LAYOUT = struct.Struct("<Q21I4x")   # struct mpcc_jump in bpf/include/mpcc_records.h (padded to 8)
 _JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)",
                5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
-               6: "cwnd above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)"}
+               6: "cwnd above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
+               7: "slow start over the packets delivered since the last run (acked: them, ≤ bound)",
+               8: "init had not run: done at the first cong_control (acked: tp->delivered)"}
+_APART = {65: "repaired", 66: "delivered", 67: "late_init"}   # counters of the kinds that are no fault
 
 
 def jumps_read(algo) -> dict:
-    """The window-jump check's record (always on): {"count": violations seen, "repaired": how many
-    of them were bad ssthresh or cwnd values repaired before any window was computed from them
-    (kinds 5 and 6), "unrepaired": count − repaired,
-    "last": up to 64 of them, each with the TCP state (cwnd before/after, ssthresh, prior_cwnd,
-    ca_state, ...)}."""
+    """The window-jump check's record (always on): {"count": records seen, and of them, counted
+    apart as no fault: "repaired" (bad ssthresh or cwnd values repaired before any window was
+    computed from them, kinds 5 and 6), "delivered" (a slow-start step over more than the window's
+    worth of packets that were all delivered since the control last ran: the kernel's own rule
+    after skipped runs or a stretch ACK, kind 7) and "late_init" (kind 8); "unrepaired": the
+    faults, count − those three; "unseen": {"runs", "packets"}: cong_control runs that found
+    packets delivered by ACKs no run was passed (an old ACK's SACKs, a DSACK with nothing in
+    flight, a run the platform skipped), and how many, and "rs_unread": runs that could not read
+    the kernel's rate sample (0 on every kernel verified); "last": up to 64 records, each with the TCP state (cwnd
+    before/after, ssthresh, prior_cwnd, ca_state, bound, segs_in, dsack, ...)}."""
     mid = _trace_maps(algo)["mpcc_jumps"]
     rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the window jumps")
                       or "[]")
-    out, count, repaired = [], 0, 0
+    return jumps_parse(rows)
+
+
+def jumps_parse(rows: list) -> dict:
+    """jumps_read's result from the rows of ``bpftool -j map dump`` of mpcc_jumps."""
+    out, count, apart = [], 0, dict.fromkeys(_APART.values(), 0)
+    unseen = {"runs": 0, "packets": 0, "rs_unread": 0}
     for row in rows:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         rec = dict(zip(_JUMP_FIELDS, _JUMP_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))))
         if key == 64:
             count = rec["count"]
-        elif key == 65:
-            repaired = rec["count"]
+        elif key in _APART:
+            apart[_APART[key]] = rec["count"]
+        elif key == 68:
+            unseen = {"runs": rec["count"], "packets": rec["acked"], "rs_unread": rec["bound"]}
         elif rec["kind"]:
             rec["kind"] = _JUMP_KINDS.get(rec["kind"], rec["kind"])
             out.append(rec)
-    return {"count": count, "repaired": repaired, "unrepaired": count - repaired,
+    return {"count": count, **apart, "unrepaired": count - sum(apart.values()), "unseen": unseen,
             "last": sorted(out, key=lambda r: r["ktime_ns"])}
 

@@ -1,0 +1,55 @@
+"""The window-jump ring's reader (python/mpcc/testbed/bpf_records.py) against the C record
+(bpf/include/mpcc_records.h: struct mpcc_jump, read from the prebuilt object's BTF; no root), and
+how it counts the kinds that are no fault apart from the faults."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from mpcc.testbed import bpf_records
+
+PREBUILT = Path(bpf_records.__file__).resolve().parent / "bpf_prebuilt"
+
+
+def _row(key: int, **fields) -> dict:
+    vals = [fields.get(f, 0) for f in bpf_records._JUMP_FIELDS]
+    raw = bpf_records._JUMP_LAYOUT.pack(*vals)
+    return {"key": [f"{b:#04x}" for b in key.to_bytes(4, "little")], "value": [f"{b:#04x}" for b in raw]}
+
+
+@pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
+                    reason="needs bpftool and the prebuilt objects (make setup)")
+@pytest.mark.parametrize("obj", ["balia", "olia", "fast"])
+def test_python_layout_is_the_c_struct(obj):
+    out = subprocess.run(["bpftool", "btf", "dump", "file", str(PREBUILT / f"{obj}.bpf.o")],
+                         capture_output=True, text=True, check=True).stdout
+    block = out[out.index("STRUCT 'mpcc_jump'"):]
+    size = int(re.search(r"size=(\d+)", block).group(1))
+    members = re.findall(r"^\t'(\w+)' type_id=\d+ bits_offset=(\d+)", block, re.M)
+    n = int(re.search(r"vlen=(\d+)", block).group(1))
+    names = [m[0] for m in members[:n]]
+    assert names == list(bpf_records._JUMP_FIELDS)
+    assert size == bpf_records._JUMP_LAYOUT.size
+    offsets = [int(m[1]) // 8 for m in members[:n]]
+    assert offsets == [0] + [8 + 4 * i for i in range(n - 1)]
+
+
+def test_kinds_apart_are_counted_apart_and_the_rest_are_faults():
+    rows = [_row(64, count=9), _row(65, count=2), _row(66, count=3), _row(67, count=1),
+            _row(68, count=4, acked=17, bound=1),               # mpcc_unseen: not a record
+            _row(0, ktime_ns=5, kind=7, cwnd_before=10, cwnd_after=90, acked=80, bound=120, segs_in=9),
+            _row(1, ktime_ns=3, kind=2, cwnd_before=10, cwnd_after=90, acked=80, bound=30, segs_in=1),
+            _row(2)]                                            # an empty slot: no record
+    j = bpf_records.jumps_parse(rows)
+    assert (j["count"], j["repaired"], j["delivered"], j["late_init"]) == (9, 2, 3, 1)
+    assert j["unrepaired"] == 3
+    assert j["unseen"] == {"runs": 4, "packets": 17, "rs_unread": 1}
+    assert [r["ktime_ns"] for r in j["last"]] == [3, 5]        # by time
+    assert j["last"][0]["kind"] == "slow start" and j["last"][0]["bound"] == 30
+    assert j["last"][1]["kind"].startswith("slow start over the packets delivered")
+    assert j["last"][1]["segs_in"] == 9
