@@ -61,6 +61,17 @@ static __always_inline void mpcc_cong_control(struct sock *sk, __u64 rs)
 	} else {
 		mpcc_unseen(0);         /* counted: the kernels check requires none */
 	}
+#if !MPCC_PERIODIC
+	/* More than can have been delivered since our last run (mpcc_delivered_bound: outstanding
+	 * then + sent since + DSACKed since + 1) is no count to grow a window from, though the
+	 * kernel's own rule would take it whole (seen in the random-churn soaks: ~210 with <= 10
+	 * outstanding and nothing sent, the kernel's rs->acked_sacked, CHURN.md §9): the bound is
+	 * used, and the count recorded (kind 9). */
+	if (acked_sacked > mpcc_delivered_bound(tp, ca)) {
+		mpcc_jump(sk, MPCC_JUMP_CLAMPED, tp->snd_cwnd, acked_sacked);
+		acked_sacked = mpcc_delivered_bound(tp, ca);
+	}
+#endif
 	una_advanced = (__s32)(tp->snd_una - ca->prev_snd_una) > 0;
 	state = mpcc_ca_state(sk);
 	if (mpcc_state_reduces(state)) {

@@ -21,11 +21,13 @@
  * ACK, or several ACKs' worth when the platform skipped runs (KERNEL_BUG.md §5); it is a
  * fault (kind 2) only when the count exceeds what can have been delivered (mpcc_delivered_bound),
  * i.e. our delivered count is stale, and is otherwise recorded apart (kind 7). Kind 8 records an
- * init that did not run (the area still zero at cong_control), done there (mpcc_late_init). */
+ * init that did not run (the area still zero at cong_control), done there (mpcc_late_init).
+ * Kind 9: a delivered count above that bound, which cong_control replaced with the bound (acked:
+ * the count). */
 #define MPCC_JUMPS 64
 enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4,
        MPCC_JUMP_REPAIRED = 5, MPCC_JUMP_CWND_REPAIRED = 6, MPCC_JUMP_DELIVERED = 7,
-       MPCC_JUMP_LATE_INIT = 8 };
+       MPCC_JUMP_LATE_INIT = 8, MPCC_JUMP_CLAMPED = 9 };
 struct mpcc_jump {
 	__u64 ktime_ns;
 	__u32 kind, lport;
@@ -40,10 +42,10 @@ struct mpcc_jump {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
-	__uint(max_entries, MPCC_JUMPS + 5);     /* entries MPCC_JUMPS + 0..3: .count = records seen;
+	__uint(max_entries, MPCC_JUMPS + 6);     /* entries MPCC_JUMPS + 0..3: .count = records seen;
 						  * of them, repairs (kinds 5, 6); deliveries since
 						  * the last run (kind 7); late inits (kind 8);
-						  * + 4: mpcc_unseen's counts */
+						  * + 4: mpcc_unseen's counts; + 5: kind 9 */
 	__type(key, __u32);
 	__type(value, struct mpcc_jump);
 } mpcc_jumps SEC(".maps");
@@ -204,7 +206,8 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	n = j->count++;       /* racy across CPUs: a diagnostic ring, a lost slot is harmless */
 	if (kind >= MPCC_JUMP_REPAIRED) {     /* counted apart: not a fault */
 		__u32 rkey = kind == MPCC_JUMP_DELIVERED ? MPCC_JUMPS + 2 :
-			     kind == MPCC_JUMP_LATE_INIT ? MPCC_JUMPS + 3 : MPCC_JUMPS + 1;
+			     kind == MPCC_JUMP_LATE_INIT ? MPCC_JUMPS + 3 :
+			     kind == MPCC_JUMP_CLAMPED ? MPCC_JUMPS + 5 : MPCC_JUMPS + 1;
 		struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &rkey);
 
 		if (r)

@@ -40,13 +40,14 @@ def test_python_layout_is_the_c_struct(obj):
 
 
 def test_kinds_apart_are_counted_apart_and_the_rest_are_faults():
-    rows = [_row(64, count=9), _row(65, count=2), _row(66, count=3), _row(67, count=1),
+    rows = [_row(64, count=10), _row(65, count=2), _row(66, count=3), _row(67, count=1),
             _row(68, count=4, acked=17, bound=1),               # mpcc_unseen: not a record
+            _row(69, count=1),
             _row(0, ktime_ns=5, kind=7, cwnd_before=10, cwnd_after=90, acked=80, bound=120, segs_in=9),
             _row(1, ktime_ns=3, kind=2, cwnd_before=10, cwnd_after=90, acked=80, bound=30, segs_in=1),
             _row(2)]                                            # an empty slot: no record
     j = bpf_records.jumps_parse(rows)
-    assert (j["count"], j["repaired"], j["delivered"], j["late_init"]) == (9, 2, 3, 1)
+    assert (j["count"], j["repaired"], j["delivered"], j["late_init"], j["clamped"]) == (10, 2, 3, 1, 1)
     assert j["unrepaired"] == 3
     assert j["unseen"] == {"runs": 4, "packets": 17, "rs_unread": 1}
     assert [r["ktime_ns"] for r in j["last"]] == [3, 5]        # by time

@@ -223,9 +223,13 @@ def test_no_window_jump(soak):
     # never exceeds the window it reduces (bpf/include/mpcc_records.h: mpcc_jumps); a bad ssthresh
     # or window (undo_cwnd's) repaired before any window is computed from it (mpcc_repair_unwritten,
     # CHURN.md §3d) is counted apart and is not a jump, and so are a slow-start step over packets
-    # that were all delivered since the control last ran and an init done late (kinds 7, 8)
+    # that were all delivered since the control last ran, an init done late and a delivered count
+    # above what can have been delivered, replaced by that bound before any window used it
+    # (kinds 7, 8, 9); the whole records go into the message (a CI log is all there is)
     j = soak["cwnd_jumps"]
-    assert j["unrepaired"] == 0, [r for r in j["last"] if "above TCP_INF" not in r["kind"]][:3]
+    faults = [r for r in j["last"] if "above TCP_INF" not in r["kind"] and "init had not run" not in r["kind"]
+              and "the bound used" not in r["kind"] and "since the last run" not in r["kind"]]
+    assert j["unrepaired"] == 0, "window faults: " + json.dumps(faults[:3])
 
 
 def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):

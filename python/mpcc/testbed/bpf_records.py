@@ -99,8 +99,9 @@ _JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthr
                5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
                6: "cwnd above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
                7: "slow start over the packets delivered since the last run (acked: them, ≤ bound)",
-               8: "init had not run: done at the first cong_control (acked: tp->delivered)"}
-_APART = {65: "repaired", 66: "delivered", 67: "late_init"}   # counters of the kinds that are no fault
+               8: "init had not run: done at the first cong_control (acked: tp->delivered)",
+               9: "delivered count above what can have been delivered: the bound used (acked: the count)"}
+_APART = {65: "repaired", 66: "delivered", 67: "late_init", 69: "clamped"}   # counters of the kinds that are no fault
 
 
 def jumps_read(algo) -> dict:
@@ -108,8 +109,9 @@ def jumps_read(algo) -> dict:
     apart as no fault: "repaired" (bad ssthresh or cwnd values repaired before any window was
     computed from them, kinds 5 and 6), "delivered" (a slow-start step over more than the window's
     worth of packets that were all delivered since the control last ran: the kernel's own rule
-    after skipped runs or a stretch ACK, kind 7) and "late_init" (kind 8); "unrepaired": the
-    faults, count − those three; "unseen": {"runs", "packets"}: cong_control runs that found
+    after skipped runs or a stretch ACK, kind 7), "late_init" (kind 8) and "clamped" (a delivered
+    count above what can have been delivered, replaced by that bound, kind 9); "unrepaired": the
+    faults, count − those four; "unseen": {"runs", "packets"}: cong_control runs that found
     packets delivered by ACKs no run was passed (an old ACK's SACKs, a DSACK with nothing in
     flight, a run the platform skipped), and how many, and "rs_unread": runs that could not read
     the kernel's rate sample (0 on every kernel verified); "last": up to 64 records, each with the TCP state (cwnd
