@@ -3,7 +3,9 @@
 # Needs root for apt-get; without root it prints what is missing and continues (the fluid engine
 # and the simulator need none of these; the kernel testbed does).
 set -euo pipefail
-PKGS=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iproute2 ethtool iputils-ping)
+# bpftrace: the kernel tests that watch tcp tracepoints (test_cong_control); busybox-static: the
+# initramfs of `make kernels` (and its unit test)
+PKGS=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iproute2 ethtool iputils-ping bpftrace busybox-static)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

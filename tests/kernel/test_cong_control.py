@@ -31,10 +31,9 @@ import pytest
 from mpcc.testbed.bpf import environment_problem
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-_SKIP = (environment_problem() or (None if shutil.which("bpftrace") else "needs bpftrace")
-         or (None if os.path.isdir("/sys/kernel/tracing/events/tcp")
-             else "needs tracefs (mount -t tracefs nodev /sys/kernel/tracing)"))
+_SKIP = environment_problem()
 pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+TRACEFS = "/sys/kernel/tracing"
 if _SKIP is None:
     from mpcc.testbed import bpf
 
@@ -128,7 +127,24 @@ def _sh(cmd: str) -> None:
 
 
 @pytest.fixture(scope="module")
-def path():
+def tracefs():
+    """The kernel's tcp tracepoints for bpftrace: tracefs mounted for the module's tests if it is
+    not (a fresh boot of Debian mounts none), and unmounted after them."""
+    if not shutil.which("bpftrace"):
+        pytest.skip("needs bpftrace (apt-get install bpftrace; scripts/setup-system.sh installs it)")
+    mounted = False
+    if not os.path.isdir(f"{TRACEFS}/events/tcp"):
+        p = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True, text=True)
+        if p.returncode != 0 or not os.path.isdir(f"{TRACEFS}/events/tcp"):
+            pytest.skip(f"needs tracefs at {TRACEFS}: mount failed: {p.stderr.strip()}")
+        mounted = True
+    yield
+    if mounted:
+        subprocess.run(["umount", TRACEFS], capture_output=True)
+
+
+@pytest.fixture(scope="module")
+def path(tracefs):
     subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
     _sh(f"ip netns add {NS_A} && ip netns add {NS_M} && ip netns add {NS_B} && "
         f"ip link add cca0 netns {NS_A} type veth peer name ccm0 netns {NS_M} && "
