@@ -374,9 +374,21 @@ static __always_inline __u32 mpcc_reno_ssthresh(const struct tcp_sock *tp)
 	return half > 2 ? half : 2;
 }
 
+/* undo: max(snd_cwnd, prior_cwnd) as tcp_reno_undo_cwnd, over the values that are windows only.
+ * Either can hold the stale 0x81104110 of a skipped program (KERNEL_BUG.md: a skipped undo_cwnd
+ * writes it to snd_cwnd, and a reduction entered before cong_control repaired it copies it to
+ * prior_cwnd, which no BPF program may write); returned, it would be negative as an int, which
+ * tcp_snd_cwnd_set() WARNs on (seen on a fresh host boot, CHURN.md §10). Neither: the initial window. */
 static __always_inline __u32 mpcc_reno_undo_cwnd(const struct tcp_sock *tp)
 {
-	return tp->snd_cwnd > tp->prior_cwnd ? tp->snd_cwnd : tp->prior_cwnd;
+	__u32 cwnd = tp->snd_cwnd, prior = tp->prior_cwnd;
+
+	if (cwnd > MPCC_TCP_INFINITE_SSTHRESH)
+		cwnd = 0;
+	if (prior > MPCC_TCP_INFINITE_SSTHRESH)
+		prior = 0;
+	cwnd = cwnd > prior ? cwnd : prior;
+	return cwnd ? cwnd : 10;
 }
 
 /* What ssthresh() returns, noted in the CA area (ss_ret, and ss_calls counts the calls): a socket
