@@ -126,6 +126,15 @@ def test_ss_parse_reads_msk_and_subflows():
     assert churn.can_send(a) and not churn.can_send(b)
 
 
+def test_ss_parse_reads_socket_memory():
+    # ss -m puts skmem on the info line, before the congestion control's name
+    text = ("tcp ESTAB 0 32 10.0.0.1:42872 10.0.0.2:5000\n"
+            "\t skmem:(r0,rb131072,t2304,tb46080,f1792,w4352,o0,bl0,d0) reno rto:204 rtt:0.982/1.17 cwnd:10 "
+            "unacked:3 tcp-ulp-mptcp flags:Mmec token:0000(id:0)/7446299b(id:0) seq:81\n")
+    (a,) = churn.parse_ss(text)["sf"]
+    assert (a["ca"], a["cwnd"], a["rb"], a["tb"], a["w"], a["t"]) == ("reno", "10", 131072, 46080, 4352, 2304)
+
+
 def _snap(t, ss_ns, msk_token, subflows, seen=None):
     """One trace line: ss's view of one connection (subflows: (port, state, flags)) and the rule's record."""
     snap = {"t": t, "ss_ns": ss_ns, "msk": {"10.0.0.1:1000": {"token": msk_token}},
