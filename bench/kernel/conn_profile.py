@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from stall_holders import num, path_of, per_connection
+from stall_holders import num, path_of, per_connection, result_cli
 
 FIELDS = ("cwnd", "unacked", "notsent", "rto", "tb", "w", "bytes_acked")
 
@@ -85,11 +85,7 @@ def main(argv=None) -> int:
 
 
 def cli() -> int:
-    try:
-        return main()
-    except (OSError, ValueError, KeyError) as e:     # a missing file, not JSON, not a churn.py result
-        print(f"conn_profile: error: {e!r}: give churn.py's --json result and its --trace file", file=sys.stderr)
-        return 2
+    return result_cli(main, "conn_profile")
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pcap  # noqa: E402
+from stall_holders import result_cli  # noqa: E402
 
 WINDOW_S = 10
 
@@ -131,12 +132,7 @@ def main(argv=None) -> int:
 
 
 def cli() -> int:
-    try:
-        return main()
-    except (OSError, ValueError, KeyError) as e:     # a missing file, not JSON, not a churn.py result
-        print(f"pcap_hole: error: {e!r}: give churn.py's --json result, its --pcap directory and its --trace file",
-              file=sys.stderr)
-        return 2
+    return result_cli(main, "pcap_hole", "churn.py's --json result, its --pcap directory and its --trace file")
 
 
 if __name__ == "__main__":

@@ -24,6 +24,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import pcap  # noqa: E402
+from stall_holders import result_cli  # noqa: E402
 from churn_patterns import schedule  # noqa: E402
 
 
@@ -228,12 +229,7 @@ def story(fl: dict, port: int, s: dict, out, outs, trace: Path) -> str:
 
 
 def cli() -> int:
-    try:
-        return main()
-    except (OSError, ValueError, KeyError) as e:     # a missing file, not JSON, not a churn.py result
-        print(f"pcap_rtt: error: {e!r}: give churn.py's --json result, its --trace file and its --pcap directory",
-              file=sys.stderr)
-        return 2
+    return result_cli(main, "pcap_rtt", "churn.py's --json result, its --trace file and its --pcap directory")
 
 
 if __name__ == "__main__":

@@ -171,12 +171,18 @@ def main(argv=None) -> int:
     return 0
 
 
-def cli() -> int:
+def result_cli(main, prog: str, inputs: str = "churn.py's --json result and its --trace file") -> int:
+    """Run a churn-result reader's main(): a missing file, not JSON or not a churn.py result is one
+    line naming what to give, and exit 2 (shared by the trace and capture readers)."""
     try:
         return main()
-    except (OSError, ValueError, KeyError) as e:     # a missing file, not JSON, not a churn.py result
-        print(f"stall_holders: error: {e!r}: give churn.py's --json result and its --trace file", file=sys.stderr)
+    except (OSError, ValueError, KeyError) as e:
+        print(f"{prog}: error: {e!r}: give {inputs}", file=sys.stderr)
         return 2
+
+
+def cli() -> int:
+    return result_cli(main, "stall_holders")
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@ sample (Linux's tcp_ack_update_rtt: Karn, then the TSecr), stall_holders.py's ho
 
 from __future__ import annotations
 
+import json
 import socket
 import struct
 import sys
@@ -107,3 +108,33 @@ def test_hole_copies_are_found_by_their_own_data_range(tmp_path):
     r = pcap_hole.copies(tmp_path, [1], t0, [D + 2000])[D + 2000]
     assert r["sent"] == [(1.1, 1)] and r["arrived"] == [(1.15, 1)] and r["acked"] == 5.0
     assert r["ports"] == {(1, 40000)}
+
+
+def test_conn_profile_groups_connections_and_takes_medians(tmp_path):
+    """Three connections over three snapshots: 0 (first) with a big path-1 send buffer, 1 with a
+    path-3 subflow, 2 without one; conn_profile groups them (--first 1) and takes medians."""
+    import conn_profile
+
+    def sf(conn, path, tb, notsent, **kw):
+        return {"local": f"198.18.{path}.1:{4000 + 10 * conn + path}", "state": "ESTAB", "token": f"t{conn}",
+                "cwnd": "4", "unacked": "2", "notsent": str(notsent), "rto": "400", "tb": tb, "w": notsent,
+                "bytes_acked": str(1000 * path), **kw}
+
+    peers = ["198.18.1.1:4001", "198.18.1.1:4011", "198.18.1.1:4021"]
+    with open(tmp_path / "trace", "w") as f:
+        for t, big in ((1.0, 2_000_000), (2.0, 2_100_000), (3.0, 1_900_000)):
+            snap = {"t": t, "msk": {p: {"token": f"t{i}", "write_seq": 100, "snd_una": 40} for i, p in enumerate(peers)},
+                    "sf": [sf(0, 1, big, big - 1000), sf(1, 1, 70_000, 60_000),
+                           sf(1, 3, 100_000, 50_000, backoff="2", rto="16000"), sf(2, 1, 60_000, 50_000)]}
+            f.write(json.dumps(snap) + "\n")
+    (tmp_path / "res.json").write_text(json.dumps({"peers": peers, "stalled_windows": [{"conn": 0, "window": 0}]}))
+    assert conn_profile.main([str(tmp_path / "res.json"), str(tmp_path / "trace"), "--first", "1",
+                              "--json", str(tmp_path / "out.json")]) == 0
+    g = json.loads((tmp_path / "out.json").read_text())["groups"]
+    assert g["first 1"]["connections"] == 1 and g["first 1"]["stalled_windows"] == 1
+    assert g["first 1"]["path1_tb"] == 2_000_000 and g["first 1"]["path1_notsent"] == 1_999_000
+    assert g["others with path 3"]["connections"] == 1 and g["others with path 3"]["path3_rto"] == 16000
+    assert g["others with path 3"]["path3_backoff_holding_share"] == 1.0
+    assert g["others with path 3"]["path3_share_of_bytes_acked"] == 0.75     # 3000 of 1000 + 3000
+    assert g["others without path 3"]["connections"] == 1 and g["others without path 3"]["path3_snapshots"] == 0
+    assert g["others without path 3"]["msk_outstanding"] == 60
