@@ -255,8 +255,10 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
                           "kernel's own reno and cubic as well, with the rate limits on the sender or in the "
                           "network: upstream MPTCP never retries a failed join and retransmits at the "
                           "connection level only on an idle subflow, and TCP's timestamp RTT sample after a "
-                          "link outage inflates the flapping path's RTO to seconds (bench/kernel/CHURN.md "
-                          "§5, §7); this run is short, so it often passes (2 of 3 patterns on 2026-11-24)",
+                          "link outage inflates the flapping path's RTO to seconds, and data re-sent at the "
+                          "connection level waits behind a subflow's unsent queue, bounded only by a send "
+                          "buffer that autotuning grew and never shrinks (bench/kernel/CHURN.md §5, §7, §10); "
+                          "this run is short, so it often passes (2 of 3 patterns on 2026-11-24)",
                    strict=False)
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []
