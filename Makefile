@@ -70,6 +70,7 @@ bench: setup
 # every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root);
 # writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel packages: build/kernels/
 kernels: setup
+	bash scripts/setup-system.sh qemu-system-x86
 	$(BIN)/python bench/kernel/kernels.py
 
 clean:

@@ -6,6 +6,7 @@ set -euo pipefail
 # bpftrace: the kernel tests that watch tcp tracepoints (test_cong_control); busybox-static: the
 # initramfs of `make kernels` (and its unit test)
 PKGS=(clang llvm libbpf-dev bpftool libelf-dev zlib1g-dev pkg-config iproute2 ethtool iputils-ping bpftrace busybox-static)
+PKGS+=("$@")   # a target's own extras, e.g. `make kernels`: qemu-system-x86
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
