@@ -21,7 +21,7 @@ from pathlib import Path
 
 from stall_holders import num, path_of, per_connection, result_cli
 
-FIELDS = ("cwnd", "unacked", "notsent", "rto", "tb", "w", "bytes_acked")
+FIELDS = ("cwnd", "unacked", "notsent", "rto", "tb", "w")
 
 
 def _med(xs):
@@ -36,8 +36,8 @@ def profile(snaps: list) -> dict:
     for p in (1, 3):
         sfs = [sf for _t, _m, s in snaps for sf in s if path_of(sf) == p and sf["state"] == "ESTAB"]
         out[f"path{p}_snapshots"] = len(sfs)
-        for f in FIELDS[:-1]:
-            out[f"path{p}_{f}"] = _med([num(sf, f, None) if f in sf else None for sf in sfs])
+        for f in FIELDS:
+            out[f"path{p}_{f}"] = _med([num(sf, f, None) for sf in sfs])
         if p == 3:
             out["path3_backoff_holding_share"] = (round(sum(bool(num(sf, "backoff") and num(sf, "unacked"))
                                                            for sf in sfs) / len(sfs), 3) if sfs else None)
@@ -72,8 +72,8 @@ def main(argv=None) -> int:
               "others with path 3": [c for c in rows if c >= a.first and rows[c]["path3_snapshots"]],
               "others without path 3": [c for c in rows if c >= a.first and not rows[c]["path3_snapshots"]]}
     summary = {}
+    keys = [k for k in next(iter(rows.values())) if k != "stalled_windows"]
     for g, cs in groups.items():
-        keys = [k for k in next(iter(rows.values())) if k != "stalled_windows"]
         summary[g] = {"connections": len(cs), "stalled_windows": sum(rows[c]["stalled_windows"] for c in cs),
                       **{k: _med([rows[c][k] for c in cs]) for k in keys}}
     out = {"run": {k: res.get(k) for k in ("algorithm", "date", "conns", "secs", "queue_bytes", "bottleneck")},

@@ -346,7 +346,6 @@ class KernelLog:
 
     def __init__(self):
         import threading
-        self.lines: list[str] = []
         self.reports: list[list[str]] = []     # per warning: its line and the records that follow
         self.records = 0
         self.lost = 0
@@ -380,7 +379,6 @@ class KernelLog:
             self.records += 1
             line = msg.split("\n", 1)[0]
             if WARN_RE.search(line):
-                self.lines.append(line)
                 self.reports.append([line])
             elif self.reports and len(self.reports[-1]) < REPORT_LINES and "---[ end trace" not in self.reports[-1][-1]:
                 self.reports[-1].append(line)
@@ -391,11 +389,11 @@ class KernelLog:
         self._thread.join(10)
         os.close(self._fd)
         after = taint()
-        defects = [host_defect(r) for r in self.reports]
+        defects = [(r[0], host_defect(r)) for r in self.reports]
         return {"records": self.records, "lost": self.lost,
-                "warnings": [w for w, d in zip(self.lines, defects) if d is None][:20],
+                "warnings": [w for w, d in defects if d is None][:20],
                 # warnings whose own dump shows the host kernel's defect, not our programs (host_defect)
-                "host_defect_warnings": [f"{w} [{d}]" for w, d in zip(self.lines, defects) if d][:20],
+                "host_defect_warnings": [f"{w} [{d}]" for w, d in defects if d][:20],
                 "reports": [r[:REPORT_LINES] for r in self.reports[:5]],
                 "taint_before": self.taint_before, "taint_after": after,
                 "new_taint": after & ~self.taint_before,

@@ -24,7 +24,7 @@ def test_a_warning_written_during_the_run_is_seen():
     with open("/dev/kmsg", "w") as f:     # a record as the kernel would print it (userspace facility)
         f.write("mpcc-test: WARNING: CPU: 0 PID: 1 at net/ipv4/tcp_input.c:1 (test record, not a real warning)\n")
     deadline = time.monotonic() + 5
-    while time.monotonic() < deadline and not log.lines:
+    while time.monotonic() < deadline and not log.reports:
         time.sleep(0.05)
     r = log.stop()
     assert any("mpcc-test: WARNING:" in w for w in r["warnings"])
