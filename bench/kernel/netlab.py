@@ -14,6 +14,7 @@ removed on exit (also on Ctrl-C); stale ones of a dead bench process are removed
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -298,6 +299,33 @@ class ThreePathsBridged(ThreePaths):
             self.ip(m, "link", "set", dev, "master", f"b{i}")
         self.ip(m, "link", "set", f"b{i}", "up")
         self.tbf(m, f"m{i}s")
+
+
+# --- tracefs ------------------------------------------------------------------------------------
+TRACEFS = "/sys/kernel/tracing"
+
+
+@contextlib.contextmanager
+def tracefs(events: str = "tcp"):
+    """The kernel's tracepoints for bpftrace or perf: tracefs mounted at /sys/kernel/tracing while the
+    block runs if ``events/<events>`` is not there (a fresh Debian boot mounts none), and unmounted
+    after it, also on an exception; a tracefs that was mounted before is left as it was. Raises
+    RuntimeError (one line: the mount's error) when it cannot be mounted."""
+    want = Path(TRACEFS, "events", events)
+    mounted = False
+    if not want.is_dir():
+        p = subprocess.run(["mount", "-t", "tracefs", "tracefs", TRACEFS], capture_output=True, text=True)
+        if p.returncode != 0 or not want.is_dir():
+            if p.returncode == 0:
+                subprocess.run(["umount", TRACEFS], capture_output=True)
+            raise RuntimeError(f"needs tracefs at {TRACEFS} with events/{events}: "
+                               f"{p.stderr.strip() or 'mounted, but the kernel has no such events'}")
+        mounted = True
+    try:
+        yield want.parent
+    finally:
+        if mounted:
+            subprocess.run(["umount", TRACEFS], capture_output=True)
 
 
 # --- the kernel log ------------------------------------------------------------------------------

@@ -17,6 +17,11 @@ import argparse
 import json
 import subprocess
 import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import netlab  # noqa: E402
+
 
 def btf_offset(struct: str, member: str) -> int:
     out = subprocess.run(["bpftool", "-j", "btf", "dump", "file", "/sys/kernel/btf/vmlinux"],
@@ -105,7 +110,15 @@ def main(argv=None) -> int:
         sys.stdout.write(s)
         return 0
     cmd = ["bpftrace", "-e", s] + (["-o", a.out] if a.out else [])
-    return subprocess.call(cmd)
+    try:
+        with netlab.tracefs("tcp"):
+            try:
+                return subprocess.call(cmd)
+            except KeyboardInterrupt:   # SIGINT stops bpftrace too; tracefs is unmounted on the way out
+                return 130
+    except RuntimeError as e:
+        print(f"ssthresh_watch: {e}", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -16,7 +16,7 @@ are told apart. Each data frame's stack (len > 200) is classified by the innermo
   (tcp_sendmsg / mptcp_sendmsg: the application's send() call)
 
 No kprobes are needed (this kernel has none); the tracepoint needs tracefs, which the script
-mounts at /sys/kernel/tracing when it is missing.
+mounts at /sys/kernel/tracing for the run when it is missing (netlab.tracefs).
 
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/xmit_trace.py [--aqm droptail|red] [--secs 20]
 """
@@ -34,6 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
+import netlab  # noqa: E402  (bench/kernel, beside this script)
 
 # first match wins, scanning the stack from the innermost frame outwards
 CLASSES = [
@@ -126,19 +127,18 @@ def main() -> None:
     a = ap.parse_args()
     from mpcc import scenario
     from mpcc.testbed import engine, topology
-    if not Path("/sys/kernel/tracing/events").is_dir():
-        subprocess.run(["mount", "-t", "tracefs", "tracefs", "/sys/kernel/tracing"], check=False)
     aqm = 'aqm = "red"\nred = {min_th = 10, max_th = 30, max_p = 0.1}' if a.aqm == "red" else ""
     s = scenario.loads(SHARED.format(secs=a.secs, aqm=aqm))
-    perf = subprocess.Popen(["perf", "record", "-q", "-e", "net:net_dev_queue", "-e", "net:netif_receive_skb", "-g", "-a", "-o", str(a.data)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    time.sleep(1.0)
-    try:
-        res = engine.run_scenario(s, engine.settings_from(s, warmup_s=4.0), None, progress=False)
-    finally:
-        perf.send_signal(signal.SIGINT)
-        perf.wait(timeout=60)
-    text = subprocess.run(["perf", "script", "-i", str(a.data)], capture_output=True, text=True).stdout
+    with netlab.tracefs("net"):
+        perf = subprocess.Popen(["perf", "record", "-q", "-e", "net:net_dev_queue", "-e", "net:netif_receive_skb", "-g", "-a", "-o", str(a.data)],
+                                stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        time.sleep(1.0)
+        try:
+            res = engine.run_scenario(s, engine.settings_from(s, warmup_s=4.0), None, progress=False)
+        finally:
+            perf.send_signal(signal.SIGINT)
+            perf.wait(timeout=60)
+        text = subprocess.run(["perf", "script", "-i", str(a.data)], capture_output=True, text=True).stdout
     os.unlink(a.data)
     mp, sp = res.groups["mp"], res.groups["sp"]
     print(f"{a.aqm}: mp {mp.rate_mbps:.2f} Mb/s (paths {', '.join(f'{x:.2f}' for x in mp.path_rate_mbps)}), "

@@ -54,3 +54,12 @@ def test_kinds_apart_are_counted_apart_and_the_rest_are_faults():
     assert j["last"][0]["kind"] == "slow start" and j["last"][0]["bound"] == 30
     assert j["last"][1]["kind"].startswith("slow start over the packets delivered")
     assert j["last"][1]["segs_in"] == 9
+    assert [r["fault"] for r in j["last"]] == [True, False]   # kind 2 is a fault, kind 7 apart
+
+
+def test_the_fault_kinds_are_those_below_the_first_kind_counted_apart():
+    # mpcc_jump_record counts a record apart when kind >= MPCC_JUMP_REPAIRED; the reader must agree
+    text = (Path(__file__).resolve().parents[2] / "bpf" / "include" / "mpcc_records.h").read_text()
+    kinds = {name: int(v) for name, v in re.findall(r"MPCC_JUMP_(\w+) = (\d+)", text)}
+    assert set(kinds.values()) == set(bpf_records._JUMP_KINDS)
+    assert bpf_records._FAULT_KINDS == tuple(range(1, kinds["REPAIRED"]))

@@ -25,15 +25,18 @@ import subprocess
 import sys
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
 from mpcc.testbed.bpf import environment_problem
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
+import netlab  # noqa: E402
+
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
 pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
-TRACEFS = "/sys/kernel/tracing"
 if _SKIP is None:
     from mpcc.testbed import bpf
 
@@ -129,18 +132,14 @@ def _sh(cmd: str) -> None:
 @pytest.fixture(scope="module")
 def tracefs():
     """The kernel's tcp tracepoints for bpftrace: tracefs mounted for the module's tests if it is
-    not (a fresh boot of Debian mounts none), and unmounted after them."""
+    not (a fresh boot of Debian mounts none), and unmounted after them (netlab.tracefs)."""
     if not shutil.which("bpftrace"):
         pytest.skip("needs bpftrace (apt-get install bpftrace; scripts/setup-system.sh installs it)")
-    mounted = False
-    if not os.path.isdir(f"{TRACEFS}/events/tcp"):
-        p = subprocess.run(["mount", "-t", "tracefs", "nodev", TRACEFS], capture_output=True, text=True)
-        if p.returncode != 0 or not os.path.isdir(f"{TRACEFS}/events/tcp"):
-            pytest.skip(f"needs tracefs at {TRACEFS}: mount failed: {p.stderr.strip()}")
-        mounted = True
-    yield
-    if mounted:
-        subprocess.run(["umount", TRACEFS], capture_output=True)
+    try:
+        with netlab.tracefs("tcp"):
+            yield
+    except RuntimeError as e:
+        pytest.skip(str(e))
 
 
 @pytest.fixture(scope="module")

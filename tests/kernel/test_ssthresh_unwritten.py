@@ -86,7 +86,7 @@ def run():
 
 
 def test_every_bad_ssthresh_is_repaired_to_a_sane_value(run):
-    assert run["unrepaired"] == 0, [r for r in run["last"] if not r["kind"].startswith("ssthresh above")][:3]
+    assert run["unrepaired"] == 0, [r for r in run["last"] if r["fault"]][:3]
     for r in run["last"]:
         # after the repair: the rule's ssthresh of the window the loss reduced (≤ prior_cwnd, ≥ 1)
         assert 1 <= r["acked"] <= max(r["prior_cwnd"], 2), r

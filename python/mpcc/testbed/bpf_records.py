@@ -102,6 +102,7 @@ _JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthr
                8: "init had not run: done at the first cong_control (acked: tp->delivered)",
                9: "delivered count above what can have been delivered: the bound used (acked: the count)"}
 _APART = {65: "repaired", 66: "delivered", 67: "late_init", 69: "clamped"}   # counters of the kinds that are no fault
+_FAULT_KINDS = (1, 2, 3, 4)   # the kinds that are window faults; 5-9 are counted apart (_APART)
 
 
 def jumps_read(algo) -> dict:
@@ -115,7 +116,8 @@ def jumps_read(algo) -> dict:
     packets delivered by ACKs no run was passed (an old ACK's SACKs, a DSACK with nothing in
     flight, a run the platform skipped), and how many, and "rs_unread": runs that could not read
     the kernel's rate sample (0 on every kernel verified); "last": up to 64 records, each with the TCP state (cwnd
-    before/after, ssthresh, prior_cwnd, ca_state, bound, segs_in, dsack, ...)}."""
+    before/after, ssthresh, prior_cwnd, ca_state, bound, segs_in, dsack, ...) and "fault": whether
+    its kind is a fault (1-4) or one of the kinds counted apart (5-9)}."""
     mid = _trace_maps(algo)["mpcc_jumps"]
     rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the window jumps")
                       or "[]")
@@ -136,6 +138,7 @@ def jumps_parse(rows: list) -> dict:
         elif key == 68:
             unseen = {"runs": rec["count"], "packets": rec["acked"], "rs_unread": rec["bound"]}
         elif rec["kind"]:
+            rec["fault"] = rec["kind"] in _FAULT_KINDS
             rec["kind"] = _JUMP_KINDS.get(rec["kind"], rec["kind"])
             out.append(rec)
     return {"count": count, **apart, "unrepaired": count - sum(apart.values()), "unseen": unseen,
