@@ -459,6 +459,8 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             res["plan_events"] = len(plan)
             # executed events (monotonic s, as the trace's ss_ns): to re-run check_subflow_sets later
             res["executed"] = [[round(e0, 4), round(e1 or e0, 4)] for e0, e1 in done]
+            # and what each was ([t s, kind, path, on]): a --schedule file's plan is in no other record
+            res["plan"] = [list(e) for e in plan[:len(done)]]
             res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
             res["qdisc_drops"] = qdisc_drops(lab)
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])

@@ -138,3 +138,31 @@ def test_conn_profile_groups_connections_and_takes_medians(tmp_path):
     assert g["others with path 3"]["path3_share_of_bytes_acked"] == 0.75     # 3000 of 1000 + 3000
     assert g["others without path 3"]["connections"] == 1 and g["others without path 3"]["path3_snapshots"] == 0
     assert g["others without path 3"]["msk_outstanding"] == 60
+
+
+def test_down_counted_places_each_rule_record_in_the_link_timeline(tmp_path):
+    """down_counted.py: a record made 0.3 s into path 3's outage that sums path 3's window of 30 counts
+    a down route (share 30/40); one made while the link was up, or only its own down route, does not."""
+    import down_counted
+    res = {"algorithm": "balia", "date": "d", "pattern": "file x", "secs": 10, "seed": 0,
+           "plan": [[1.0, "link", 3, False], [1.5, "endpoint", 2, False], [2.0, "link", 3, True]],
+           "executed": [[101.0, 101.0], [101.5, 101.5], [102.0, 102.0]]}
+    sf = [{"local": "198.18.1.1:1000", "state": "ESTAB"}, {"local": "198.18.3.1:3000", "state": "ESTAB"}]
+
+    def rec(t, self_, cwnd):
+        return {"ktime_ns": int(t * 1e9), "n": 2, "self": self_, "lport": [1000, 3000], "cwnd": cwnd,
+                "srtt": [8000, 8000]}
+    snaps = [{"t": 1.3, "sf": sf, "seen": {"a": rec(101.3, 0, [10, 30])}},      # down 0.3 s: counted
+             {"t": 2.5, "sf": sf, "seen": {"a": rec(102.5, 0, [10, 30])}},      # up again
+             {"t": 1.8, "sf": sf, "seen": {"a": rec(101.8, 1, [10, 30])}},      # the down route's own walk
+             {"t": 0.5, "sf": sf, "seen": {"a": rec(100.5, 0, [10, 30])}}]      # before any event
+    (tmp_path / "trace").write_text("\n".join(json.dumps(s) for s in snaps) + "\n")
+    out = down_counted.analyse(res, tmp_path / "trace")
+    assert out["records_with_two_or_more_routes"] == 4
+    assert out["records_counting_a_down_route"] == 1
+    assert out["by_seconds_into_the_outage"]["0.2-0.5"] == 1
+    assert out["their_down_share_median"] == 0.75
+    # a --schedule run recorded before the plan was kept cannot be placed: one clear error
+    del res["plan"]
+    with pytest.raises(ValueError, match="recorded no plan"):
+        down_counted.analyse(res, tmp_path / "trace")
