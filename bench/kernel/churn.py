@@ -197,13 +197,17 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
                        quiet_s: float = 0.5) -> dict:
     """Compare, in every snapshot, the subflow set the coupled rule last summed over (mpcc_seen:
     local ports) with the subflows ss shows for the same connection that can send (can_send),
-    plus the subflow whose callback made the walk (it counts itself in any state).
+    plus the subflow whose callback made the walk (it counts itself in any state). The routes the
+    walk found silent (ACKs stopped with data in flight, mpcc_walk.h) are listed apart in the record:
+    the walk's view is the counted ∪ the silent ones, and a silent route must be one ss shows with
+    unacknowledged data (else it is counted in silent_without_unacked; ss reads up to slack_s later,
+    so an ACK may have come in between).
     A connection is compared when the rule's walk happened while ss was reading (± slack_s) and no
     churn event (done: (start, end) monotonic times of each executed event) lies between quiet_s
     before the earlier and the later of the two reads (a subflow can legitimately appear or close
     between them then). foreign_port_records counts simultaneous records (events or not) holding a
     port that ss shows on another connection. Returns counts and the first mismatches."""
-    compared = skipped_time = skipped_event = walker_closing = foreign = 0
+    compared = skipped_time = skipped_event = walker_closing = foreign = silent_n = silent_unacked0 = 0
     mismatches = []
     for line in trace.read_text().splitlines():
         snap = json.loads(line)
@@ -234,19 +238,23 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
             port = {int(sf["local"].rsplit(":", 1)[1]): sf for sf in subflows}
             ss_set = {p for p, sf in port.items() if can_send(sf)}
             rule_set = set(seen["lport"])
+            silent = set(seen.get("silent", []))
+            silent_n += len(silent)
+            silent_unacked0 += sum(1 for p in silent if p in port and float(port[p].get("unacked", 0)) == 0)
             # the subflow whose callback walked always counts itself (mpcc_gather: its own window is
             # what the rule computes), also while it closes; ss may show it in FIN-WAIT-1, LAST-ACK...
             walker = seen["lport"][seen["self"]] if seen["self"] < len(seen["lport"]) else None
             if walker is not None:
                 ss_set.add(walker)
                 walker_closing += walker in port and not can_send(port[walker])
-            if ss_set != rule_set:
+            if ss_set != rule_set | silent or rule_set & silent:
                 mismatches.append({"t": snap["t"], "token": msk["token"], "walker": walker, "rule": sorted(rule_set),
+                                   "silent": sorted(silent),
                                    "ss": sorted(ss_set), "ss_all": [(sf["local"], sf["state"], sf.get("flags"))
                                                                    for sf in subflows]})
     return {"compared": compared, "mismatched": len(mismatches), "skipped_not_simultaneous": skipped_time,
             "skipped_near_event": skipped_event, "walker_not_sendable": walker_closing,
-            "foreign_port_records": foreign,
+            "foreign_port_records": foreign, "silent_routes": silent_n, "silent_without_unacked": silent_unacked0,
             "first_mismatches": mismatches[:10]}
 
 

@@ -152,7 +152,8 @@ static __always_inline void mpcc_record_adapt(const struct mpcc_adapt_in *a, __u
 /* Opt-in record of the set of subflows the coupled rule last summed over, per MPTCP connection
  * (key: the connection's local token, as `ss -M` and the MPTCP diag show it), when
  * mpcc_trace_on[0] != 0. bench/kernel/churn.py --trace compares it with the kernel's own view
- * (ss: the subflows in state ESTABLISHED/CLOSE_WAIT that are not a pending join) at the same instant.
+ * (ss: the subflows in state ESTABLISHED/CLOSE_WAIT that are not a pending join) at the same instant;
+ * a route the walk left out as silent (mpcc_route_silent) is listed apart, with its port.
  * An LRU map: at most MPCC_SEEN_CONNS connections are remembered, freed with the struct_ops.
  * The record is filled in per-CPU scratch during the walk; a walk interrupted on its CPU by
  * another (softirq, or preemption in process context) would mix two connections' subflows, so
@@ -166,6 +167,8 @@ struct mpcc_seen {
 	__u32 lport[MPCC_MAX_ROUTES];   /* local port of each counted subflow */
 	__u32 cwnd[MPCC_MAX_ROUTES];    /* its snd_cwnd (packets) as read */
 	__u32 srtt[MPCC_MAX_ROUTES];    /* its srtt_us (1/8 µs) as read */
+	__u32 silent[MPCC_MAX_ROUTES];  /* local port of each route the walk found silent and did not
+					 * count (mpcc_walk.h), at its list position; 0 elsewhere */
 };
 
 struct {

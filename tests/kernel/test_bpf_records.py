@@ -63,3 +63,27 @@ def test_the_fault_kinds_are_those_below_the_first_kind_counted_apart():
     kinds = {name: int(v) for name, v in re.findall(r"MPCC_JUMP_(\w+) = (\d+)", text)}
     assert set(kinds.values()) == set(bpf_records._JUMP_KINDS)
     assert bpf_records._FAULT_KINDS == tuple(range(1, kinds["REPAIRED"]))
+
+
+@pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
+                    reason="needs bpftool and the prebuilt objects (make setup)")
+@pytest.mark.parametrize("obj", ["balia", "olia", "fast"])
+def test_seen_record_layout_is_the_c_struct(obj):
+    # struct mpcc_seen: ktime_ns, n, self, lport[8], cwnd[8], srtt[8], silent[8]
+    out = subprocess.run(["bpftool", "btf", "dump", "file", str(PREBUILT / f"{obj}.bpf.o")],
+                         capture_output=True, text=True, check=True).stdout
+    block = out[out.index("STRUCT 'mpcc_seen'"):]
+    size = int(re.search(r"size=(\d+)", block).group(1))
+    n = int(re.search(r"vlen=(\d+)", block).group(1))
+    members = re.findall(r"^\t'(\w+)' type_id=\d+ bits_offset=(\d+)", block, re.M)[:n]
+    assert [m[0] for m in members] == ["ktime_ns", "n", "self", "lport", "cwnd", "srtt", "silent"]
+    assert size == bpf_records._SEEN_LAYOUT.size
+    assert [int(m[1]) // 8 for m in members] == [0, 8, 12, 16, 48, 80, 112]
+
+
+def test_seen_record_lists_the_silent_routes_apart():
+    # the silent ports sit at the routes' list positions, 0 elsewhere
+    v = [7, 2, 1] + [1000, 3000] + [0] * 6 + [10, 30] + [0] * 6 + [800, 900] + [0] * 6 + [0, 2000] + [0] * 6
+    rec = bpf_records.seen_parse(tuple(v))
+    assert rec == {"ktime_ns": 7, "n": 2, "self": 1, "lport": [1000, 3000], "cwnd": [10, 30], "srtt": [800, 900],
+                   "silent": [2000]}

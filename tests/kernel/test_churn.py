@@ -179,6 +179,25 @@ def test_subflow_set_check_finds_a_closed_subflow_still_counted(tmp_path):
     assert chk["foreign_port_records"] == 0
 
 
+def test_subflow_set_check_takes_the_silent_routes_as_seen_but_not_counted(tmp_path):
+    # the walk left port 2000 out as silent (its ACKs stopped with data in flight): its view is
+    # {1000} counted ∪ {2000} silent, which agrees with ss; a silent port ss shows with nothing
+    # unacknowledged is counted apart; a port both counted and silent is a mismatch
+    s = 10**9
+    est = [(1000, "ESTAB", "Mmec"), (2000, "ESTAB", "Jjec")]
+    lines = [_snap(1.0, [1 * s, 1 * s + 10**7], "0abc", est,
+                   {"ktime_ns": 1 * s, "lport": [1000], "self": 0, "silent": [2000]}),
+             _snap(2.0, [2 * s, 2 * s + 10**7], "0abc", est,
+                   {"ktime_ns": 2 * s, "lport": [1000, 2000], "self": 0, "silent": [2000]})]
+    lines[0]["sf"][1]["unacked"] = "12"
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    chk = churn.check_subflow_sets(trace, done=[])
+    assert (chk["compared"], chk["mismatched"]) == (2, 1)
+    assert chk["first_mismatches"][0]["t"] == 2.0 and chk["first_mismatches"][0]["silent"] == [2000]
+    assert (chk["silent_routes"], chk["silent_without_unacked"]) == (2, 1)
+
+
 def test_subflow_set_check_counts_a_record_torn_between_two_connections(tmp_path):
     # two walks mixed in the per-CPU scratch: connection 0abc's record holds port 5000 of
     # connection 0def (ss shows it there at the same instant), also when a churn event excuses it

@@ -70,14 +70,15 @@ def trace_read(algo) -> dict[str, dict]:
     return out
 
 
-_SEEN_LAYOUT = struct.Struct("<QII8I8I8I")   # struct mpcc_seen in bpf/include/mpcc_records.h
+_SEEN_LAYOUT = struct.Struct("<QII8I8I8I8I")   # struct mpcc_seen in bpf/include/mpcc_records.h
 
 
 def seen_read(algo) -> dict[int, dict]:
     """The subflow set the coupled rule last summed over, per MPTCP connection (recorded while
-    trace_set(algo, True)): {token: {"ktime_ns", "n", "self", "lport", "cwnd", "srtt"}} with the
+    trace_set(algo, True)): {token: {"ktime_ns", "n", "self", "lport", "cwnd", "srtt", "silent"}} with the
     connection's local token (as ``ss -M`` shows it) and, per counted route, the subflow's local
-    port, snd_cwnd (packets) and srtt_us (1/8 µs) as the rule read them."""
+    port, snd_cwnd (packets) and srtt_us (1/8 µs) as the rule read them; "silent": the local ports
+    of the routes the walk left out as silent (ACKs stopped with data in flight, mpcc_walk.h)."""
     mid = _trace_maps(algo)["mpcc_seen"]
     rows = json.loads(bpftool(["-j", "map", "dump", "id", str(mid)], "reading the subflow sets")
                       or "[]")
@@ -85,10 +86,15 @@ def seen_read(algo) -> dict[int, dict]:
     for row in rows:
         key = int.from_bytes(bytes(int(x, 16) for x in row["key"]), "little")
         v = _SEEN_LAYOUT.unpack(bytes(int(x, 16) for x in row["value"]))
-        n = min(v[1], 8)
-        out[key] = {"ktime_ns": v[0], "n": n, "self": v[2], "lport": list(v[3:3 + n]),
-                    "cwnd": list(v[11:11 + n]), "srtt": list(v[19:19 + n])}
+        out[key] = seen_parse(v)
     return out
+
+
+def seen_parse(v: tuple) -> dict:
+    """One mpcc_seen record from its unpacked fields (_SEEN_LAYOUT)."""
+    n = min(v[1], 8)
+    return {"ktime_ns": v[0], "n": n, "self": v[2], "lport": list(v[3:3 + n]),
+            "cwnd": list(v[11:11 + n]), "srtt": list(v[19:19 + n]), "silent": [p for p in v[27:35] if p]}
 
 
 _JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthresh", "prior_cwnd", "prior_ssthresh",
