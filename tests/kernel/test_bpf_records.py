@@ -22,21 +22,27 @@ def _row(key: int, **fields) -> dict:
     return {"key": [f"{b:#04x}" for b in key.to_bytes(4, "little")], "value": [f"{b:#04x}" for b in raw]}
 
 
-@pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
-                    reason="needs bpftool and the prebuilt objects (make setup)")
-@pytest.mark.parametrize("obj", ["balia", "olia", "fast"])
-def test_python_layout_is_the_c_struct(obj):
+def _btf_struct(obj: str, name: str) -> tuple[int, list[tuple[str, int]]]:
+    """A struct of the prebuilt object's BTF: its size and (member, byte offset) of each member."""
     out = subprocess.run(["bpftool", "btf", "dump", "file", str(PREBUILT / f"{obj}.bpf.o")],
                          capture_output=True, text=True, check=True).stdout
-    block = out[out.index("STRUCT 'mpcc_jump'"):]
-    size = int(re.search(r"size=(\d+)", block).group(1))
-    members = re.findall(r"^\t'(\w+)' type_id=\d+ bits_offset=(\d+)", block, re.M)
+    block = out[out.index(f"STRUCT '{name}'"):]
     n = int(re.search(r"vlen=(\d+)", block).group(1))
-    names = [m[0] for m in members[:n]]
-    assert names == list(bpf_records._JUMP_FIELDS)
+    members = re.findall(r"^\t'(\w+)' type_id=\d+ bits_offset=(\d+)", block, re.M)[:n]
+    return int(re.search(r"size=(\d+)", block).group(1)), [(m, int(b) // 8) for m, b in members]
+
+
+_NEEDS_OBJECTS = pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
+                                    reason="needs bpftool and the prebuilt objects (make setup)")
+
+
+@_NEEDS_OBJECTS
+@pytest.mark.parametrize("obj", ["balia", "olia", "fast"])
+def test_python_layout_is_the_c_struct(obj):
+    size, members = _btf_struct(obj, "mpcc_jump")
+    assert [m for m, _ in members] == list(bpf_records._JUMP_FIELDS)
     assert size == bpf_records._JUMP_LAYOUT.size
-    offsets = [int(m[1]) // 8 for m in members[:n]]
-    assert offsets == [0] + [8 + 4 * i for i in range(n - 1)]
+    assert [off for _, off in members] == [0] + [8 + 4 * i for i in range(len(members) - 1)]
 
 
 def test_kinds_apart_are_counted_apart_and_the_rest_are_faults():
@@ -65,20 +71,13 @@ def test_the_fault_kinds_are_those_below_the_first_kind_counted_apart():
     assert bpf_records._FAULT_KINDS == tuple(range(1, kinds["REPAIRED"]))
 
 
-@pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
-                    reason="needs bpftool and the prebuilt objects (make setup)")
+@_NEEDS_OBJECTS
 @pytest.mark.parametrize("obj", ["balia", "olia", "fast"])
 def test_seen_record_layout_is_the_c_struct(obj):
-    # struct mpcc_seen: ktime_ns, n, self, lport[8], cwnd[8], srtt[8], silent[8]
-    out = subprocess.run(["bpftool", "btf", "dump", "file", str(PREBUILT / f"{obj}.bpf.o")],
-                         capture_output=True, text=True, check=True).stdout
-    block = out[out.index("STRUCT 'mpcc_seen'"):]
-    size = int(re.search(r"size=(\d+)", block).group(1))
-    n = int(re.search(r"vlen=(\d+)", block).group(1))
-    members = re.findall(r"^\t'(\w+)' type_id=\d+ bits_offset=(\d+)", block, re.M)[:n]
-    assert [m[0] for m in members] == ["ktime_ns", "n", "self", "lport", "cwnd", "srtt", "silent"]
+    size, members = _btf_struct(obj, "mpcc_seen")
+    assert members == [("ktime_ns", 0), ("n", 8), ("self", 12), ("lport", 16), ("cwnd", 48), ("srtt", 80),
+                       ("silent", 112)]
     assert size == bpf_records._SEEN_LAYOUT.size
-    assert [int(m[1]) // 8 for m in members] == [0, 8, 12, 16, 48, 80, 112]
 
 
 def test_seen_record_lists_the_silent_routes_apart():
