@@ -106,6 +106,7 @@ def _watch(ours: bool) -> str:
       $old = $icsk->icsk_ca_state;
       if (($old == 2 || ($old == 3 && $tp->undo_marker != 0)) && args->cong_state <= 1) {{
         @ended[args->skaddr] = $old + 1;
+        @acked[args->skaddr] = $tp->delivered - @pd[args->skaddr];   /* the ending ACK's deliveries */
       }} else if (args->cong_state >= 2) {{
         delete(@ended[args->skaddr]);   /* a new episode or a loss before the next segment */
       }}
@@ -115,11 +116,18 @@ def _watch(ours: bool) -> str:
          6.18 testbed kernel a tracepoint program is skipped when the softirq interrupted PID 1,
          bench/kernel/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
       if (((struct inet_connection_sock *)args->skaddr)->icsk_ca_state <= 1) {{
-        printf("END %d %u %u %d\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran});
+        printf("END %d %u %u %d %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran},
+               @acked[args->skaddr]);
       }} else {{
         printf("VOID\\n");
       }}
       delete(@ended[args->skaddr]);
+      delete(@acked[args->skaddr]);
+    }}
+    /* delivered before each segment is processed: the ending ACK's deliveries are the difference at
+       its state change (diagnostic only: a failure then says how many packets that ACK delivered) */
+    tracepoint:tcp:tcp_probe /args->sport == {PORT} || args->dport == {PORT}/ {{
+      @pd[args->skaddr] = ((struct tcp_sock *)args->skaddr)->delivered;
     }}
     tracepoint:tcp:tcp_probe /args->snd_cwnd > 1000000/ {{ printf("HUGE %u %u\\n", args->snd_cwnd, args->ssthresh); }}
     """)
@@ -182,14 +190,14 @@ def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int
     finally:
         watch.send_signal(2)
         out, _ = watch.communicate(timeout=20)
-    ends = [tuple(int(x) for x in line.split()[1:5]) for line in out.splitlines() if line.startswith("END ")]
+    ends = [tuple(int(x) for x in line.split()[1:6]) for line in out.splitlines() if line.startswith("END ")]
     huge = sum(line.startswith("HUGE ") for line in out.splitlines())
     voided = sum(line == "VOID" for line in out.splitlines())
     assert voided <= len(ends), f"{voided} ends voided by a reduction under way at the next segment, {len(ends)} seen"
     return ends, huge
 
 
-def _check_ends(ends: list[tuple[int, int, int, int]]) -> None:
+def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
     """Every episode end at which the control ran is at ssthresh (+1). An end at which our
     programs did not run — the testbed kernel skipped them (KERNEL_BUG.md §5; the watch saw
     more than one segment since our last cong_control, cwnd still PRR's) — cannot be judged; a
@@ -199,8 +207,9 @@ def _check_ends(ends: list[tuple[int, int, int, int]]) -> None:
     assert len(ends) - len(judged) <= 0.05 * len(ends), (
         f"our cong_control did not run at {len(ends) - len(judged)} of {len(ends)} episode ends")
     assert {s for s, _, _ in judged} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
-    wrong = [e for e in judged if not e[2] <= e[1] <= e[2] + 1]
-    assert not wrong, f"{len(wrong)} of {len(judged)} episodes did not end at ssthresh: {wrong[:5]}"
+    wrong = [e for e in ends if e[3] and not e[2] <= e[1] <= e[2] + 1]
+    assert not wrong, (f"{len(wrong)} of {len(judged)} episodes did not end at ssthresh "
+                       f"(state, cwnd, ssthresh, ran, packets the ending ACK delivered): {wrong[:5]}")
 
 
 def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
