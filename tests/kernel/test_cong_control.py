@@ -202,12 +202,12 @@ def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
     programs did not run — the testbed kernel skipped them (KERNEL_BUG.md §5; the watch saw
     more than one segment since our last cong_control, cwnd still PRR's) — cannot be judged; a
     few are allowed, not more than 5 %."""
-    judged = [e[:3] for e in ends if e[3]]
+    judged = [e for e in ends if e[3]]
     assert len(judged) >= 20, f"too few reduction episodes ended to judge: {len(judged)} of {len(ends)}"
     assert len(ends) - len(judged) <= 0.05 * len(ends), (
         f"our cong_control did not run at {len(ends) - len(judged)} of {len(ends)} episode ends")
-    assert {s for s, _, _ in judged} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
-    wrong = [e for e in ends if e[3] and not e[2] <= e[1] <= e[2] + 1]
+    assert {e[0] for e in judged} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
+    wrong = [e for e in judged if not e[2] <= e[1] <= e[2] + 1]
     assert not wrong, (f"{len(wrong)} of {len(judged)} episodes did not end at ssthresh "
                        f"(state, cwnd, ssthresh, ran, packets the ending ACK delivered): {wrong[:5]}")
 
