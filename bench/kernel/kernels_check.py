@@ -18,6 +18,7 @@ check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -30,6 +31,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import netlab  # noqa: E402
+from run import bpf_stats  # noqa: E402
 
 ROOT = HERE.parents[1]
 #: the console script of the environment running this (what a user types), else the module
@@ -188,23 +190,8 @@ def environment() -> dict:
             "environment_problem": bpf.environment_problem()}
 
 
-def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("algorithms", nargs="*")
-    ap.add_argument("--out", type=Path, required=True)
-    ap.add_argument("--via", choices=["cli", "api"], default="cli")
-    ap.add_argument("--secs", type=float, default=2.0)
-    ap.add_argument("--bpf-stats", action="store_true",
-                    help="enable kernel.bpf_stats_enabled and require the programs' run count to grow "
-                         "(changes a global sysctl: for a guest kernel)")
-    a = ap.parse_args(argv)
-    os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-    sys.path.insert(0, str(ROOT / "python"))
-    dmesg0 = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
-    result = {"environment": environment(), "via": a.via, "secs": a.secs,
-              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": []}
-    if a.bpf_stats:
-        Path("/proc/sys/kernel/bpf_stats_enabled").write_text("1\n")
+def _check_all(a: argparse.Namespace, result: dict) -> None:
+    """Every algorithm's row into result["rows"] (refused ones too)."""
     if result["environment"]["environment_problem"]:
         result["rows"] = [{"algorithm": x, "status": "refused", "reason": result["environment"]["environment_problem"]}
                           for x in a.algorithms or all_algorithms()]
@@ -216,6 +203,27 @@ def main(argv=None) -> int:
                 row = check(algo, a.via, a.secs, a.bpf_stats, lab)
                 print(json.dumps(row), flush=True)
                 result["rows"].append(row)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("algorithms", nargs="*")
+    ap.add_argument("--out", type=Path, required=True)
+    ap.add_argument("--via", choices=["cli", "api"], default="cli")
+    ap.add_argument("--secs", type=float, default=2.0)
+    ap.add_argument("--bpf-stats", action="store_true",
+                    help="enable kernel.bpf_stats_enabled and require the programs' run count to grow "
+                         "(a global sysctl: set back to its value on exit)")
+    a = ap.parse_args(argv)
+    os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
+    sys.path.insert(0, str(ROOT / "python"))
+    dmesg0 = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
+    result = {"environment": environment(), "via": a.via, "secs": a.secs,
+              "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": []}
+    with contextlib.ExitStack() as restore:
+        if a.bpf_stats:            # the sysctl is set back on the way out (exception, Ctrl-C too)
+            restore.enter_context(bpf_stats())
+        _check_all(a, result)
     # kernel warnings during the run (WARN_ON, BUG, oops, lockdep, RCU stalls): lines added since start
     p = subprocess.run(["dmesg"], capture_output=True, text=True)
     result["dmesg_warnings"] = [ln for ln in p.stdout.splitlines()[dmesg0:]

@@ -154,3 +154,30 @@ def test_a_run_of_some_algorithms_replaces_only_their_rows(tmp_path, monkeypatch
     assert kernels.merge(other, rows_only=True)[0]["rows"] == [{"algorithm": "fast", "status": "pass"}]
     # a full run replaces the column
     assert kernels.merge(rerun)[0]["rows"] == rerun[0]["rows"]
+
+
+@pytest.mark.skipif(not Path("/proc/sys/kernel/bpf_stats_enabled").exists()
+                    or not __import__("os").access("/proc/sys/kernel/bpf_stats_enabled", __import__("os").W_OK),
+                    reason="needs root (writes kernel.bpf_stats_enabled)")
+def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_path, monkeypatch):
+    """kernels_check --bpf-stats turns kernel.bpf_stats_enabled on for its run and sets it back on the
+    way out — also on Ctrl-C. (It used to leave it on: on the 6.18 host a host-side check of
+    2026-11-25 left it at 1, which adds two clock reads to every BPF call of every later run.)"""
+    import kernels_check
+    sysctl = Path("/proc/sys/kernel/bpf_stats_enabled")
+    before = sysctl.read_text()
+    seen = []
+
+    def interrupted(a, result):
+        seen.append(sysctl.read_text().strip())
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(kernels_check, "_check_all", interrupted)
+    try:
+        sysctl.write_text("0\n")
+        with pytest.raises(KeyboardInterrupt):
+            kernels_check.main(["balia", "--bpf-stats", "--out", str(tmp_path / "r.json")])
+        assert seen == ["1"]                       # on during the check
+        assert sysctl.read_text().strip() == "0"   # and back after it
+    finally:
+        sysctl.write_text(before)
