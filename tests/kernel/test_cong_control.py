@@ -93,8 +93,9 @@ PREV_SEGS_IN = 68
 
 
 def _watch(ours: bool) -> str:
-    """END <old state> <cwnd> <ssthresh> <ran>: the window the ending ACK left, at the socket's next
-    segment; ran = 1 if our cong_control ran at that ACK (for ours: only that segment was received
+    """END <old state> <cwnd> <ssthresh> <ran> <acked> <segs>: the window the ending ACK left, at the
+    socket's next segment (segs: segments received from the ending one to the reading, 1 unless a
+    probe was skipped; diagnostic, as acked); ran = 1 if our cong_control ran at that ACK (for ours: only that segment was received
     since its last run — tcp_v4_rcv counts segs_in before tcp_rcv_established fires tcp_probe),
     always 1 for the kernel's own control."""
     ran = (f"((struct tcp_sock *)args->skaddr)->segs_in - *(uint32 *)((uint8 *)((struct inet_connection_sock *)"
@@ -107,6 +108,7 @@ def _watch(ours: bool) -> str:
       if (($old == 2 || ($old == 3 && $tp->undo_marker != 0)) && args->cong_state <= 1) {{
         @ended[args->skaddr] = $old + 1;
         @acked[args->skaddr] = $tp->delivered - @pd[args->skaddr];   /* the ending ACK's deliveries */
+        @seg[args->skaddr] = $tp->segs_in;   /* the ending segment (tcp_v4_rcv counted it already) */
       }} else if (args->cong_state >= 2) {{
         delete(@ended[args->skaddr]);   /* a new episode or a loss before the next segment */
       }}
@@ -116,13 +118,14 @@ def _watch(ours: bool) -> str:
          6.18 testbed kernel a tracepoint program is skipped when the softirq interrupted PID 1,
          bench/kernel/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
       if (((struct inet_connection_sock *)args->skaddr)->icsk_ca_state <= 1) {{
-        printf("END %d %u %u %d %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran},
-               @acked[args->skaddr]);
+        printf("END %d %u %u %d %u %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran},
+               @acked[args->skaddr], ((struct tcp_sock *)args->skaddr)->segs_in - @seg[args->skaddr]);
       }} else {{
         printf("VOID\\n");
       }}
       delete(@ended[args->skaddr]);
       delete(@acked[args->skaddr]);
+      delete(@seg[args->skaddr]);
     }}
     /* delivered before each segment is processed: the ending ACK's deliveries are the difference at
        its state change (diagnostic only: a failure then says how many packets that ACK delivered) */
@@ -190,7 +193,7 @@ def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int
     finally:
         watch.send_signal(2)
         out, _ = watch.communicate(timeout=20)
-    ends = [tuple(int(x) for x in line.split()[1:6]) for line in out.splitlines() if line.startswith("END ")]
+    ends = [tuple(int(x) for x in line.split()[1:7]) for line in out.splitlines() if line.startswith("END ")]
     huge = sum(line.startswith("HUGE ") for line in out.splitlines())
     voided = sum(line == "VOID" for line in out.splitlines())
     assert voided <= len(ends), f"{voided} ends voided by a reduction under way at the next segment, {len(ends)} seen"
@@ -209,7 +212,7 @@ def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
     assert {e[0] for e in judged} == {2, 3}, "both CWR (2) and Recovery (3) episodes must end"
     wrong = [e for e in judged if not e[2] <= e[1] <= e[2] + 1]
     assert not wrong, (f"{len(wrong)} of {len(judged)} episodes did not end at ssthresh "
-                       f"(state, cwnd, ssthresh, ran, packets the ending ACK delivered): {wrong[:5]}")
+                       f"(state, cwnd, ssthresh, ran, packets the ending ACK delivered, segments from the end to the reading): {wrong[:5]}")
 
 
 def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
