@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -340,3 +341,14 @@ def test_convergence_time_is_the_first_return_to_the_pre_competition_window():
     sm = Summary({}, {}, {}, {}, {"time_s": t, "group": ["mp"] * len(t), "flow": [0] * len(t),
                                   "route": [1] * len(t), "cwnd_pkts": w}, {})
     assert convergence_time(sm, before=(10.0, 40.0), after=80.0) == 10.0
+
+
+def test_sampling_a_socket_its_flow_just_closed_is_an_oserror_the_sampler_skips():
+    """traffic.send's sampler lists the sockets, then samples each; a flow may close its socket in
+    between (fileno() = -1). That must be the OSError the sampler skips, not a ValueError that ends
+    the sender (seen in `make reproduce`, 2026-11-25 06:05 UTC: Table III's ewtcp run 0 retried)."""
+    from mpcc.testbed import traffic
+    s = socket.socket()
+    s.close()
+    with pytest.raises(OSError):
+        traffic.msk_sample(s, [])

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import array
 import ctypes
+import errno
 import fcntl
 import json
 import os
@@ -127,6 +128,8 @@ def msk_sample(s: socket.socket, subs: list[tuple[str, dict]]) -> tuple[int, int
     over the subflows ``subs``: one shared window), MPTCP_INFO's bytes re-sent at the connection
     level and the bytes queued on the subflows but not yet sent."""
     fd = s.fileno()
+    if fd < 0:   # its flow closed it since the sampler listed it: the sampler skips it (OSError)
+        raise OSError(errno.EBADF, "socket closed")
     outq, notsent = _ioctl_int(fd, SIOCOUTQ), _ioctl_int(fd, SIOCOUTQNSD)
     sndbuf = s.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF)
     info = s.getsockopt(SOL_MPTCP, MPTCP_INFO, MPTCP_INFO_SIZE)
