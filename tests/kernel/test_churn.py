@@ -280,3 +280,30 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
                    strict=False)
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []
+
+
+def test_subflow_set_check_tells_a_join_completing_between_the_two_reads(tmp_path):
+    # CHURN.md §12: the walk and ss's read are up to 0.2 s apart; a join whose handshake completes
+    # in between is seen pending by one and established by the other. Only in the order of the
+    # reads, and only for a join new since the previous snapshot, is that not a mismatch.
+    s = 10**9
+    est = [(1000, "ESTAB", "Mmec")]
+    lines = [
+        # walk 0.1 s after ss began reading counted 2000, which ss saw still pending: between
+        _snap(1.0, [1 * s, 1 * s + 10**7], "0abc", est + [(2000, "ESTAB", "Jjc")],
+              {"ktime_ns": 1 * s + 10**8, "lport": [1000, 2000], "self": 0}),
+        # the same, but the walk came first: a pending join counted — a mismatch
+        _snap(2.0, [2 * s + 10**8, 2 * s + 2 * 10**8], "0abc", est + [(3000, "ESTAB", "Jjc")],
+              {"ktime_ns": 2 * s, "lport": [1000, 3000], "self": 0}),
+        # walk 0.1 s before ss read left out 4000, a new join ss saw established: between
+        _snap(3.0, [3 * s + 10**8, 3 * s + 2 * 10**8], "0abc", est + [(4000, "ESTAB", "Jjec")],
+              {"ktime_ns": 3 * s, "lport": [1000], "self": 0}),
+        # 4000 established in the previous snapshot too: leaving it out is a mismatch
+        _snap(4.0, [4 * s + 10**8, 4 * s + 2 * 10**8], "0abc", est + [(4000, "ESTAB", "Jjec")],
+              {"ktime_ns": 4 * s, "lport": [1000], "self": 0}),
+    ]
+    trace = tmp_path / "t.jsonl"
+    trace.write_text("".join(json.dumps(x) + "\n" for x in lines))
+    chk = churn.check_subflow_sets(trace, done=[])
+    assert (chk["compared"], chk["mismatched"], chk["join_completed_between"]) == (4, 2, 2)
+    assert [m["t"] for m in chk["first_mismatches"]] == [2.0, 4.0]
