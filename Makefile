@@ -69,9 +69,10 @@ bench: setup
 
 # every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root);
 # writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel packages: build/kernels/
+# KERNELS=6.12-rt,6.1-cloud,… picks others: Debian's rt and cloud flavours, or package names
 kernels: setup
 	bash scripts/setup-system.sh qemu-system-x86
-	$(BIN)/python bench/kernel/kernels.py
+	$(BIN)/python bench/kernel/kernels.py $(if $(KERNELS),--kernels $(KERNELS))
 
 clean:
 	rm -rf $(VENV) target $(OUT)

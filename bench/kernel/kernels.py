@@ -4,6 +4,9 @@ qemu/KVM) and on the running kernel.
 
     python bench/kernel/kernels.py [--kernels 6.1,6.12,running] [--plan] [--package 6.1=linux-image-…]
 
+``--kernels`` also takes Debian's rt and cloud flavours (``6.12-rt``, ``6.1-cloud``, …) and whole
+package names (``linux-image-6.1.0-50-amd64``).
+
 How a guest runs, with nothing downloaded outside Debian's archive:
 
 * the kernel package is fetched with ``apt-get download`` and unpacked with ``dpkg-deb -x`` into
@@ -12,7 +15,10 @@ How a guest runs, with nothing downloaded outside Debian's archive:
   the guest needs from that same package (virtio, 9p, veth; .ko.xz unpacked with Python's lzma);
 * the host's root filesystem is shared read-only over virtio-9p: the guest runs the host's own
   python, clang, bpftool and this worktree against its own kernel; /tmp and /run are tmpfs, and a
-  second, writable 9p share (``build/kernels/out/<release>/``) takes the result;
+  second, writable 9p share (``build/kernels/out/<release>/``) takes the result; a kernel built
+  without 9p (Debian's cloud flavour) mounts both over virtiofs, served by qemu's virtiofsd;
+* a kernel whose config lacks what the check needs (guest_plan) is not booted: each of its rows says
+  which options are missing;
 * inside, ``bench/kernel/kernels_check.py --via cli --bpf-stats`` runs ``mpcc kernel load``,
   the transfer, ``mpcc kernel unload`` per algorithm and writes its JSON (rules in that file).
 
@@ -43,12 +49,33 @@ RESULTS = HERE / "kernels.json"
 DOC = ROOT / "docs" / "kernel.md"
 LOCK = "/tmp/mpcc-bench.lock"
 BUSYBOX = Path("/bin/busybox")          # Debian busybox-static
-#: kernel series → Debian package name pattern (the newest match is used)
-SERIES = {"6.1": r"linux-image-6\.1\.0-[0-9]+-amd64", "6.12": r"linux-image-6\.12\.[0-9]+\+deb[0-9]+-amd64"}
+#: Debian's kernel versions (package name pattern of the release) and flavours: the generic one,
+#: ``rt`` (PREEMPT_RT: softirqs in threads, sleeping spinlocks) and ``cloud`` (a reduced config for VMs:
+#: no 9p, so the guest reaches the host's files over virtiofs instead)
+VERSIONS = {"6.1": r"6\.1\.0-[0-9]+", "6.12": r"6\.12\.[0-9]+\+deb[0-9]+"}
+FLAVOURS = ("", "rt", "cloud")
+#: kernel series ("6.12", "6.12-rt", …) → Debian package name pattern (the newest match is used)
+SERIES = {v + (f"-{f}" if f else ""): rf"linux-image-{pat}-{f + '-' if f else ''}amd64"
+          for v, pat in VERSIONS.items() for f in FLAVOURS}
+#: what a guest must have, from the package's boot/config-<release>: (option, what it is for)
+REQUIRED_CONFIG = [
+    ("CONFIG_BPF_SYSCALL", "BPF"),
+    ("CONFIG_BPF_JIT", "the BPF JIT (struct_ops calls go through JIT-built trampolines)"),
+    ("CONFIG_DEBUG_INFO_BTF", "kernel BTF (CO-RE relocation and struct_ops registration)"),
+    ("CONFIG_MPTCP", "MPTCP"),
+    ("CONFIG_VETH", "veth (the check's two-path network)"),
+    ("CONFIG_INET_MPTCP_DIAG", "MPTCP diag (ss -M reads the subflows)"),
+]
+#: how the guest mounts the host's root and the result folder: 9p (virtio-9p) or, where the kernel has
+#: no 9p (Debian's cloud flavour), virtiofs with qemu's virtiofsd
+SHARE_CONFIG = {"9p": ("CONFIG_NET_9P", "CONFIG_NET_9P_VIRTIO", "CONFIG_9P_FS"), "virtiofs": ("CONFIG_VIRTIO_FS",)}
+SHARE_MODULES = {"9p": [], "virtiofs": ["virtiofs"]}
+VIRTIOFSD = ("virtiofsd", "/usr/lib/qemu/virtiofsd", "/usr/libexec/virtiofsd")
 #: modules the guest needs (with their dependencies from modules.dep)
 #: (the guest has no modprobe — the host has no kmod — so nothing autoloads: ss needs the diag modules)
 GUEST_MODULES = ["virtio_pci", "9pnet_virtio", "9p", "veth", "inet_diag", "tcp_diag", "mptcp_diag"]
 GUEST_TIMEOUT_S = 900     # one boot, from taking the lock to power-off
+GUEST_MEM_MB = 2048
 PER_BOOT = 9               # algorithms per guest boot (TCG: ~35 s each, so a lock hold stays < 7 min)
 LOCK_CMD = ["flock", LOCK]
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
@@ -73,6 +100,47 @@ def resolve(series: str) -> str:
 
 def release_of(package: str) -> str:
     return package.removeprefix("linux-image-")
+
+
+def series_of(name: str) -> str | None:
+    """A --kernels entry as a series: a SERIES key, or a whole Debian package name
+    (``linux-image-…-amd64``, any version or flavour apt knows), whose series is its release."""
+    if name in SERIES or name == "running":
+        return name
+    if re.fullmatch(r"linux-image-[0-9][0-9a-z.+~-]*", name):
+        return release_of(name)
+    return None
+
+
+# --- kernel config ---------------------------------------------------------------------------
+def kernel_config(tree: Path, rel: str) -> dict[str, str]:
+    """The package's build config (boot/config-<release>): option → value (y, m, a number, a string)."""
+    path = tree / "boot" / f"config-{rel}"
+    out = {}
+    for ln in path.read_text(errors="replace").splitlines():
+        m = re.match(r"(CONFIG_[A-Za-z0-9_]+)=(.*)", ln)
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def guest_plan(config: dict[str, str]) -> tuple[str | None, str | None]:
+    """(share, None) when a guest of this kernel can run the check, with the share it mounts the
+    host's files over ("9p" or "virtiofs"); (None, reason) naming what the kernel lacks otherwise."""
+    on = lambda opt: config.get(opt) in ("y", "m")    # noqa: E731
+    missing = [f"{opt} ({what})" for opt, what in REQUIRED_CONFIG if not on(opt)]
+    if missing:
+        return None, "kernel built without " + ", ".join(missing)
+    for share, opts in SHARE_CONFIG.items():
+        if all(on(o) for o in opts):
+            return share, None
+    return None, ("kernel built without 9p (CONFIG_NET_9P, CONFIG_9P_FS) and without virtiofs "
+                  "(CONFIG_VIRTIO_FS): the guest cannot mount the host's files")
+
+
+def virtiofsd() -> str | None:
+    """qemu's virtiofsd (Debian's qemu-system-common ships it in /usr/lib/qemu)."""
+    return next((p for p in (shutil.which(VIRTIOFSD[0]), *VIRTIOFSD[1:]) if p and os.access(p, os.X_OK)), None)
 
 
 def fetch(package: str) -> Path:
@@ -155,12 +223,12 @@ mount -t proc proc /proc; mount -t sysfs sys /sys; mount -t devtmpfs dev /dev
 for m in $(cat /lib/mods/order); do insmod /lib/mods/$m || echo "mpcc-guest: insmod $m failed"; done
 R=/newroot
 mkdir -p $R
-if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose hostroot $R; then
+if @MOUNT_ROOT@ hostroot $R; then
   mount -t tmpfs tmp $R/tmp; mount -t tmpfs run $R/run
   mount -t proc proc $R/proc; mount -t sysfs sys $R/sys; mount -t devtmpfs dev $R/dev
   mount -t bpf bpf $R/sys/fs/bpf
   mkdir -p $R/tmp/out
-  mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000 out $R/tmp/out
+  @MOUNT_OUT@ out $R/tmp/out
   ip link set lo up
   echo "mpcc-guest: running the check on $(uname -r)"
   chroot $R /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
@@ -169,16 +237,20 @@ if mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose host
   echo "mpcc-guest: exit $?"
   sync; umount $R/tmp/out
 else
-  echo "mpcc-guest: cannot mount the host root over 9p"
+  echo "mpcc-guest: cannot mount the host root over @SHARE@"
 fi
 poweroff -f
 """
+#: the guest's mount commands per share (the root read-only)
+MOUNTS = {"9p": ("mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose",
+                 "mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000"),
+          "virtiofs": ("mount -t virtiofs -o ro", "mount -t virtiofs")}
 
 
-def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_MODULES) -> bytes:
+def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_MODULES, share: str = "9p") -> bytes:
     moddir = tree / "lib" / "modules" / rel
     files = {_norm(p.name.split(".ko")[0]): p for p in (moddir / "kernel").rglob("*.ko*")}
-    order = module_closure(files, modules)
+    order = module_closure(files, [*modules, *SHARE_MODULES[share]])
     entries = [(d, 0o040755, b"", (0, 0)) for d in
                ("bin", "dev", "proc", "sys", "newroot", "lib", "lib/mods")]
     entries.append(("dev/console", 0o020600, b"", (5, 1)))
@@ -190,7 +262,8 @@ def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_M
         names.append(name)
         entries.append((f"lib/mods/{name}", 0o100644, data, (0, 0)))
     entries.append(("lib/mods/order", 0o100644, ("\n".join(names) + "\n").encode(), (0, 0)))
-    init = INIT.replace("@CMD@", " ".join(cmd))
+    init = INIT.replace("@CMD@", " ".join(cmd)).replace("@SHARE@", share)
+    init = init.replace("@MOUNT_ROOT@", MOUNTS[share][0]).replace("@MOUNT_OUT@", MOUNTS[share][1])
     entries.append(("init", 0o100755, init.encode(), (0, 0)))
     return cpio_newc(entries)
 
@@ -204,17 +277,30 @@ def default_accel() -> str:
     return "kvm"
 
 
+def virtiofs_sockets(out: Path) -> dict[str, Path]:
+    """The vhost-user sockets of the two virtiofs shares (tag → socket), in the boot's folder."""
+    return {"hostroot": out / "vfs-root.sock", "out": out / "vfs-out.sock"}
+
+
 def qemu_cmd(tree: Path, rel: str, initrd: Path, out: Path, accel: str = "kvm", append: str = "",
-             cpu: str | None = None) -> list[str]:
-    """``cpu``: a qemu CPU model instead of the accelerator's default (host / max)."""
+             cpu: str | None = None, share: str = "9p") -> list[str]:
+    """``cpu``: a qemu CPU model instead of the accelerator's default (host / max). ``share``: 9p
+    (qemu serves the host's root itself) or virtiofs (two virtiofsd, started by ``boot``; the guest's
+    memory must then be a shared memfd that virtiofsd maps)."""
     cpu = cpu or ("host,-arch-capabilities" if accel == "kvm" else "max")
-    return ["qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-m", "2048", "-smp", "2",
+    if share == "virtiofs":
+        fs = ["-object", f"memory-backend-memfd,id=mem,size={GUEST_MEM_MB}M,share=on", "-numa", "node,memdev=mem"]
+        for k, (tag, sock) in enumerate(virtiofs_sockets(out).items()):
+            fs += ["-chardev", f"socket,id=fs{k},path={sock}",
+                   "-device", f"vhost-user-fs-pci,queue-size=1024,chardev=fs{k},tag={tag}"]
+    else:
+        fs = ["-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
+              "-virtfs", f"local,path={out},mount_tag=out,security_model=none"]
+    return ["qemu-system-x86_64", "-accel", accel, "-cpu", cpu, "-m", str(GUEST_MEM_MB), "-smp", "2",
             "-display", "none", "-monitor", "none", "-serial", f"file:{out / 'console.log'}",
             "-no-reboot", "-nic", "none",
             "-kernel", str(tree / "boot" / f"vmlinuz-{rel}"), "-initrd", str(initrd),
-            "-append", f"console=ttyS0 panic=-1 quiet {append}".strip(),
-            "-virtfs", "local,path=/,mount_tag=hostroot,security_model=none,readonly=on,multidevs=remap",
-            "-virtfs", f"local,path={out},mount_tag=out,security_model=none"]
+            "-append", f"console=ttyS0 panic=-1 quiet {append}".strip(), *fs]
 
 
 def check_cmd(via: str, algorithms: list[str], secs: float) -> list[str]:
@@ -229,8 +315,8 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str, per_
     for i in range(0, len(algorithms), per_boot):
         part = run_boot(package, algorithms[i:i + per_boot], secs, accel, i // per_boot)
         if part.get("error") and not part["rows"]:
-            part["rows"] = [{"algorithm": a, "status": "fail", "reason": part["error"]}
-                            for a in algorithms[i:i + per_boot]]
+            part["rows"] = [{"algorithm": a, "status": "unsupported" if part.get("unsupported") else "fail",
+                             "reason": part["error"]} for a in algorithms[i:i + per_boot]]
         parts.append(part)
     res = next((p for p in parts if not p.get("error")), parts[0])
     res = {**res, "rows": [row for p in parts for row in p["rows"]],
@@ -239,6 +325,48 @@ def run_guest(package: str, algorithms: list[str], secs: float, accel: str, per_
     if errors:
         res["error"] = "; ".join(errors)
     return res
+
+
+class Unsupported(str):
+    """The reason a kernel cannot run the check at all (from its config, before any boot)."""
+
+
+def start_virtiofsd(out: Path) -> list[subprocess.Popen]:
+    """Two virtiofsd (the host's root, read-only in the guest; the result folder), each waiting on its
+    socket for qemu. Raises OSError with the fix when qemu's virtiofsd is not installed or does not start."""
+    exe = virtiofsd()
+    if exe is None:
+        raise OSError("this kernel has no 9p, and virtiofsd is not installed "
+                      "(fix: apt-get install qemu-system-common, which ships /usr/lib/qemu/virtiofsd)")
+    procs = []
+    for tag, sock in virtiofs_sockets(out).items():
+        source = "/" if tag == "hostroot" else str(out)
+        # chroot, not the default namespace sandbox: its pivot_root of "/" onto itself fails (EBUSY)
+        log = open(out / f"virtiofsd-{tag}.log", "w")
+        procs.append(subprocess.Popen([exe, f"--socket-path={sock}", "-o", f"source={source}", "-o", "cache=auto",
+                                       "-o", "announce_submounts", "-o", "sandbox=chroot"], stdin=subprocess.DEVNULL, stdout=log,
+                                      stderr=subprocess.STDOUT))
+        log.close()
+    deadline = time.monotonic() + 10
+    while not all(s.exists() for s in virtiofs_sockets(out).values()):
+        if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+            stop_daemons(procs)
+            raise OSError(f"virtiofsd did not start (log: {out}/virtiofsd-*.log)")
+        time.sleep(0.05)
+    return procs
+
+
+def stop_daemons(procs: list[subprocess.Popen]) -> None:
+    """Ends the virtiofsd of a boot (each also ends when qemu closes its socket), on every exit path."""
+    for p in procs:
+        if p.poll() is None:
+            p.terminate()
+    for p in procs:
+        try:
+            p.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
 
 
 def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = GUEST_TIMEOUT_S,
@@ -252,15 +380,28 @@ def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = G
     out = CACHE / "out" / rel / f"{os.getpid()}-{name}"     # two runs may wait for the lock at once
     shutil.rmtree(out, ignore_errors=True)
     out.mkdir(parents=True)
-    initrd = out / "initrd.cpio"
-    initrd.write_bytes(initramfs(tree, rel, cmd, modules))
-    # the guest keeps both CPUs busy (TCG): it holds the bench lock, so that no one's timed run shares them
-    proc = subprocess.Popen([*LOCK_CMD, "sh", "-c", 'date -u +%s > "$0"; cat /proc/loadavg >> "$0"; exec "$@"',
-                             str(out / "lock_taken"),
-                             "timeout", str(timeout_s), "nice", "-n", "10",
-                             *qemu_cmd(tree, rel, initrd, out, accel, append, cpu)], stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    qout, _ = proc.communicate()
+    share, reason = guest_plan(kernel_config(tree, rel))
+    if share is None:
+        return out, None, Unsupported(reason)
+    daemons = []
+    try:
+        if share == "virtiofs":
+            daemons = start_virtiofsd(out)
+        initrd = out / "initrd.cpio"
+        initrd.write_bytes(initramfs(tree, rel, cmd, modules, share))
+        # the guest keeps both CPUs busy (TCG): it holds the bench lock, so that no one's timed run shares them
+        proc = subprocess.Popen([*LOCK_CMD, "sh", "-c", 'date -u +%s > "$0"; cat /proc/loadavg >> "$0"; exec "$@"',
+                                 str(out / "lock_taken"),
+                                 "timeout", str(timeout_s), "nice", "-n", "10",
+                                 *qemu_cmd(tree, rel, initrd, out, accel, append, cpu, share)],
+                                stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        qout, _ = proc.communicate()
+    except OSError as e:
+        return out, None, str(e)
+    finally:
+        stop_daemons(daemons)
+        for sock in virtiofs_sockets(out).values():
+            sock.unlink(missing_ok=True)
     if proc.returncode == 124:
         return out, None, f"guest did not finish in {timeout_s} s (console: {out / 'console.log'})"
     result_file = out / "result.json"
@@ -283,7 +424,7 @@ def run_boot(package: str, algorithms: list[str], secs: float, accel: str, boot_
           + (f" (waiting for {LOCK})" if LOCK_CMD else ""), flush=True)
     out, res, error = boot(package, cmd, accel, f"boot{boot_no}")
     if res is None:
-        return _broken(package, error)
+        return {**_broken(package, error), "unsupported": isinstance(error, Unsupported)}
     res["package"] = package
     taken = lock_taken(out)[0]
     res["guest_s"] = round(time.time() - taken, 1)       # boot to power-off (the lock hold), no waiting
@@ -375,7 +516,8 @@ def write_doc(results: list[dict]) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--kernels", default="6.1,6.12,running", help="comma list of: " + ", ".join(SERIES) + ", running")
+    ap.add_argument("--kernels", default="6.1,6.12,running",
+                    help="comma list of: " + ", ".join(SERIES) + ", running, or Debian package names (linux-image-…-amd64)")
     ap.add_argument("--package", action="append", default=[], metavar="SERIES=NAME",
                     help="use this package for a series instead of the newest (e.g. 6.1=linux-image-6.1.0-50-amd64)")
     ap.add_argument("--secs", type=float, default=5.0,
@@ -395,23 +537,33 @@ def main(argv=None) -> int:
     sys.path.insert(0, str(HERE))
     from kernels_check import all_algorithms
     algorithms = a.algorithms or all_algorithms()
-    chosen = [k.strip() for k in a.kernels.split(",") if k.strip()]
-    bad = [k for k in chosen if k not in SERIES and k != "running"]
+    names = [k.strip() for k in a.kernels.split(",") if k.strip()]
+    bad = [k for k in names if series_of(k) is None]
     if bad:
-        print(f"kernels: unknown kernel {bad[0]!r} (fix: --kernels from {', '.join(SERIES)}, running)", file=sys.stderr)
+        print(f"kernels: unknown kernel {bad[0]!r} (fix: --kernels from {', '.join(SERIES)}, running, "
+              "or a Debian package name linux-image-…-amd64)", file=sys.stderr)
+        return 2
+    bad = [x for x in a.package if "=" not in x]
+    if bad:
+        print(f"kernels: --package {bad[0]!r}: give SERIES=NAME (e.g. 6.1=linux-image-6.1.0-56-amd64)", file=sys.stderr)
         return 2
     override = dict(x.split("=", 1) for x in a.package)
+    chosen = [series_of(k) for k in names]
     accel = a.accel or default_accel()
     global LOCK_CMD
     LOCK_CMD = [] if a.no_lock else ["flock", LOCK]
-    packages = {k: override.get(k) or resolve(k) for k in chosen if k != "running"}
+    packages = {series_of(k): override.get(k) or (k if k.startswith("linux-image-") else resolve(k))
+                for k in names if k != "running"}
     if a.plan:
         for k, pkg in packages.items():
             rel = release_of(pkg)
-            state = "cached" if (CACHE / rel / "boot" / f"vmlinuz-{rel}").exists() else "apt-get download"
-            print(f"{k}: {pkg} ({state}) → {CACHE / rel}")
-            print("   " + " ".join(qemu_cmd(CACHE / rel, rel, CACHE / "out" / rel / "initrd.cpio", CACHE / "out" / rel,
-                                            accel)))
+            tree = CACHE / rel
+            cached = (tree / "boot" / f"vmlinuz-{rel}").exists()
+            share, reason = guest_plan(kernel_config(tree, rel)) if cached else ("9p or virtiofs", None)
+            print(f"{k}: {pkg} ({'cached' if cached else 'apt-get download'}) → {tree}"
+                  + (f": cannot run: {reason}" if reason else f", host files over {share}"))
+            print("   " + " ".join(qemu_cmd(tree, rel, CACHE / "out" / rel / "initrd.cpio", CACHE / "out" / rel,
+                                            accel, share="virtiofs" if share == "virtiofs" else "9p")))
         if "running" in chosen:
             print("running: " + " ".join(check_cmd("api", algorithms, a.secs)))
         print("algorithms: " + ", ".join(algorithms))

@@ -181,3 +181,95 @@ def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_pat
         assert sysctl.read_text().strip() == "0"   # and back after it
     finally:
         sysctl.write_text(before)
+
+
+# --- flavours, the config check and the virtiofs share (Debian's cloud kernels have no 9p) ------
+_FULL = {opt: "y" for opt, _ in kernels.REQUIRED_CONFIG}
+
+
+def test_series_cover_debians_flavours_and_any_package_name():
+    assert {"6.1", "6.12", "6.1-rt", "6.12-rt", "6.1-cloud", "6.12-cloud"} <= set(kernels.SERIES)
+    import re
+    assert re.fullmatch(kernels.SERIES["6.12-rt"], "linux-image-6.12.117+deb12-rt-amd64")
+    assert not re.fullmatch(kernels.SERIES["6.12"], "linux-image-6.12.117+deb12-rt-amd64")
+    assert re.fullmatch(kernels.SERIES["6.1-cloud"], "linux-image-6.1.0-56-cloud-amd64")
+    assert kernels.series_of("6.12-rt") == "6.12-rt" and kernels.series_of("running") == "running"
+    assert kernels.series_of("linux-image-6.12.117+deb12-cloud-amd64") == "6.12.117+deb12-cloud-amd64"
+    assert kernels.series_of("5.10") is None and kernels.series_of("linux-image-;rm") is None
+
+
+def test_guest_plan_picks_9p_then_virtiofs_and_names_what_is_missing():
+    nine = {**_FULL, "CONFIG_NET_9P": "m", "CONFIG_NET_9P_VIRTIO": "m", "CONFIG_9P_FS": "m", "CONFIG_VIRTIO_FS": "y"}
+    assert kernels.guest_plan(nine) == ("9p", None)
+    assert kernels.guest_plan({**_FULL, "CONFIG_VIRTIO_FS": "y"}) == ("virtiofs", None)
+    share, reason = kernels.guest_plan(_FULL)
+    assert share is None and "9p" in reason and "virtiofs" in reason
+    no_btf = {k: v for k, v in nine.items() if k != "CONFIG_DEBUG_INFO_BTF"}
+    share, reason = kernels.guest_plan(no_btf)
+    assert share is None and "CONFIG_DEBUG_INFO_BTF" in reason and "\n" not in reason
+    share, reason = kernels.guest_plan({**nine, "CONFIG_MPTCP": "n"})
+    assert share is None and "CONFIG_MPTCP (MPTCP)" in reason
+
+
+def test_kernel_config_reads_the_packages_build_config(tmp_path):
+    (tmp_path / "boot").mkdir()
+    (tmp_path / "boot" / "config-9.9").write_text(
+        "# comment\nCONFIG_MPTCP=y\n# CONFIG_NET_9P is not set\nCONFIG_HZ=250\nCONFIG_LOCALVERSION=\"-x\"\n")
+    assert kernels.kernel_config(tmp_path, "9.9") == {"CONFIG_MPTCP": "y", "CONFIG_HZ": "250",
+                                                      "CONFIG_LOCALVERSION": '"-x"'}
+
+
+def test_a_virtiofs_guest_shares_memory_with_two_daemons_and_mounts_them(tmp_path):
+    cmd = kernels.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg", share="virtiofs")
+    joined = " ".join(cmd)
+    assert "-virtfs" not in cmd
+    assert f"memory-backend-memfd,id=mem,size={kernels.GUEST_MEM_MB}M,share=on" in joined
+    assert ["-m", str(kernels.GUEST_MEM_MB)] == cmd[cmd.index("-m"):cmd.index("-m") + 2]
+    for tag, sock in kernels.virtiofs_sockets(tmp_path).items():
+        assert f"path={sock}" in joined and f"tag={tag}" in joined
+    assert joined.count("vhost-user-fs-pci") == 2
+    nine = " ".join(kernels.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg"))
+    assert nine.count("-virtfs") == 2 and "vhost-user" not in nine
+
+
+def test_the_initramfs_mounts_over_the_kernels_share(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernels, "BUSYBOX", tmp_path / "busybox")
+    kernels.BUSYBOX.write_bytes(b"\x7fELF")
+    (tmp_path / "lib" / "modules" / "9.9" / "kernel").mkdir(parents=True)
+    for share in ("9p", "virtiofs"):
+        archive = kernels.initramfs(tmp_path, "9.9", ["true"], [], share)
+        init = archive[archive.index(b"#!/bin/busybox sh"):].split(b"poweroff -f")[0].decode()
+        assert "@" not in init
+        root, out = kernels.MOUNTS[share]
+        assert f"if {root} hostroot $R; then" in init and f"{out} out $R/tmp/out" in init
+        assert f"over {share}" in init
+
+
+def test_virtiofsd_missing_is_one_line_with_the_fix(tmp_path, monkeypatch):
+    monkeypatch.setattr(kernels, "virtiofsd", lambda: None)
+    with pytest.raises(OSError) as e:
+        kernels.start_virtiofsd(tmp_path)
+    assert "apt-get install qemu-system-common" in str(e.value) and "\n" not in str(e.value)
+
+
+def test_an_unsupported_kernel_is_reported_per_algorithm_without_a_boot(monkeypatch):
+    monkeypatch.setattr(kernels, "fetch", lambda pkg: Path("/nonexistent"))
+    monkeypatch.setattr(kernels, "kernel_config", lambda tree, rel: dict(_FULL))       # no 9p, no virtiofs
+    monkeypatch.setattr(kernels, "CACHE", Path("/tmp") / f"mpcc-kernels-test-{id(monkeypatch)}")
+    monkeypatch.setattr(kernels.subprocess, "Popen", lambda *a, **k: pytest.fail("booted"))
+    try:
+        res = kernels.run_guest("linux-image-9.9-cloud-amd64", ["balia", "lia"], 5.0, "tcg", per_boot=1)
+    finally:
+        shutil.rmtree(kernels.CACHE, ignore_errors=True)
+    assert [r["status"] for r in res["rows"]] == ["unsupported", "unsupported"]
+    assert "cannot mount the host's files" in res["rows"][0]["reason"]
+    assert kernels.table([res]).splitlines()[2].startswith("| `balia` | unsupported: kernel built without 9p")
+
+
+def test_unknown_kernel_and_bad_package_flag_are_one_line_exit_2(capsys):
+    assert kernels.main(["--plan", "--kernels", "6.12-xyz"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "6.12-rt" in err and "linux-image-" in err
+    assert kernels.main(["--plan", "--kernels", "6.1", "--package", "linux-image-6.1.0-56-amd64"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "SERIES=NAME" in err
