@@ -39,6 +39,22 @@ import netlab  # noqa: E402
 IPPROTO_MPTCP = 262
 PORT = 5301
 WINDOW_S = 10
+#: ``--deploy``: the settings docs/kernel.md "Deploying under subflow churn" recommends for a host
+#: whose subflows come and go (CHURN.md §10–§11): a 128 kB send-buffer maximum, and on 6.15+ a 5 s
+#: retransmission-timer maximum (the sysctl does not exist before 6.15: left out there, and said so)
+DEPLOY_SYSCTLS = (("net.ipv4.tcp_wmem", "4096 16384 131072"), ("net.ipv4.tcp_rto_max_ms", "5000"))
+
+
+def deploy_sysctls(proc: Path = Path("/proc/sys")) -> tuple[list[str], list[str]]:
+    """``--deploy``'s KEY=VALUE settings this kernel has, and the keys it lacks (read from /proc/sys:
+    a namespace has the same sysctls as the kernel it runs on)."""
+    have, lack = [], []
+    for key, value in DEPLOY_SYSCTLS:
+        if (proc / key.replace(".", "/")).exists():
+            have.append(f"{key}={value}")
+        else:
+            lack.append(key)
+    return have, lack
 
 
 # --- traffic (run inside the namespaces) ------------------------------------------------------
@@ -575,6 +591,9 @@ def main(argv=None) -> int:
                     "150 kB or 6 kB per connection when more, queue_for())")
     ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="a sysctl for the client and server namespaces (repeatable), e.g. to isolate a cause")
+    ap.add_argument("--deploy", action="store_true",
+                    help="the recommended settings under churn (docs/kernel.md): " + ", ".join(
+                        f"{k}={v}" for k, v in DEPLOY_SYSCTLS) + " (6.15+); a --sysctl of the same key wins")
     ap.add_argument("--pcap", type=Path, metavar="DIR", help="headers-only captures (96 bytes a packet) of the "
                     "flapping path's client and server interfaces, for RTT questions (pcap.py)")
     ap.add_argument("--pcap-paths", default="3", help="paths to capture with --pcap, e.g. 2,3 (default 3)")
@@ -596,6 +615,12 @@ def main(argv=None) -> int:
         print(f"churn: error: --pcap-paths {a.pcap_paths!r}: give paths 1-3, comma-separated, e.g. 2,3",
               file=sys.stderr)
         return 2
+    if a.deploy:
+        have, lack = deploy_sysctls()
+        given = {kv.split("=", 1)[0] for kv in a.sysctl}
+        a.sysctl = [kv for kv in have if kv.split("=", 1)[0] not in given] + a.sysctl
+        if lack:
+            print(f"churn: --deploy: this kernel has no {', '.join(lack)} (6.15+): run without it", file=sys.stderr)
     if a.schedule:
         try:
             plan = load_schedule(a.schedule, a.secs)

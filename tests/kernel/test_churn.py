@@ -90,6 +90,11 @@ def test_schedule_file_is_read_sorted_and_bad_entries_are_named(tmp_path, capsys
     f.write_text(json.dumps([[11, "endpoint", 2, True]]))          # after the run's end
     with pytest.raises(ValueError, match="entry 0"):
         churn.load_schedule(f, 10)
+    for bad in ([True, "link", 1, False], [1, "link", True, False], [float("nan"), "link", 1, True],
+                [1, "link", 1.0, True], [1, "link", 1, 1], {"t": 1}):
+        f.write_text(json.dumps([bad]))
+        with pytest.raises(ValueError, match="entry 0"):
+            churn.load_schedule(f, 10)
     f.write_text("not json")
     assert churn.main(["--schedule", str(f), "--secs", "10", "balia"]) == 2
     err = capsys.readouterr().err.strip()
@@ -307,3 +312,16 @@ def test_subflow_set_check_tells_a_join_completing_between_the_two_reads(tmp_pat
     chk = churn.check_subflow_sets(trace, done=[])
     assert (chk["compared"], chk["mismatched"], chk["join_completed_between"]) == (4, 2, 2)
     assert [m["t"] for m in chk["first_mismatches"]] == [2.0, 4.0]
+
+
+def test_deploy_is_the_documented_settings_this_kernel_has(tmp_path):
+    (tmp_path / "net" / "ipv4").mkdir(parents=True)
+    (tmp_path / "net" / "ipv4" / "tcp_wmem").write_text("4096 16384 4194304\n")
+    have, lack = churn.deploy_sysctls(tmp_path)               # a 6.12 kernel: no tcp_rto_max_ms
+    assert have == ["net.ipv4.tcp_wmem=4096 16384 131072"] and lack == ["net.ipv4.tcp_rto_max_ms"]
+    (tmp_path / "net" / "ipv4" / "tcp_rto_max_ms").write_text("120000\n")
+    have, lack = churn.deploy_sysctls(tmp_path)
+    assert have == ["net.ipv4.tcp_wmem=4096 16384 131072", "net.ipv4.tcp_rto_max_ms=5000"] and lack == []
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "kernel.md").read_text()
+    for key, value in churn.DEPLOY_SYSCTLS:                     # the flag is what the doc recommends
+        assert f"{key}={value}" in doc.replace('"', "")
