@@ -57,6 +57,14 @@ def deploy_sysctls(proc: Path = Path("/proc/sys")) -> tuple[list[str], list[str]
     return have, lack
 
 
+def with_deploy(sysctls: list[str], proc: Path = Path("/proc/sys")) -> tuple[list[str], list[str]]:
+    """``--deploy`` added to the ``--sysctl`` list: the recommended settings this kernel has first, a
+    ``--sysctl`` of the same key instead of the recommended one; and the keys the kernel lacks."""
+    have, lack = deploy_sysctls(proc)
+    given = {kv.split("=", 1)[0] for kv in sysctls}
+    return [kv for kv in have if kv.split("=", 1)[0] not in given] + list(sysctls), lack
+
+
 # --- traffic (run inside the namespaces) ------------------------------------------------------
 def sink(port: int, n: int, secs: float) -> None:
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
@@ -616,9 +624,7 @@ def main(argv=None) -> int:
               file=sys.stderr)
         return 2
     if a.deploy:
-        have, lack = deploy_sysctls()
-        given = {kv.split("=", 1)[0] for kv in a.sysctl}
-        a.sysctl = [kv for kv in have if kv.split("=", 1)[0] not in given] + a.sysctl
+        a.sysctl, lack = with_deploy(a.sysctl)
         if lack:
             print(f"churn: --deploy: this kernel has no {', '.join(lack)} (6.15+): run without it", file=sys.stderr)
     if a.schedule:

@@ -322,6 +322,9 @@ def test_deploy_is_the_documented_settings_this_kernel_has(tmp_path):
     (tmp_path / "net" / "ipv4" / "tcp_rto_max_ms").write_text("120000\n")
     have, lack = churn.deploy_sysctls(tmp_path)
     assert have == ["net.ipv4.tcp_wmem=4096 16384 131072", "net.ipv4.tcp_rto_max_ms=5000"] and lack == []
+    merged, lack = churn.with_deploy(["net.ipv4.tcp_rto_max_ms=2000", "net.ipv4.tcp_timestamps=0"], tmp_path)
+    assert merged == ["net.ipv4.tcp_wmem=4096 16384 131072", "net.ipv4.tcp_rto_max_ms=2000",
+                      "net.ipv4.tcp_timestamps=0"] and lack == []
     doc = (Path(__file__).resolve().parents[2] / "docs" / "kernel.md").read_text()
     for key, value in churn.DEPLOY_SYSCTLS:                     # the flag is what the doc recommends
         assert f"{key}={value}" in doc.replace('"', "")
