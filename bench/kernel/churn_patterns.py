@@ -122,10 +122,9 @@ def load_schedule(path: Path, secs: float) -> list[tuple[float, str, int, bool]]
         raise ValueError(f"--schedule {path}: the file must hold a JSON list of [t, kind, path, on]")
     out = []
     for k, r in enumerate(rows):
-        # (a JSON true is a Python int: a time or a path must be a number that is not a bool)
-        ok = (isinstance(r, list) and len(r) == 4 and isinstance(r[0], (int, float)) and not isinstance(r[0], bool)
-              and 0 <= r[0] <= secs and r[1] in ("endpoint", "link")
-              and isinstance(r[2], int) and not isinstance(r[2], bool) and r[2] in (1, 2, 3) and isinstance(r[3], bool))
+        # exact types: a JSON true is a Python int, and must not pass as a time or a path
+        ok = (isinstance(r, list) and len(r) == 4 and type(r[0]) in (int, float) and 0 <= r[0] <= secs
+              and r[1] in ("endpoint", "link") and type(r[2]) is int and r[2] in (1, 2, 3) and type(r[3]) is bool)
         if not ok:
             raise ValueError(f"--schedule {path}: entry {k} = {r!r}: use [t (0–{secs:g} s), "
                              f"\"endpoint\" or \"link\", path 1, 2 or 3, true (add/up) or false]")

@@ -90,10 +90,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     from churn_patterns import PATTERNS
     if a.pattern not in PATTERNS:
         raise UsageError(f"--pattern {a.pattern!r}: one of {', '.join(PATTERNS)}")
-    bad = [p for p in a.package if "=" not in p]
-    if bad:
-        raise UsageError(f"--package {bad[0]!r}: give SERIES=NAME, e.g. 6.1=linux-image-6.1.0-56-amd64")
-    a.package = dict(p.split("=", 1) for p in a.package)
+    try:
+        a.package = kernels.package_overrides(a.package)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     return a
 
 

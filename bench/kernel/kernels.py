@@ -112,6 +112,15 @@ def series_of(name: str) -> str | None:
     return None
 
 
+def package_overrides(values: list[str]) -> dict[str, str]:
+    """``--package SERIES=NAME`` flags (kernels.py, guest_churn.py) as {series: package}; raises
+    ValueError naming the first bad one."""
+    bad = [x for x in values if "=" not in x]
+    if bad:
+        raise ValueError(f"--package {bad[0]!r}: give SERIES=NAME, e.g. 6.1=linux-image-6.1.0-56-amd64")
+    return dict(x.split("=", 1) for x in values)
+
+
 # --- kernel config ---------------------------------------------------------------------------
 def kernel_config(tree: Path, rel: str) -> dict[str, str]:
     """The package's build config (boot/config-<release>): option → value (y, m, a number, a string)."""
@@ -543,27 +552,28 @@ def main(argv=None) -> int:
         print(f"kernels: unknown kernel {bad[0]!r} (fix: --kernels from {', '.join(SERIES)}, running, "
               "or a Debian package name linux-image-…-amd64)", file=sys.stderr)
         return 2
-    bad = [x for x in a.package if "=" not in x]
-    if bad:
-        print(f"kernels: --package {bad[0]!r}: give SERIES=NAME (e.g. 6.1=linux-image-6.1.0-56-amd64)", file=sys.stderr)
+    try:
+        override = package_overrides(a.package)
+    except ValueError as e:
+        print(f"kernels: {e}", file=sys.stderr)
         return 2
-    override = dict(x.split("=", 1) for x in a.package)
     chosen = [series_of(k) for k in names]
     accel = a.accel or default_accel()
     global LOCK_CMD
     LOCK_CMD = [] if a.no_lock else ["flock", LOCK]
-    packages = {series_of(k): override.get(k) or (k if k.startswith("linux-image-") else resolve(k))
-                for k in names if k != "running"}
+    packages = {k: override.get(k) or (name if name.startswith("linux-image-") else resolve(k))
+                for k, name in zip(chosen, names) if k != "running"}
     if a.plan:
         for k, pkg in packages.items():
             rel = release_of(pkg)
             tree = CACHE / rel
             cached = (tree / "boot" / f"vmlinuz-{rel}").exists()
-            share, reason = guest_plan(kernel_config(tree, rel)) if cached else ("9p or virtiofs", None)
-            print(f"{k}: {pkg} ({'cached' if cached else 'apt-get download'}) → {tree}"
-                  + (f": cannot run: {reason}" if reason else f", host files over {share}"))
+            share, reason = guest_plan(kernel_config(tree, rel)) if cached else (None, None)
+            how = (f": cannot run: {reason}" if reason else f", host files over {share}" if share
+                   else ", host files over 9p or virtiofs (read from its config once downloaded)")
+            print(f"{k}: {pkg} ({'cached' if cached else 'apt-get download'}) → {tree}{how}")
             print("   " + " ".join(qemu_cmd(tree, rel, CACHE / "out" / rel / "initrd.cpio", CACHE / "out" / rel,
-                                            accel, share="virtiofs" if share == "virtiofs" else "9p")))
+                                            accel, share=share or "9p")))
         if "running" in chosen:
             print("running: " + " ".join(check_cmd("api", algorithms, a.secs)))
         print("algorithms: " + ", ".join(algorithms))
