@@ -236,8 +236,23 @@ def _join_completed_between(sf: dict | None, in_walk: bool, walk: float, ss_star
     return walk < ss_start and established and not sendable_before
 
 
+def pm_subflow_events(log: Path) -> dict[str, list[float]]:
+    """A path manager's log (mpcc.testbed.pathmanager --log) → for each connection (token, hex as in
+    ss and mpcc_seen) the monotonic times at which it sent a join or a subflow established or closed:
+    the instants at which that connection's subflow set may legitimately change."""
+    lines = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()] if log.exists() else []
+    t0 = next((e["monotonic"] for e in lines if e.get("ev") == "start"), None)
+    out: dict[str, list[float]] = {}
+    if t0 is None:
+        return out
+    for e in lines:
+        if e.get("ev") in ("join", "sub_established", "sub_closed") and "token" in e:
+            out.setdefault(f"{e['token']:x}", []).append(t0 + e["t"])
+    return out
+
+
 def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: float = 0.2,
-                       quiet_s: float = 0.5) -> dict:
+                       quiet_s: float = 0.5, conn_events: dict[str, list[float]] | None = None) -> dict:
     """Compare, in every snapshot, the subflow set the coupled rule last summed over (mpcc_seen:
     local ports) with the subflows ss shows for the same connection that can send (can_send),
     plus the subflow whose callback made the walk (it counts itself in any state). The routes the
@@ -251,8 +266,11 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
     between them then). foreign_port_records counts simultaneous records (events or not) holding a
     port that ss shows on another connection. A difference made only by joins whose handshake
     completed between the two reads, in the order of the reads (_join_completed_between), is
-    counted as join_completed_between, not as a mismatch. Returns counts and the first mismatches."""
+    counted as join_completed_between, not as a mismatch. conn_events (pm_subflow_events): a
+    connection whose path manager joined, or saw a subflow establish or close, in the same interval
+    is skipped as skipped_near_pm_event. Returns counts and the first mismatches."""
     compared = skipped_time = skipped_event = walker_closing = foreign = silent_n = silent_unacked0 = 0
+    skipped_pm = 0
     join_between = 0
     mismatches = []
     prev_sendable: dict[str, set[int]] = {}   # token -> ports ss showed able to send, last snapshot
@@ -279,6 +297,9 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
             lo, hi = min(a, walk) - quiet_s, max(b, walk)
             if any(e0 <= hi and (e1 or e0) >= lo for e0, e1 in done):
                 skipped_event += 1
+                continue
+            if conn_events and any(lo <= t <= hi for t in conn_events.get(msk["token"].lstrip("0") or "0", ())):
+                skipped_pm += 1
                 continue
             compared += 1
             subflows = by_token.get(msk["token"], [])
@@ -308,7 +329,8 @@ def check_subflow_sets(trace: Path, done: list[tuple[float, float]], slack_s: fl
                          for tok, sfs in by_token.items()}
     return {"compared": compared, "mismatched": len(mismatches), "join_completed_between": join_between,
             "skipped_not_simultaneous": skipped_time,
-            "skipped_near_event": skipped_event, "walker_not_sendable": walker_closing,
+            "skipped_near_event": skipped_event, "skipped_near_pm_event": skipped_pm,
+            "walker_not_sendable": walker_closing,
             "foreign_port_records": foreign, "silent_routes": silent_n, "silent_without_unacked": silent_unacked0,
             "first_mismatches": mismatches[:10]}
 
@@ -427,14 +449,17 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
         seed: int = 0, trace: Path | None = None, rmem: str | None = None,
         plan: list | None = None, bottleneck: str = "bridge", queue_bytes: int | None = None,
         sysctls: tuple[str, ...] = (), pcap: Path | None = None, pcap_paths: tuple[int, ...] = (3,),
-        pcap_max_mb: int = 64) -> dict:
+        pcap_max_mb: int = 64, pm: str = "kernel") -> dict:
     """One soak of algo (an mpcc algorithm, or "reno"/"cubic"). trace: write per-second subflow
     snapshots of the client (ss) there, one JSON line each (see subflow_snapshot). plan: a
     schedule to use instead of the pattern's (load_schedule). bottleneck: where the rate limits
     sit, "bridge" (a middle namespace, ThreePathsBridged) or "sender" (the client's interfaces).
     queue_bytes: each path's tbf queue limit (default queue_for(conns)). sysctls: KEY=VALUE set in
     both end namespaces. pcap: a directory for headers-only captures (pcap.py) of pcap_paths on the
-    client's and the server's interface (cli_p3.pcap, srv_p3.pcap), run time 0 = res["t0_unix"]."""
+    client's and the server's interface (cli_p3.pcap, srv_p3.pcap), run time 0 = res["t0_unix"].
+    pm: the client's path manager, "kernel" (upstream's in-kernel one) or "rejoin" (mpcc kernel pm,
+    started in the client's namespace before the traffic; its log is <trace>.pm.jsonl with --trace,
+    its summary res["path_manager"])."""
     from mpcc.testbed import bpf, bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
@@ -443,7 +468,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     klog, m0 = netlab.KernelLog(), maps()
     res = {"algorithm": algo, "kernel_name": kname, "conns": conns, "secs": secs, "rate_mbit": rate_mbit,
            "pattern": pattern, "seed": seed, "rmem": rmem, "bottleneck": bottleneck, "queue_bytes": queue_bytes,
-           "sysctls": list(sysctls), "load_before": round(os.getloadavg()[0], 2),
+           "sysctls": list(sysctls), "path_manager_kind": pm, "load_before": round(os.getloadavg()[0], 2),
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
     lab_ = BOTTLENECKS[bottleneck](rate_mbit, rmem, queue_bytes, tuple(sysctls))
@@ -452,8 +477,17 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
                                 str(conns), str(secs)], stdout=subprocess.PIPE, text=True)
+        pm_proc, pm_log = None, None
         try:
             assert srv.stdout.readline().strip() == "ready"
+            if pm == "rejoin":
+                pm_log = Path(f"{trace}.pm.jsonl") if trace else Path(f"/tmp/{lab.tag}.pm.jsonl")
+                pm_log.unlink(missing_ok=True)
+                pm_proc = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m",
+                                            "mpcc.testbed.pathmanager", "--ready", "--log", str(pm_log)],
+                                           stdout=subprocess.PIPE, text=True,
+                                           env={**os.environ, "PYTHONPATH": str(HERE.parents[1] / "python")})
+                assert pm_proc.stdout.readline().strip() == "ready", "the path manager did not start"
             cli = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, __file__, "send",
                                     lab.server, str(PORT), str(conns), str(secs), reg.kernel_name],
                                    stdout=subprocess.PIPE, text=True)
@@ -514,7 +548,8 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                 tracer.join(timeout=10)
                 if own:
                     bpf_records.trace_set(algo, False)
-                    res["subflow_set_check"] = check_subflow_sets(trace, done)
+                    res["subflow_set_check"] = check_subflow_sets(
+                        trace, done, conn_events=pm_subflow_events(pm_log) if pm_log else None)
                 elif not builtin:
                     res["subflow_set_check"] = {"skipped": "the registration is shared with another process"}
             if not builtin:
@@ -527,12 +562,18 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
             res["mptcp_counters"] = {role: mptcp_counters(lab.ns[role]) for role in ("cli", "srv")}
             res["qdisc_drops"] = qdisc_drops(lab)
             res["client"] = json.loads(cli.communicate(timeout=secs + 60)[0].strip().splitlines()[-1])
+            if pm_proc:
+                pm_proc.terminate()
+                out = pm_proc.communicate(timeout=30)[0].strip().splitlines()
+                res["path_manager"] = json.loads(out[-1]) if out and out[-1].startswith("{") else {"exit": pm_proc.returncode}
+                if not trace:
+                    pm_log.unlink(missing_ok=True)
             srv.wait(timeout=60)
             reader.join(timeout=5)
             res["teardown"] = lab.close_sockets(("cli", "srv"), wait_s=30)
             res["pcap"] = [json.loads(c.communicate(timeout=30)[0] or "{}") for c in caps]
         finally:
-            for p in (srv, *caps):
+            for p in (srv, *caps, *([pm_proc] if pm_proc else [])):
                 if p.poll() is None:
                     p.kill()
     res["events"] = events
@@ -602,6 +643,9 @@ def main(argv=None) -> int:
     ap.add_argument("--deploy", action="store_true",
                     help="the recommended settings under churn (docs/kernel.md): " + ", ".join(
                         f"{k}={v}" for k, v in DEPLOY_SYSCTLS) + " (6.15+); a --sysctl of the same key wins")
+    ap.add_argument("--pm", choices=("kernel", "rejoin"), default="kernel",
+                    help="the client's path manager: upstream's in-kernel one (default), or rejoin, mpcc kernel pm "
+                    "(re-joins refused and closed paths; docs/kernel.md; read KERNEL_BUG_PUSH_PENDING.md before deploying it)")
     ap.add_argument("--pcap", type=Path, metavar="DIR", help="headers-only captures (96 bytes a packet) of the "
                     "flapping path's client and server interfaces, for RTT questions (pcap.py)")
     ap.add_argument("--pcap-paths", default="3", help="paths to capture with --pcap, e.g. 2,3 (default 3)")
@@ -642,12 +686,14 @@ def main(argv=None) -> int:
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,
                 a.trace, a.rmem, plan, a.bottleneck, a.queue, a.sysctl,
-                a.pcap / algo if a.pcap else None, tuple(int(x) for x in a.pcap_paths.split(",")), a.pcap_max_mb)
+                a.pcap / algo if a.pcap else None, tuple(int(x) for x in a.pcap_paths.split(",")), a.pcap_max_mb,
+                a.pm)
         results.append(r)
         print(f"churn: {algo}: {'pass' if r['pass'] else 'FAIL'}: {len(r['stalled_windows'])}/{r['windows']} "
               f"stalled windows, {len(r['dmesg_warnings'])} warnings "
               f"(+{len(r['host_defect_warnings'])} of the host kernel's defect), leaked maps {r['leaked_maps']}, "
-              f"{r['events']}, {r['total_mbit_s']} Mbit/s", flush=True)
+              f"{r['events']}, {r['total_mbit_s']} Mbit/s"
+              + (f", path manager {r['path_manager']}" if "path_manager" in r else ""), flush=True)
     if a.json:
         a.json.write_text(json.dumps(results, indent=1) + "\n")
     return 0 if all(r["pass"] for r in results) else 1

@@ -69,6 +69,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trace", action="store_true",
                     help="churn.py --trace inside (per-second ss snapshots, the subflow-set check)")
+    ap.add_argument("--pm", choices=("kernel", "rejoin"), default="kernel",
+                    help="churn.py --pm inside: the client's path manager (default %(default)s)")
     ap.add_argument("--accel", choices=["kvm", "tcg"], default=None)
     ap.add_argument("--cpu", help="qemu CPU model (default: max under TCG), e.g. EPYC-Milan-v1: an AMD "
                     "family 0x19 model, for which the guest kernel enables the SRSO 'Safe RET' return thunk "
@@ -108,6 +110,8 @@ def guest_cmd(a: argparse.Namespace, algo: str, python: str = sys.executable) ->
            "--secs", f"{a.secs:g}", "--rate", f"{a.rate:g}", "--pattern", a.pattern, "--seed", str(a.seed)]
     if a.trace:
         cmd.append("--trace")
+    if a.pm != "kernel":
+        cmd += ["--pm", a.pm]
     return [shlex.quote(x) for x in [*cmd, algo]]
 
 
@@ -196,6 +200,7 @@ def inside(argv: list[str]) -> int:
     ap.add_argument("--pattern", default="alternate")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--trace", action="store_true")
+    ap.add_argument("--pm", default="kernel")
     a = ap.parse_args(argv)
     sys.path.insert(0, str(HERE.parents[1] / "python"))
     import churn
@@ -206,7 +211,7 @@ def inside(argv: list[str]) -> int:
     busy0, t0 = netlab.cpu_busy_s(), time.monotonic()
     try:
         res["churn"] = churn.run(a.algorithm, a.conns, a.secs, a.rate, a.pattern, a.seed,
-                                 trace=Path("/tmp/churn-trace.jsonl") if a.trace else None)
+                                 trace=Path("/tmp/churn-trace.jsonl") if a.trace else None, pm=a.pm)
     except Exception as e:            # noqa: BLE001 — the boot's dmesg is still worth having
         res["error"] = f"{type(e).__name__}: {e}"
     res["cpu_busy"] = round((netlab.cpu_busy_s() - busy0) / ((time.monotonic() - t0) * os.cpu_count()), 3)

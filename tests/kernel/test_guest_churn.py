@@ -54,7 +54,10 @@ def test_guest_command_survives_the_init_shell_line():
     assert argv[2:4] == ["inside", "--out"] and argv[-1] == "olia(per_ack=1)"
     for flag, val in (("--conns", "7"), ("--secs", "30"), ("--rate", "2.5")):
         assert argv[argv.index(flag) + 1] == val
-    assert "--trace" in argv
+    assert "--trace" in argv and "--pm" not in argv       # the in-kernel PM: churn.py's default
+    a = guest_churn.parse_args(["balia", "--pm", "rejoin"])
+    argv = shlex.split(" ".join(guest_churn.guest_cmd(a, "balia")))
+    assert argv[argv.index("--pm") + 1] == "rejoin"
 
 
 def test_the_churn_modules_come_from_the_same_package_as_the_checks():

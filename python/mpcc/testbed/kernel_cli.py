@@ -6,6 +6,7 @@
     mpcc kernel unload NAME|all   unregister
     mpcc kernel status [--json]   what is registered, who holds it
     mpcc kernel cleanup           unregister what only dead processes held
+    mpcc kernel pm [--source ADDR]...  a user-space MPTCP path manager that re-joins lost paths
 
 Parameters are set per load; every parameter set is one program, the defaults under the
 file's kernel name, any other set under a hashed name:
@@ -159,3 +160,21 @@ def cleanup_cmd():
     """Unregister mpcc struct_ops whose holders have all exited."""
     removed = bpf.cleanup_stale()
     click.echo("removed: " + (", ".join(removed) if removed else "nothing"))
+
+
+@command.command("pm")
+@click.option("--retry", type=float, default=0.5, show_default=True,
+              help="Seconds before a refused or closed join is tried again (doubles each time).")
+@click.option("--max-retry", type=float, default=8.0, show_default=True, help="Ceiling of the retry back-off, s.")
+@click.option("--source", "sources", multiple=True, metavar="ADDR",
+              help="A local address to join from (repeatable; default: the routing table's source).")
+@click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None,
+              help="Append one JSON line per event and join to this file.")
+def pm_cmd(retry, max_retry, sources, log_path):
+    """Run a user-space MPTCP path manager in this network namespace until Ctrl-C: it keeps one
+    subflow per peer address (and per --source), and re-joins a path whose join was refused or
+    whose subflow closed (docs/kernel.md, "A path manager that re-joins")."""
+    from . import pathmanager
+
+    summary = pathmanager.run(retry, max_retry, sources, log_path)
+    click.echo(json.dumps(summary))

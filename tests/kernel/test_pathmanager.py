@@ -1,0 +1,125 @@
+"""The re-joining path manager (mpcc.testbed.pathmanager; root): in a two-namespace lab with three
+paths, a path whose link is down when the connection opens is never joined by upstream's in-kernel
+path manager, and is joined by ``mpcc kernel pm`` once the link comes up. Also: it sets pm_type
+back on exit, and joins from each ``--source``.
+
+The scenario deliberately removes no address while data is queued: on 6.18.44 a REMOVE_ADDR that
+closed the initial subflow of a connection under this path manager hit a kernel divide error once
+(bench/kernel/KERNEL_BUG_PUSH_PENDING.md), which hangs the host's MPTCP netlink; the storm soak with
+this path manager is a bench run (bench/kernel/churn.py --pm rejoin, CHURN.md §14), not CI."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "bench" / "kernel"))
+import netlab  # noqa: E402
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/proc/sys/net/mptcp/pm_type").exists(),
+                                reason="needs root and a kernel with the user-space MPTCP path manager")
+CHURN = str(ROOT / "bench" / "kernel" / "churn.py")
+PORT = 5402
+
+
+def _pm(lab, log: Path, *args) -> subprocess.Popen:
+    p = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.testbed.pathmanager",
+                          "--ready", "--log", str(log), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
+    assert p.stdout.readline().strip() == "ready", p.stderr.read()
+    return p
+
+
+def _stop(p: subprocess.Popen) -> dict:
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=20)
+    assert p.returncode == 0, err
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def _subflows_to(lab, daddr: str) -> int:
+    out = lab.ex(lab.ns["cli"], "ss", "-tnH", "state", "established", "dst", daddr, check=False)
+    return len([ln for ln in out.splitlines() if ln.strip()])
+
+
+def _transfer_with_link_up(lab, secs: float = 6.0, up_at: float = 1.5) -> int:
+    """Path 2's link down, one connection for ``secs`` to path 1's address, the link up at
+    ``up_at``; return the established subflows to path 2's address just before the end."""
+    lab.link(False, 2)
+    sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
+                             str(secs)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    assert sink.stdout.readline().strip() == "ready"
+    send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
+                             str(PORT), "1", str(secs), "reno"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    time.sleep(up_at)
+    lab.link(True, 2)
+    time.sleep(secs - up_at - 1.0)
+    n = _subflows_to(lab, "198.18.2.2")
+    send.communicate(timeout=secs + 30)
+    sink.kill()
+    sink.communicate()
+    return n
+
+
+def test_in_kernel_pm_never_joins_a_path_that_was_down_and_rejoin_does(tmp_path):
+    with netlab.ThreePaths(rate_mbit=50) as lab:
+        assert _transfer_with_link_up(lab) == 0        # upstream's in-kernel PM: never tried again
+    with netlab.ThreePaths(rate_mbit=50) as lab:
+        log = tmp_path / "pm.jsonl"
+        pm = _pm(lab, log)
+        n = _transfer_with_link_up(lab)
+        summary = _stop(pm)
+    assert n == 1, f"{n} subflows to path 2's address after its link came up"
+    events = [json.loads(ln) for ln in log.read_text().splitlines()]
+    refused = [e for e in events if e.get("ev") == "join" and e["daddr"] == "198.18.2.2" and e["err"]]
+    joined = [e for e in events if e.get("ev") == "sub_established" and e.get("daddr4") == "198.18.2.2"]
+    ups = [e["t"] for e in events if e.get("ev") == "link_up"]
+    assert refused, "the join while the link was down should have been refused (ENETUNREACH)"
+    assert joined and ups and joined[0]["t"] >= min(ups), (joined, ups)
+    assert joined[0]["t"] - min(ups) < 2.0          # at once on link-up, not after the back-off
+    assert summary["connections"] == 1 and summary["re_joins_established"] >= 1
+    assert set(summary["refusals"]) <= {"Network is unreachable"}, summary["refusals"]
+
+
+def test_pm_type_is_set_back_on_exit(tmp_path):
+    with netlab.ThreePaths(rate_mbit=50) as lab:
+        read = lambda: lab.ex(lab.ns["cli"], "sysctl", "-n", "net.mptcp.pm_type").strip()  # noqa: E731
+        assert read() == "0"
+        pm = _pm(lab, tmp_path / "pm.jsonl")
+        assert read() == "1"
+        _stop(pm)
+        assert read() == "0"
+
+
+def test_source_joins_the_peer_from_every_given_address(tmp_path):
+    """--source: a multi-homed client joins the server's one address from each local address (the
+    initial subflow fills the slot of its own source)."""
+    with netlab.ThreePaths(rate_mbit=50) as lab:
+        for i in (2, 3):
+            lab.endpoint(False, i)          # the server announces nothing: a single-homed peer
+        pm = _pm(lab, tmp_path / "pm.jsonl", "--source", "198.18.1.1", "--source", "198.18.2.1")
+        lab.ip(lab.ns["cli"], "route", "add", "198.18.1.2/32", "dev", "p2c", "src", "198.18.2.1", "table", "100")
+        lab.ip(lab.ns["cli"], "rule", "add", "from", "198.18.2.1", "table", "100")
+        lab.ip(lab.ns["srv"], "route", "add", "198.18.2.1/32", "dev", "p1s")   # replies over path 1's link
+        sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
+                                 "4"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        assert sink.stdout.readline().strip() == "ready"
+        send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
+                                 str(PORT), "1", "4", "reno"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(2.5)
+        out = lab.ex(lab.ns["cli"], "ss", "-tnH", "state", "established", "dst", "198.18.1.2", check=False)
+        send.communicate(timeout=30)
+        sink.kill()
+        sink.communicate()
+        summary = _stop(pm)
+    sources = sorted(ln.split()[2].rsplit(":", 1)[0] for ln in out.splitlines() if ln.strip())
+    assert sources == ["198.18.1.1", "198.18.2.1"], out
+    assert summary["established"] >= 1 and summary["refused"] == 0, summary
