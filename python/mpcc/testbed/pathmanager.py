@@ -208,6 +208,9 @@ class Rejoin:
         self.counts["refused"] += 1
         key = f"{os.strerror(err)}" + (f": {reason}" if reason else "")
         self.reasons[key] = self.reasons.get(key, 0) + 1
+        if reason == "invalid token":            # the connection is gone; its CLOSED event is late
+            del self.conns[j.token]
+            return
         c.pending.pop(j.slot, None)
         self._back_off(c, j.slot, now)
 
