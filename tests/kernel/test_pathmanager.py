@@ -50,22 +50,33 @@ def _subflows_to(lab, daddr: str) -> int:
     return len([ln for ln in out.splitlines() if ln.strip()])
 
 
-def _transfer_with_link_up(lab, secs: float = 6.0, up_at: float = 1.5) -> int:
-    """Path 2's link down, one connection for ``secs`` to path 1's address, the link up at
-    ``up_at``; return the established subflows to path 2's address just before the end."""
-    lab.link(False, 2)
+def _one_connection(lab, secs: float) -> tuple[subprocess.Popen, subprocess.Popen]:
+    """churn.py's sink in the server's namespace and one MPTCP connection (reno) from the client
+    to path 1's address for ``secs``; return (sink, sender)."""
     sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
                              str(secs)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert sink.stdout.readline().strip() == "ready"
     send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
-                             str(PORT), "1", str(secs), "reno"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+                             str(PORT), "1", str(secs), "reno"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    return sink, send
+
+
+def _finish(sink: subprocess.Popen, send: subprocess.Popen, secs: float) -> None:
+    send.communicate(timeout=secs + 30)
+    sink.kill()
+    sink.communicate()
+
+
+def _transfer_with_link_up(lab, secs: float = 6.0, up_at: float = 1.5) -> int:
+    """Path 2's link down, one connection for ``secs`` to path 1's address, the link up at
+    ``up_at``; return the established subflows to path 2's address just before the end."""
+    lab.link(False, 2)
+    sink, send = _one_connection(lab, secs)
     time.sleep(up_at)
     lab.link(True, 2)
     time.sleep(secs - up_at - 1.0)
     n = _subflows_to(lab, "198.18.2.2")
-    send.communicate(timeout=secs + 30)
-    sink.kill()
-    sink.communicate()
+    _finish(sink, send, secs)
     return n
 
 
@@ -109,16 +120,10 @@ def test_source_joins_the_peer_from_every_given_address(tmp_path):
         lab.ip(lab.ns["cli"], "route", "add", "198.18.1.2/32", "dev", "p2c", "src", "198.18.2.1", "table", "100")
         lab.ip(lab.ns["cli"], "rule", "add", "from", "198.18.2.1", "table", "100")
         lab.ip(lab.ns["srv"], "route", "add", "198.18.2.1/32", "dev", "p1s")   # replies over path 1's link
-        sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
-                                 "4"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        assert sink.stdout.readline().strip() == "ready"
-        send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
-                                 str(PORT), "1", "4", "reno"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        sink, send = _one_connection(lab, 4.0)
         time.sleep(2.5)
         out = lab.ex(lab.ns["cli"], "ss", "-tnH", "state", "established", "dst", "198.18.1.2", check=False)
-        send.communicate(timeout=30)
-        sink.kill()
-        sink.communicate()
+        _finish(sink, send, 4.0)
         summary = _stop(pm)
     sources = sorted(ln.split()[2].rsplit(":", 1)[0] for ln in out.splitlines() if ln.strip())
     assert sources == ["198.18.1.1", "198.18.2.1"], out

@@ -184,6 +184,10 @@ class Rejoin:
                 del c.pending[s]
                 self.counts["lost_pending"] += 1
                 self._back_off(c, s, now)
+        return self._absent(c)
+
+    def _absent(self, c: Connection) -> list[Slot]:
+        """Wanted slots with no subflow and no join in flight (no time-out applied)."""
         return [s for s in self.wanted(c) if s not in c.live and s not in c.pending]
 
     def joins(self, now: float) -> list[Join]:
@@ -218,8 +222,7 @@ class Rejoin:
         """The next time something is due: a retry, or a pending join's time-out (None: nothing)."""
         times = []
         for c in self.conns.values():
-            missing = set(self.wanted(c)) - set(c.live) - set(c.pending)
-            times += [c.next_at.get(s, now) for s in missing]
+            times += [c.next_at.get(s, now) for s in self._absent(c)]
             times += [t + self.pending_s for t in c.pending.values()]
         return min(times) if times else None
 
