@@ -24,6 +24,7 @@ import click
 from ..ranges import Number
 from ..errors import MpccError
 from . import bpf
+from .pathmanager import MAX_RETRY_S, RETRY_S   # stdlib only at import: pyroute2 loads when the PM runs
 
 _PARAM_OPTIONS = [
     click.option("--param", "-p", "param", multiple=True, metavar="NAME=VALUE",
@@ -163,9 +164,9 @@ def cleanup_cmd():
 
 
 @command.command("pm")
-@click.option("--retry", type=float, default=0.5, show_default=True,
+@click.option("--retry", type=float, default=RETRY_S, show_default=True,
               help="Seconds before a refused or closed join is tried again (doubles each time).")
-@click.option("--max-retry", type=float, default=8.0, show_default=True, help="Ceiling of the retry back-off, s.")
+@click.option("--max-retry", type=float, default=MAX_RETRY_S, show_default=True, help="Ceiling of the retry back-off, s.")
 @click.option("--source", "sources", multiple=True, metavar="ADDR",
               help="A local address to join from (repeatable; default: the routing table's source).")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None,

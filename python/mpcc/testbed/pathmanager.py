@@ -57,6 +57,8 @@ PM_TYPE = Path("/proc/sys/net/mptcp/pm_type")
 #: how long a join the kernel accepted may stay without SUB_ESTABLISHED / SUB_CLOSED before it is
 #: counted as lost and tried again: TCP's SYN retries (tcp_syn_retries 6: 1+2+...+64 s = 127 s) + 3 s
 PENDING_S = 130.0
+#: the retry back-off's start and ceiling, s (one place for both entry points: mpcc kernel pm and -m)
+RETRY_S, MAX_RETRY_S = 0.5, 8.0
 
 
 # --- the policy: plain data, no I/O ----------------------------------------------------------------
@@ -101,7 +103,7 @@ class Rejoin:
     and the outcome of each join (:meth:`result`); ask it what to join now (:meth:`joins`) and when
     to wake next (:meth:`wake_at`). Times are seconds on any monotonic clock."""
 
-    def __init__(self, retry: float = 0.5, max_retry: float = 8.0, sources: tuple[str, ...] = (),
+    def __init__(self, retry: float = RETRY_S, max_retry: float = MAX_RETRY_S, sources: tuple[str, ...] = (),
                  pending_s: float = PENDING_S):
         self.retry, self.max_retry, self.sources, self.pending_s = retry, max_retry, tuple(sources), pending_s
         self.conns: dict[int, Connection] = {}
@@ -445,7 +447,7 @@ async def _serve(policy: Rejoin, log, ready: bool, stop) -> None:
             s.close()
 
 
-def run(retry: float = 0.5, max_retry: float = 8.0, sources=(), log_path: str | None = None,
+def run(retry: float = RETRY_S, max_retry: float = MAX_RETRY_S, sources=(), log_path: str | None = None,
         ready: bool = False) -> dict:
     """Run the path manager in this process's network namespace until SIGINT/SIGTERM; return the
     policy's summary. Bad settings, no root or no user-space PM raise MpccError."""
@@ -483,8 +485,9 @@ def run(retry: float = 0.5, max_retry: float = 8.0, sources=(), log_path: str | 
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m mpcc.testbed.pathmanager", description=__doc__.split("\n\n")[0])
-    p.add_argument("--retry", type=float, default=0.5, help="first retry of a refused or closed join, s (default 0.5)")
-    p.add_argument("--max-retry", type=float, default=8.0, help="retry back-off ceiling, s (default 8)")
+    p.add_argument("--retry", type=float, default=RETRY_S, help="first retry of a refused or closed join, s "
+                   "(default %(default)s)")
+    p.add_argument("--max-retry", type=float, default=MAX_RETRY_S, help="retry back-off ceiling, s (default %(default)s)")
     p.add_argument("--source", action="append", default=[], metavar="ADDR",
                    help="a local address to join from (repeatable; default: the routing table's)")
     p.add_argument("--log", help="append one JSON line per event and join to this file")
