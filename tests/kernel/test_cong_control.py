@@ -179,6 +179,20 @@ def path(tracefs):
         subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
 
 
+def _stop(watch: subprocess.Popen, grace_s: float = 60.0) -> str:
+    """Stop the watch with SIGINT and return what it printed. Every END/HUGE line was printed
+    while the connections ran (0.5 s before the signal), so only bpftrace's own tear-down is
+    waited for: on the 6.18 host it usually takes milliseconds, but in one fresh-clone CI run
+    (2026-11-28) it had not exited 20 s after SIGINT with all its lines out. If it has not
+    exited after grace_s it is killed and its printed lines are kept."""
+    watch.send_signal(2)
+    try:
+        return watch.communicate(timeout=grace_s)[0]
+    except subprocess.TimeoutExpired:
+        watch.kill()
+        return watch.communicate()[0]
+
+
 def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int, int]], int]:
     """Run the connections with congestion control ca under the watch: [(old state, cwnd,
     ssthresh, ran)] at the end of each reduction episode, and how many windows above 10^6 were
@@ -191,8 +205,7 @@ def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int
                        check=True, capture_output=True, timeout=60)
         time.sleep(0.5)
     finally:
-        watch.send_signal(2)
-        out, _ = watch.communicate(timeout=20)
+        out = _stop(watch)
     ends = [tuple(int(x) for x in line.split()[1:7]) for line in out.splitlines() if line.startswith("END ")]
     huge = sum(line.startswith("HUGE ") for line in out.splitlines())
     voided = sum(line == "VOID" for line in out.splitlines())
