@@ -6,10 +6,10 @@ fired earlier in the boot cannot fire again, and the ring buffer forgets it.
     python bench/kernel/guest_churn.py [--kernels 6.12,6.1] [--conns 20] [--secs 120] [--rate 20]
                                        [--trace] [--no-lock] [--plan] [--no-record] ALGO ...
 
-The guest is booted by kernels.py's code (kernel package from Debian's archive, busybox initramfs,
-the host's root over 9p read-only, this worktree's python and bpftool), with the modules churn.py
-needs added (sch_tbf, bridge), and a 32 MB kernel log buffer so that nothing of the boot scrolls
-out. One boot per kernel and algorithm, each one hold of ``/tmp/mpcc-bench.lock`` (qemu's TCG
+The guest is booted by guestvm.py, as the kernel matrix's guests are (kernel package from Debian's
+archive, busybox initramfs, the host's root over 9p read-only, this worktree's python and bpftool),
+with the modules churn.py needs added (sch_tbf, bridge), and a 32 MB kernel log buffer so that
+nothing of the boot scrolls out. One boot per kernel and algorithm, each one hold of ``/tmp/mpcc-bench.lock`` (qemu's TCG
 keeps both CPUs busy); a boot is refused if its time limit would exceed 12 minutes.
 
 Inside (``guest_churn.py inside --out DIR ...``) it records the kernel's taint at the start (from
@@ -32,12 +32,12 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-import kernels  # noqa: E402
+import guestvm  # noqa: E402
 import netlab  # noqa: E402
 
 RESULTS = HERE / "guest_churn.json"
 #: churn.py's lab: bridges (ThreePathsBridged) and tbf rate limits, on top of the check's modules
-CHURN_MODULES = [*kernels.GUEST_MODULES, "sch_tbf", "bridge"]
+CHURN_MODULES = [*guestvm.GUEST_MODULES, "sch_tbf", "bridge"]
 #: kernel command line: a log buffer large enough for the whole boot and run (the default 128 kB–1 MB
 #: holds ~20 minutes of bridge port messages); the check then needs no luck to see a warning
 APPEND = "log_buf_len=32M"
@@ -58,7 +58,7 @@ class UsageError(ValueError):
 def parse_args(argv: list[str]) -> argparse.Namespace:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("algorithms", nargs="+", help="mpcc algorithms, or the kernel's reno / cubic")
-    ap.add_argument("--kernels", default="6.12", help="comma list of: " + ", ".join(kernels.SERIES))
+    ap.add_argument("--kernels", default="6.12", help="comma list of: " + ", ".join(guestvm.SERIES))
     ap.add_argument("--package", action="append", default=[], metavar="SERIES=NAME",
                     help="use this package for a series instead of the newest")
     ap.add_argument("--conns", type=int, default=20,
@@ -75,14 +75,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--cpu", help="qemu CPU model (default: max under TCG), e.g. EPYC-Milan-v1: an AMD "
                     "family 0x19 model, for which the guest kernel enables the SRSO 'Safe RET' return thunk "
                     "as on the 6.18 host (CHURN.md §3c, §8)")
-    ap.add_argument("--no-lock", action="store_true", help=f"do not wait for {kernels.LOCK}")
+    ap.add_argument("--no-lock", action="store_true", help=f"do not wait for {guestvm.LOCK}")
     ap.add_argument("--plan", action="store_true", help="print the guest commands; boot nothing")
     ap.add_argument("--no-record", action="store_true", help=f"do not append to {RESULTS.name}")
     a = ap.parse_args(argv)
     a.kernels = [k.strip() for k in a.kernels.split(",") if k.strip()]
-    bad = [k for k in a.kernels if k not in kernels.SERIES]
+    bad = [k for k in a.kernels if k not in guestvm.SERIES]
     if bad:
-        raise UsageError(f"--kernels {bad[0]!r}: a guest kernel is one of {', '.join(kernels.SERIES)} "
+        raise UsageError(f"--kernels {bad[0]!r}: a guest kernel is one of {', '.join(guestvm.SERIES)} "
                          "(the running kernel: bench/kernel/churn.py)")
     if a.conns < 1 or a.secs < 10 or a.rate <= 0:
         raise UsageError("--conns ≥ 1, --secs ≥ 10 (one progress window) and --rate > 0")
@@ -93,7 +93,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     if a.pattern not in PATTERNS:
         raise UsageError(f"--pattern {a.pattern!r}: one of {', '.join(PATTERNS)}")
     try:
-        a.package = kernels.package_overrides(a.package)
+        a.package = guestvm.package_overrides(a.package)
     except ValueError as e:
         raise UsageError(str(e)) from None
     return a
@@ -265,9 +265,8 @@ def main(argv=None) -> int:
     except UsageError as e:
         print(f"guest_churn: error: {e}", file=sys.stderr)
         return 2
-    accel = a.accel or kernels.default_accel()
-    kernels.LOCK_CMD = [] if a.no_lock else ["flock", kernels.LOCK]
-    packages = {k: a.package.get(k) or kernels.resolve(k) for k in a.kernels}
+    accel = a.accel or guestvm.default_accel()
+    packages = {k: a.package.get(k) or guestvm.resolve(k) for k in a.kernels}
     if a.plan:
         for k, pkg in packages.items():
             for algo in a.algorithms:
@@ -281,14 +280,14 @@ def main(argv=None) -> int:
     for k, pkg in packages.items():
         for algo in a.algorithms:
             print(f"guest_churn: {k} ({pkg}): {algo}"
-                  + (f" (waiting for {kernels.LOCK})" if kernels.LOCK_CMD else ""), flush=True)
-            out, guest, error = kernels.boot(pkg, guest_cmd(a, algo), accel, f"churn-{re.sub(r'[^a-z0-9]+', '_', algo)}",
-                                             timeout_for(a.secs), CHURN_MODULES, APPEND, a.cpu)
+                  + (f" (waiting for {guestvm.LOCK})" if not a.no_lock else ""), flush=True)
+            out, guest, error = guestvm.boot(pkg, guest_cmd(a, algo), accel, f"churn-{re.sub(r'[^a-z0-9]+', '_', algo)}",
+                                             timeout_for(a.secs), CHURN_MODULES, APPEND, a.cpu, lock=not a.no_lock)
             if guest is None or "churn" not in guest:
                 print(f"guest_churn: {k} {algo}: {error or guest.get('error')}", flush=True)
                 ok = False
                 continue
-            e = assemble(guest, k, pkg, accel, kernels.lock_taken(out), time.time(), a.cpu)
+            e = assemble(guest, k, pkg, accel, guestvm.lock_taken(out), time.time(), a.cpu)
             print(one_line(e), flush=True)
             for tr in e["warning_traces"]:
                 print("\n".join(tr), flush=True)

@@ -61,7 +61,7 @@ def test_guest_command_survives_the_init_shell_line():
 
 
 def test_the_churn_modules_come_from_the_same_package_as_the_checks():
-    assert guest_churn.CHURN_MODULES[:len(guest_churn.kernels.GUEST_MODULES)] == guest_churn.kernels.GUEST_MODULES
+    assert guest_churn.CHURN_MODULES[:len(guest_churn.guestvm.GUEST_MODULES)] == guest_churn.guestvm.GUEST_MODULES
     assert {"sch_tbf", "bridge"} <= set(guest_churn.CHURN_MODULES)
 
 

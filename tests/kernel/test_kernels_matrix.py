@@ -14,6 +14,7 @@ import pytest
 
 BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
 sys.path.insert(0, str(BENCH))
+import guestvm  # noqa: E402
 import kernels  # noqa: E402
 
 
@@ -23,25 +24,25 @@ def _ko(depends: str) -> bytes:
 
 
 def test_modinfo_depends_reads_the_depends_entry():
-    assert kernels.modinfo_depends(_ko("netfs,9pnet")) == ["netfs", "9pnet"]
-    assert kernels.modinfo_depends(_ko("")) == []
+    assert guestvm.modinfo_depends(_ko("netfs,9pnet")) == ["netfs", "9pnet"]
+    assert guestvm.modinfo_depends(_ko("")) == []
     # "depends=" inside another value is not the entry
-    assert kernels.modinfo_depends(b"\0description=x depends=y\0depends=z\0") == ["z"]
+    assert guestvm.modinfo_depends(b"\0description=x depends=y\0depends=z\0") == ["z"]
 
 
 def test_module_closure_puts_dependencies_first_and_skips_builtins():
     mods = {"9p": _ko("netfs,9pnet"), "9pnet_virtio": _ko("9pnet,virtio_ring"), "9pnet": _ko(""),
             "netfs": _ko("fscache"), "fscache": _ko(""), "veth": _ko("")}
     # virtio_ring is built in (not a module): skipped, not an error
-    order = kernels.module_closure(mods, ["9pnet_virtio", "9p", "veth", "virtio_pci"])
+    order = guestvm.module_closure(mods, ["9pnet_virtio", "9p", "veth", "virtio_pci"])
     assert sorted(order) == sorted(["9pnet", "9pnet_virtio", "fscache", "netfs", "9p", "veth"])
     for mod, src in mods.items():
-        for dep in kernels.modinfo_depends(src):
+        for dep in guestvm.modinfo_depends(src):
             if dep in mods:
                 assert order.index(dep) < order.index(mod), (dep, mod)
     assert order.count("9pnet") == 1
     # dashes and underscores name the same module
-    assert kernels.module_closure({"mptcp_diag": _ko("inet_diag"), "inet_diag": _ko("")},
+    assert guestvm.module_closure({"mptcp_diag": _ko("inet_diag"), "inet_diag": _ko("")},
                                   ["mptcp-diag"]) == ["inet_diag", "mptcp_diag"]
 
 
@@ -49,7 +50,7 @@ def test_module_closure_puts_dependencies_first_and_skips_builtins():
 def test_cpio_archive_is_read_back_by_busybox_cpio(tmp_path):
     entries = [("bin", 0o040755, b"", (0, 0)), ("dev/console", 0o020600, b"", (5, 1)),
                ("bin/a", 0o100755, b"#!/bin/sh\necho hi\n", (0, 0)), ("odd", 0o100644, b"x" * 4097, (0, 0))]
-    archive = kernels.cpio_newc(entries)
+    archive = guestvm.cpio_newc(entries)
     assert len(archive) % 4 == 0
     listing = subprocess.run(["/bin/busybox", "cpio", "-t"], input=archive, capture_output=True).stdout.decode()
     assert listing.split() == ["bin", "dev/console", "bin/a", "odd"]
@@ -76,7 +77,7 @@ def test_table_has_a_column_per_kernel_and_the_reason_of_a_failure():
 
 def test_newest_package_is_chosen_by_version_not_by_text():
     names = ["linux-image-6.1.0-9-amd64", "linux-image-6.1.0-50-amd64", "linux-image-6.1.0-48-amd64"]
-    assert max(names, key=kernels._version_key) == "linux-image-6.1.0-50-amd64"
+    assert max(names, key=guestvm._version_key) == "linux-image-6.1.0-50-amd64"
 
 
 @pytest.mark.skipif(not shutil.which("apt-cache"), reason="no apt")
@@ -111,7 +112,7 @@ def test_a_partial_run_replaces_only_its_own_columns(tmp_path, monkeypatch):
 def test_a_guest_column_is_made_of_boots_of_at_most_per_boot_algorithms(monkeypatch):
     boots = []
 
-    def fake_boot(package, algorithms, secs, accel, boot=0):
+    def fake_boot(package, algorithms, secs, accel, boot=0, lock=True):
         boots.append(list(algorithms))
         if boot == 1:
             return kernels._broken(package, "guest did not finish in 900 s")
@@ -184,30 +185,30 @@ def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_pat
 
 
 # --- flavours, the config check and the virtiofs share (Debian's cloud kernels have no 9p) ------
-_FULL = {opt: "y" for opt, _ in kernels.REQUIRED_CONFIG}
+_FULL = {opt: "y" for opt, _ in guestvm.REQUIRED_CONFIG}
 
 
 def test_series_cover_debians_flavours_and_any_package_name():
-    assert {"6.1", "6.12", "6.1-rt", "6.12-rt", "6.1-cloud", "6.12-cloud"} <= set(kernels.SERIES)
+    assert {"6.1", "6.12", "6.1-rt", "6.12-rt", "6.1-cloud", "6.12-cloud"} <= set(guestvm.SERIES)
     import re
-    assert re.fullmatch(kernels.SERIES["6.12-rt"], "linux-image-6.12.117+deb12-rt-amd64")
-    assert not re.fullmatch(kernels.SERIES["6.12"], "linux-image-6.12.117+deb12-rt-amd64")
-    assert re.fullmatch(kernels.SERIES["6.1-cloud"], "linux-image-6.1.0-56-cloud-amd64")
-    assert kernels.series_of("6.12-rt") == "6.12-rt" and kernels.series_of("running") == "running"
-    assert kernels.series_of("linux-image-6.12.117+deb12-cloud-amd64") == "6.12.117+deb12-cloud-amd64"
-    assert kernels.series_of("5.10") is None and kernels.series_of("linux-image-;rm") is None
+    assert re.fullmatch(guestvm.SERIES["6.12-rt"], "linux-image-6.12.117+deb12-rt-amd64")
+    assert not re.fullmatch(guestvm.SERIES["6.12"], "linux-image-6.12.117+deb12-rt-amd64")
+    assert re.fullmatch(guestvm.SERIES["6.1-cloud"], "linux-image-6.1.0-56-cloud-amd64")
+    assert guestvm.series_of("6.12-rt") == "6.12-rt" and guestvm.series_of("running") == "running"
+    assert guestvm.series_of("linux-image-6.12.117+deb12-cloud-amd64") == "6.12.117+deb12-cloud-amd64"
+    assert guestvm.series_of("5.10") is None and guestvm.series_of("linux-image-;rm") is None
 
 
 def test_guest_plan_picks_9p_then_virtiofs_and_names_what_is_missing():
     nine = {**_FULL, "CONFIG_NET_9P": "m", "CONFIG_NET_9P_VIRTIO": "m", "CONFIG_9P_FS": "m", "CONFIG_VIRTIO_FS": "y"}
-    assert kernels.guest_plan(nine) == ("9p", None)
-    assert kernels.guest_plan({**_FULL, "CONFIG_VIRTIO_FS": "y"}) == ("virtiofs", None)
-    share, reason = kernels.guest_plan(_FULL)
+    assert guestvm.guest_plan(nine) == ("9p", None)
+    assert guestvm.guest_plan({**_FULL, "CONFIG_VIRTIO_FS": "y"}) == ("virtiofs", None)
+    share, reason = guestvm.guest_plan(_FULL)
     assert share is None and "9p" in reason and "virtiofs" in reason
     no_btf = {k: v for k, v in nine.items() if k != "CONFIG_DEBUG_INFO_BTF"}
-    share, reason = kernels.guest_plan(no_btf)
+    share, reason = guestvm.guest_plan(no_btf)
     assert share is None and "CONFIG_DEBUG_INFO_BTF" in reason and "\n" not in reason
-    share, reason = kernels.guest_plan({**nine, "CONFIG_MPTCP": "n"})
+    share, reason = guestvm.guest_plan({**nine, "CONFIG_MPTCP": "n"})
     assert share is None and "CONFIG_MPTCP (MPTCP)" in reason
 
 
@@ -215,52 +216,52 @@ def test_kernel_config_reads_the_packages_build_config(tmp_path):
     (tmp_path / "boot").mkdir()
     (tmp_path / "boot" / "config-9.9").write_text(
         "# comment\nCONFIG_MPTCP=y\n# CONFIG_NET_9P is not set\nCONFIG_HZ=250\nCONFIG_LOCALVERSION=\"-x\"\n")
-    assert kernels.kernel_config(tmp_path, "9.9") == {"CONFIG_MPTCP": "y", "CONFIG_HZ": "250",
+    assert guestvm.kernel_config(tmp_path, "9.9") == {"CONFIG_MPTCP": "y", "CONFIG_HZ": "250",
                                                       "CONFIG_LOCALVERSION": '"-x"'}
 
 
 def test_a_virtiofs_guest_shares_memory_with_two_daemons_and_mounts_them(tmp_path):
-    cmd = kernels.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg", share="virtiofs")
+    cmd = guestvm.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg", share="virtiofs")
     joined = " ".join(cmd)
     assert "-virtfs" not in cmd
-    assert f"memory-backend-memfd,id=mem,size={kernels.GUEST_MEM_MB}M,share=on" in joined
-    assert ["-m", str(kernels.GUEST_MEM_MB)] == cmd[cmd.index("-m"):cmd.index("-m") + 2]
-    for tag, sock in kernels.virtiofs_sockets(tmp_path).items():
+    assert f"memory-backend-memfd,id=mem,size={guestvm.GUEST_MEM_MB}M,share=on" in joined
+    assert ["-m", str(guestvm.GUEST_MEM_MB)] == cmd[cmd.index("-m"):cmd.index("-m") + 2]
+    for tag, sock in guestvm.virtiofs_sockets(tmp_path).items():
         assert f"path={sock}" in joined and f"tag={tag}" in joined
     assert joined.count("vhost-user-fs-pci") == 2
-    nine = " ".join(kernels.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg"))
+    nine = " ".join(guestvm.qemu_cmd(tmp_path, "9.9", tmp_path / "i.cpio", tmp_path, "tcg"))
     assert nine.count("-virtfs") == 2 and "vhost-user" not in nine
 
 
 def test_the_initramfs_mounts_over_the_kernels_share(tmp_path, monkeypatch):
-    monkeypatch.setattr(kernels, "BUSYBOX", tmp_path / "busybox")
-    kernels.BUSYBOX.write_bytes(b"\x7fELF")
+    monkeypatch.setattr(guestvm, "BUSYBOX", tmp_path / "busybox")
+    guestvm.BUSYBOX.write_bytes(b"\x7fELF")
     (tmp_path / "lib" / "modules" / "9.9" / "kernel").mkdir(parents=True)
     for share in ("9p", "virtiofs"):
-        archive = kernels.initramfs(tmp_path, "9.9", ["true"], [], share)
+        archive = guestvm.initramfs(tmp_path, "9.9", ["true"], [], share)
         init = archive[archive.index(b"#!/bin/busybox sh"):].split(b"poweroff -f")[0].decode()
         assert "@" not in init
-        root, out = kernels.MOUNTS[share]
+        root, out = guestvm.MOUNTS[share]
         assert f"if {root} hostroot $R; then" in init and f"{out} out $R/tmp/out" in init
         assert f"over {share}" in init
 
 
 def test_virtiofsd_missing_is_one_line_with_the_fix(tmp_path, monkeypatch):
-    monkeypatch.setattr(kernels, "virtiofsd", lambda: None)
+    monkeypatch.setattr(guestvm, "virtiofsd", lambda: None)
     with pytest.raises(OSError) as e:
-        kernels.start_virtiofsd(tmp_path)
+        guestvm.start_virtiofsd(tmp_path)
     assert "apt-get install qemu-system-common" in str(e.value) and "\n" not in str(e.value)
 
 
 def test_an_unsupported_kernel_is_reported_per_algorithm_without_a_boot(monkeypatch):
-    monkeypatch.setattr(kernels, "fetch", lambda pkg: Path("/nonexistent"))
-    monkeypatch.setattr(kernels, "kernel_config", lambda tree, rel: dict(_FULL))       # no 9p, no virtiofs
-    monkeypatch.setattr(kernels, "CACHE", Path("/tmp") / f"mpcc-kernels-test-{id(monkeypatch)}")
+    monkeypatch.setattr(guestvm, "fetch", lambda pkg: Path("/nonexistent"))
+    monkeypatch.setattr(guestvm, "kernel_config", lambda tree, rel: dict(_FULL))       # no 9p, no virtiofs
+    monkeypatch.setattr(guestvm, "CACHE", Path("/tmp") / f"mpcc-kernels-test-{id(monkeypatch)}")
     monkeypatch.setattr(kernels.subprocess, "Popen", lambda *a, **k: pytest.fail("booted"))
     try:
         res = kernels.run_guest("linux-image-9.9-cloud-amd64", ["balia", "lia"], 5.0, "tcg", per_boot=1)
     finally:
-        shutil.rmtree(kernels.CACHE, ignore_errors=True)
+        shutil.rmtree(guestvm.CACHE, ignore_errors=True)
     assert [r["status"] for r in res["rows"]] == ["unsupported", "unsupported"]
     assert "cannot mount the host's files" in res["rows"][0]["reason"]
     assert kernels.table([res]).splitlines()[2].startswith("| `balia` | unsupported: kernel built without 9p")
