@@ -99,10 +99,15 @@ def sink(port: int, n: int, secs: float) -> None:
 
     threading.Thread(target=accept, daemon=True).start()
     t0 = time.monotonic()
+    # "mono": CLOCK_MONOTONIC, one clock for every process of the machine (network namespaces share
+    # it), so that run() can place the samples on its own time axis
     while not all(done) and time.monotonic() - t0 < secs + 30:
         time.sleep(1.0)
-        print(json.dumps({"t": round(time.monotonic() - t0, 2), "bytes": counts}), flush=True)
-    print(json.dumps({"t": round(time.monotonic() - t0, 2), "bytes": counts, "peers": peers, "end": True}), flush=True)
+        now = time.monotonic()
+        print(json.dumps({"t": round(now - t0, 2), "mono": round(now, 3), "bytes": counts}), flush=True)
+    now = time.monotonic()
+    print(json.dumps({"t": round(now - t0, 2), "mono": round(now, 3), "bytes": counts, "peers": peers, "end": True}),
+          flush=True)
 
 
 def send(host: str, port: int, n: int, secs: float, ca: str) -> None:
@@ -280,8 +285,18 @@ def orphans() -> int:
     return int(m.group(1)) if m else -1
 
 
+def on_run_clock(samples: list[dict], t0: float) -> list[dict]:
+    """The sink's samples with ``t`` counted from the run's start ``t0`` (monotonic s), the instant
+    the traffic starts, not from the sink's own start: whatever ran between the two (the path
+    manager's start, ~0.5 s on the host, 10–20 s in a TCG guest) would otherwise be the first
+    window's, and count as a stall of every connection (CHURN.md §14c). Samples without ``mono``
+    (an older sink) are kept as they are."""
+    return [{**smp, "t": round(smp["mono"] - t0, 2)} if "mono" in smp else smp for smp in samples]
+
+
 def windows(samples: list[dict], n: int, secs: float) -> list[list[int]]:
-    """Bytes per connection in each whole WINDOW_S window of the run (from the per-second samples)."""
+    """Bytes per connection in each whole WINDOW_S window of the run (from the per-second samples,
+    ``t`` in s from the run's start: on_run_clock)."""
     out = []
     edges = [k * WINDOW_S for k in range(int(secs // WINDOW_S) + 1)]
 
@@ -455,6 +470,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                 if p.poll() is None:
                     p.kill()
     res["events"] = events
+    samples = on_run_clock(samples, t0)
     res["peers"] = samples[-1].get("peers", []) if samples else []
     res["endpoint_refusals"] = sorted(set(getattr(lab, "refusals", [])))[:5]
     win = windows(samples, conns, secs)

@@ -114,6 +114,19 @@ def test_unknown_pattern_is_refused():
         churn.schedule("sometimes", 10)
 
 
+def test_windows_count_from_the_runs_start_not_the_sinks():
+    """The sink starts before the path manager and the traffic; its samples are placed on the run's
+    clock (on_run_clock), so 12 s of start-up before the traffic is no stalled first window."""
+    sink_start, run_t0 = 1000.0, 1012.0                 # the traffic starts 12 s after the sink
+    samples = [{"t": k, "mono": sink_start + k, "bytes": [max(0, k - 12) * 100, max(0, k - 12) * 50]}
+               for k in range(1, 34)]
+    assert churn.windows(samples, 2, 20) == [[0, 0], [800, 400]]           # the sink's clock: a false stall
+    on_run = churn.on_run_clock(samples, run_t0)
+    assert on_run[0]["t"] == -11.0 and on_run[-1]["t"] == 21.0
+    assert churn.windows(on_run, 2, 20) == [[1000, 500], [1000, 500]]
+    assert churn.on_run_clock([{"t": 3, "bytes": [1]}], run_t0) == [{"t": 3, "bytes": [1]}]   # an older sink
+
+
 def test_ss_parse_reads_msk_and_subflows():
     text = ("mptcp ESTAB 0 0 10.0.0.1:42872 10.0.0.2:5000\n"
             "\t subflows:1 add_addr_accepted:1 token:7446299b write_seq:a6 snd_una:a0\n"
@@ -343,7 +356,7 @@ def test_subflow_set_check_skips_a_connection_its_path_manager_changed_between_t
     log = tmp_path / "t.jsonl.pm.jsonl"
     log.write_text("".join(json.dumps(e) + "\n" for e in [
         {"t": 0.0, "ev": "start", "monotonic": 0.5},
-        {"t": 0.45, "ev": "sub_established", "token": 0xABC, "saddr4": "10.0.2.1", "daddr4": "10.0.2.2"},
+        {"t": 0.45, "ev": "sub_established", "token": 0xABC, "saddr": "10.0.2.1", "daddr": "10.0.2.2"},
         {"t": 0.46, "ev": "join", "token": 0xABC, "src": "", "daddr": "10.0.2.2", "err": 0},
         {"t": 0.5, "ev": "link_up", "ifname": "p2c"}]))
     events = churn.pm_subflow_events(log)

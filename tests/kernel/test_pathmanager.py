@@ -1,7 +1,7 @@
 """The re-joining path manager (mpcc.testbed.pathmanager; root): in a two-namespace lab with three
 paths, a path whose link is down when the connection opens is never joined by upstream's in-kernel
 path manager, and is joined by ``mpcc kernel pm`` once the link comes up. Also: it sets pm_type
-back on exit, and joins from each ``--source``.
+back on exit, joins from each ``--source``, and does all of it over IPv6.
 
 The scenario deliberately removes no address while data is queued: on 6.18.44 a REMOVE_ADDR that
 closed the initial subflow of a connection under this path manager hit a kernel divide error once
@@ -46,7 +46,8 @@ def _stop(p: subprocess.Popen) -> dict:
 
 
 def _subflows_to(lab, daddr: str) -> int:
-    out = lab.ex(lab.ns["cli"], "ss", "-tnH", "state", "established", "dst", daddr, check=False)
+    out = lab.ex(lab.ns["cli"], "ss", "-tnH", "state", "established", "dst", f"[{daddr}]" if ":" in daddr else daddr,
+                 check=False)
     return len([ln for ln in out.splitlines() if ln.strip()])
 
 
@@ -91,7 +92,7 @@ def test_in_kernel_pm_never_joins_a_path_that_was_down_and_rejoin_does(tmp_path)
     assert n == 1, f"{n} subflows to path 2's address after its link came up"
     events = [json.loads(ln) for ln in log.read_text().splitlines()]
     refused = [e for e in events if e.get("ev") == "join" and e["daddr"] == "198.18.2.2" and e["err"]]
-    joined = [e for e in events if e.get("ev") == "sub_established" and e.get("daddr4") == "198.18.2.2"]
+    joined = [e for e in events if e.get("ev") == "sub_established" and e.get("daddr") == "198.18.2.2"]
     ups = [e["t"] for e in events if e.get("ev") == "link_up"]
     assert refused, "the join while the link was down should have been refused (ENETUNREACH)"
     assert joined and ups and joined[0]["t"] >= min(ups), (joined, ups)
@@ -128,3 +129,77 @@ def test_source_joins_the_peer_from_every_given_address(tmp_path):
     sources = sorted(ln.split()[2].rsplit(":", 1)[0] for ln in out.splitlines() if ln.strip())
     assert sources == ["198.18.1.1", "198.18.2.1"], out
     assert summary["established"] >= 1 and summary["refused"] == 0, summary
+
+
+class _TwoPaths6(netlab.Lab):
+    """Two IPv6 paths (fd00:i::1 ↔ fd00:i::2 on veth p{i}c/p{i}s, no DAD); the server announces path
+    2's address. The addresses stay on a link taken down (keep_addr_on_down; IPv6's default flushes
+    them, and they would not come back with the link)."""
+    roles = ("cli", "srv")
+
+    def build(self):
+        c, s = self.ns["cli"], self.ns["srv"]
+        for n in (c, s):
+            self.ex(n, "sysctl", "-qw", "net.ipv6.conf.all.keep_addr_on_down=1", "net.ipv6.conf.default.keep_addr_on_down=1")
+        for i in (1, 2):
+            self.veth("cli", f"p{i}c", "srv", f"p{i}s")
+            self.ip(c, "-6", "addr", "add", f"fd00:{i}::1/64", "dev", f"p{i}c", "nodad")
+            self.ip(s, "-6", "addr", "add", f"fd00:{i}::2/64", "dev", f"p{i}s", "nodad")
+        for n in (c, s):
+            self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
+        self.ip(s, "mptcp", "endpoint", "add", "fd00:2::2", "dev", "p2s", "signal")
+
+
+_SINK6 = """
+import socket, sys, time
+ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 262)
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("::", int(sys.argv[1]))); ls.listen(4)
+print("ready", flush=True)
+c, _ = ls.accept()
+while c.recv(65536):
+    pass
+"""
+_SEND6 = """
+import socket, sys, time
+s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 262)
+s.connect((sys.argv[1], int(sys.argv[2])))
+end = time.monotonic() + float(sys.argv[3])
+while time.monotonic() < end:
+    s.send(b"x" * 65536)
+s.close()
+"""
+
+
+def test_ipv6_a_path_that_was_down_is_joined_when_its_link_comes_up(tmp_path):
+    """The first test over IPv6: the server's second address is announced while the client's link
+    to it is down (the join is refused: no route); the path manager joins it on link-up, with IPv6
+    addresses in its events and in its SUBFLOW_CREATE."""
+    secs, up_at = 6.0, 1.5
+    with _TwoPaths6() as lab:
+        log = tmp_path / "pm.jsonl"
+        pm = _pm(lab, log)
+        lab.ip(lab.ns["cli"], "link", "set", "p2c", "down")
+        sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, "-c", _SINK6, str(PORT)],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        assert sink.stdout.readline().strip() == "ready", sink.stderr.read()
+        send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-c", _SEND6, "fd00:1::2",
+                                 str(PORT), str(secs)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        time.sleep(up_at)
+        lab.ip(lab.ns["cli"], "link", "set", "p2c", "up")
+        time.sleep(secs - up_at - 1.0)
+        n = _subflows_to(lab, "fd00:2::2")
+        _, err = send.communicate(timeout=secs + 30)
+        sink.kill()
+        sink.communicate()
+        summary = _stop(pm)
+    assert send.returncode == 0, err
+    assert n == 1, f"{n} subflows to fd00:2::2 after its link came up"
+    events = [json.loads(ln) for ln in log.read_text().splitlines()]
+    created = [e for e in events if e.get("ev") == "created"]
+    assert created and created[0]["daddr"] == "fd00:1::2", created
+    joined = [e for e in events if e.get("ev") == "sub_established" and e.get("daddr") == "fd00:2::2"]
+    ups = [e["t"] for e in events if e.get("ev") == "link_up"]
+    assert joined and ups and 0 <= joined[0]["t"] - min(ups) < 2.0, (joined, ups)
+    assert joined[0]["saddr"] == "fd00:2::1"
+    assert summary["connections"] == 1 and summary["re_joins_established"] >= 1, summary

@@ -19,10 +19,10 @@ TOKEN = 7
 
 def _opened(policy: Rejoin, now=0.0, announced=("10.0.2.2", "10.0.3.2")) -> Rejoin:
     """A connection from 10.0.1.1 to 10.0.1.2:80, established, and the peer's announcements."""
-    policy.event(EV_CREATED, {"token": TOKEN, "saddr4": "10.0.1.1", "daddr4": "10.0.1.2", "dport": 80}, now)
-    policy.event(EV_ESTABLISHED, {"token": TOKEN, "saddr4": "10.0.1.1", "daddr4": "10.0.1.2"}, now)
+    policy.event(EV_CREATED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2", "dport": 80}, now)
+    policy.event(EV_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, now)
     for i, a in enumerate(announced, 1):
-        policy.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": i, "daddr4": a}, now)
+        policy.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": i, "daddr": a}, now)
     return policy
 
 
@@ -34,7 +34,7 @@ def test_announced_addresses_are_joined_once_from_the_routed_source():
     p = _opened(Rejoin())
     assert _slots(p.joins(0.0)) == [("", "10.0.2.2", 80), ("", "10.0.3.2", 80)]
     assert p.joins(0.1) == []                       # pending: not joined twice
-    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr4": "10.0.2.1", "daddr4": "10.0.2.2"}, 0.2)
+    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.2.1", "daddr": "10.0.2.2"}, 0.2)
     assert p.joins(200.0) == [] or _slots(p.joins(200.0)) == [("", "10.0.3.2", 80)]
 
 
@@ -60,20 +60,20 @@ def test_a_closed_subflow_is_rejoined_and_an_established_rejoin_is_counted():
     p = _opened(Rejoin(retry=0.5), announced=("10.0.2.2",))
     (j,) = p.joins(0.0)
     p.result(j, 0, 0.0)
-    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr4": "10.0.2.1", "daddr4": "10.0.2.2"}, 0.1)
+    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.2.1", "daddr": "10.0.2.2"}, 0.1)
     assert p.joins(1.0) == []
-    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr4": "10.0.2.1", "daddr4": "10.0.2.2", "error": 110}, 5.0)
+    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr": "10.0.2.1", "daddr": "10.0.2.2", "error": 110}, 5.0)
     assert p.joins(5.1) == [] and p.wake_at(5.1) == pytest.approx(5.5)
     (j,) = p.joins(5.5)
     p.result(j, 0, 5.5)
-    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr4": "10.0.2.1", "daddr4": "10.0.2.2"}, 5.6)
+    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.2.1", "daddr": "10.0.2.2"}, 5.6)
     s = p.summary()
     assert s["re_joins_established"] == 1 and s["closed"] == 1 and s["joins"] == 2
 
 
 def test_the_initial_path_is_rejoined_after_its_subflow_closes():
     p = _opened(Rejoin(), announced=())
-    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr4": "10.0.1.1", "daddr4": "10.0.1.2"}, 1.0)
+    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, 1.0)
     assert _slots(p.joins(1.5)) == [("", "10.0.1.2", 80)]
 
 
@@ -81,9 +81,9 @@ def test_a_removed_address_is_not_joined_until_it_is_announced_again():
     p = _opened(Rejoin(), announced=("10.0.2.2",))
     p.event(EV_REMOVED, {"token": TOKEN, "rem_id": 1}, 0.0)
     p.event(EV_REMOVED, {"token": TOKEN, "rem_id": 0}, 0.0)   # the initial address (id 0) too
-    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr4": "10.0.1.1", "daddr4": "10.0.1.2"}, 0.1)
+    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, 0.1)
     assert p.joins(10.0) == [] and p.wake_at(10.0) is None
-    p.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": 3, "daddr4": "10.0.1.2", "dport": 80}, 11.0)
+    p.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": 3, "daddr": "10.0.1.2", "dport": 80}, 11.0)
     assert _slots(p.joins(11.0)) == [("", "10.0.1.2", 80)]       # re-announced under a new id
 
 
@@ -104,10 +104,35 @@ def test_sources_give_one_slot_per_local_address_and_peer_address():
                                     ("10.0.9.1", "10.0.2.2", 80)]
 
 
+def test_ipv6_connections_are_joined_with_ipv6_slots():
+    p = Rejoin()
+    p.event(EV_CREATED, {"token": TOKEN, "saddr": "fd00:1::1", "daddr": "fd00:1::2", "dport": 80}, 0.0)
+    p.event(EV_ESTABLISHED, {"token": TOKEN, "saddr": "fd00:1::1", "daddr": "fd00:1::2"}, 0.0)
+    p.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": 1, "daddr": "fd00:2::2"}, 0.0)
+    assert _slots(p.joins(0.0)) == [("", "fd00:2::2", 80)]
+    p.event(EV_SUB_ESTABLISHED, {"token": TOKEN, "saddr": "fd00:2::1", "daddr": "fd00:2::2"}, 0.1)
+    p.event(EV_SUB_CLOSED, {"token": TOKEN, "saddr": "fd00:2::1", "daddr": "fd00:2::2"}, 1.0)
+    assert p.joins(1.0) == [] and _slots(p.joins(1.5)) == [("", "fd00:2::2", 80)]
+
+
+def test_a_source_is_joined_only_to_peer_addresses_of_its_family():
+    p = Rejoin(sources=("10.0.1.1", "fd00:9::1"))
+    p.event(EV_CREATED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2", "dport": 80}, 0.0)
+    p.event(EV_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, 0.0)
+    assert p.joins(0.0) == []                        # fd00:9::1 cannot reach 10.0.1.2: no slot, no retries
+    p.event(EV_ANNOUNCED, {"token": TOKEN, "rem_id": 1, "daddr": "fd00:2::2"}, 1.0)
+    assert _slots(p.joins(1.0)) == [("fd00:9::1", "fd00:2::2", 80)]
+    assert p.wake_at(1.0) == 1.0 + p.pending_s
+
+
+def test_sources_are_written_as_the_kernels_events_write_them():
+    assert pm.canonical(["FD00:1:0::1", "10.0.1.1", "fd00:1::1"]) == ("fd00:1::1", "10.0.1.1")
+
+
 def test_server_side_connections_and_closed_connections_are_not_followed():
     p = Rejoin()
-    p.event(EV_CREATED, {"token": 1, "saddr4": "10.0.1.2", "daddr4": "10.0.1.1", "dport": 5, "server_side": 1}, 0)
-    p.event(EV_ANNOUNCED, {"token": 1, "rem_id": 1, "daddr4": "10.0.2.1"}, 0)
+    p.event(EV_CREATED, {"token": 1, "saddr": "10.0.1.2", "daddr": "10.0.1.1", "dport": 5, "server_side": 1}, 0)
+    p.event(EV_ANNOUNCED, {"token": 1, "rem_id": 1, "daddr": "10.0.2.1"}, 0)
     assert p.joins(0) == [] and p.summary()["connections"] == 0
     _opened(p)
     p.event(EV_CLOSED, {"token": TOKEN}, 1.0)
@@ -140,10 +165,23 @@ def test_subflow_create_request_nests_both_addresses_with_the_flag_and_decodes_b
     assert sorted(t for t in types if t & 0x7FFF in (1, 6)) == [1 | 0x8000, 6 | 0x8000]
 
 
+def test_an_ipv6_subflow_create_request_carries_both_addresses_as_ipv6():
+    command, _ = pm._messages()
+    msg = pm.create_request(command, Join(9, "", "fd00:2::2", 5301), "fd00:2::1", 1)
+    msg["header"]["type"] = 0x20
+    msg.encode()
+    back = command(bytes(msg.data))
+    back.decode()
+    local, remote = back.get_attr("MPTCP_PM_ATTR_ADDR"), back.get_attr("MPTCP_PM_ATTR_ADDR_REMOTE")
+    assert local.get_attr("MPTCP_PM_ADDR_ATTR_FAMILY") == remote.get_attr("MPTCP_PM_ADDR_ATTR_FAMILY") == socket.AF_INET6
+    assert local.get_attr("MPTCP_PM_ADDR_ATTR_ADDR6") == "fd00:2::1" and local.get_attr("MPTCP_PM_ADDR_ATTR_ADDR4") is None
+    assert remote.get_attr("MPTCP_PM_ADDR_ATTR_ADDR6") == "fd00:2::2" and remote.get_attr("MPTCP_PM_ADDR_ATTR_PORT") == 5301
+
+
 @pytest.mark.parametrize("args, word", [(["--retry", "nan"], "--retry"), (["--retry", "0"], "--retry"),
                                         (["--max-retry", "0.1"], "--max-retry"),
                                         (["--source", "10.0.0.300"], "--source"),
-                                        (["--source", "::1"], "IPv4")])
+                                        (["--source", "ff02::1"], "unicast"), (["--source", "::"], "unicast")])
 def test_bad_settings_are_one_line_and_exit_2(args, word):
     for cmd in ([sys.executable, "-m", "mpcc.testbed.pathmanager"],
                 [sys.executable, "-c", "import sys; from mpcc.cli import main; sys.exit(main())", "kernel", "pm"]):

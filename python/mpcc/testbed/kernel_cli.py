@@ -168,7 +168,8 @@ def cleanup_cmd():
               help="Seconds before a refused or closed join is tried again (doubles each time).")
 @click.option("--max-retry", type=float, default=MAX_RETRY_S, show_default=True, help="Ceiling of the retry back-off, s.")
 @click.option("--source", "sources", multiple=True, metavar="ADDR",
-              help="A local address to join from (repeatable; default: the routing table's source).")
+              help="A local IPv4 or IPv6 address to join from, to peer addresses of its family "
+                   "(repeatable; default: the routing table's source).")
 @click.option("--log", "log_path", type=click.Path(dir_okay=False), default=None,
               help="Append one JSON line per event and join to this file.")
 def pm_cmd(retry, max_retry, sources, log_path):

@@ -22,8 +22,10 @@ The policy (:class:`Rejoin`) is plain data with no I/O, tested without a kernel
     mpcc kernel pm [--retry 0.5] [--max-retry 8] [--source ADDR]... [--log FILE]
     python -m mpcc.testbed.pathmanager ...   (the same; ``--ready`` prints "ready" once listening)
 
-Known limits: IPv4 only; connections opened before it started are not followed; a connection on
-which the kernel fell back to plain TCP has no subflows to manage. See docs/kernel.md.
+IPv4 and IPv6: a slot's source and peer are of one family (a ``--source`` of the other family
+than a peer address is not joined to it). Known limits: connections opened before it started are
+not followed; a connection on which the kernel fell back to plain TCP has no subflows to manage.
+See docs/kernel.md.
 """
 
 from __future__ import annotations
@@ -98,6 +100,11 @@ def slot_of(src: str, daddr: str, sources: tuple[str, ...]) -> Slot:
     return (src, daddr) if sources else ("", daddr)
 
 
+def is_v6(addr: str) -> bool:
+    """An address's family as the events and requests carry it (IPv6 text has a colon)."""
+    return ":" in addr
+
+
 class Rejoin:
     """The re-joining policy. Feed it the kernel's events (:meth:`event`), link-ups (:meth:`link_up`)
     and the outcome of each join (:meth:`result`); ask it what to join now (:meth:`joins`) and when
@@ -114,17 +121,17 @@ class Rejoin:
     # events --------------------------------------------------------------------------------------
     def event(self, kind: int, a: dict, now: float) -> None:
         """One ``mptcp_pm_events`` message: ``kind`` its command (EV_*), ``a`` its attributes by short
-        name (token, saddr4, daddr4, dport, rem_id, server_side, error)."""
+        name (token, saddr, daddr, dport, rem_id, server_side, error; addresses IPv4 or IPv6 text)."""
         token = a.get("token")
         if token is None:
             return
         if kind == EV_CREATED:
             if a.get("server_side"):
                 return
-            c = Connection(daddr=a.get("daddr4", ""), dport=a.get("dport", 0))
+            c = Connection(daddr=a.get("daddr", ""), dport=a.get("dport", 0))
             self.conns[token] = c
             self.counts["connections"] += 1
-            c.pending[slot_of(a.get("saddr4", ""), c.daddr, self.sources)] = now   # the initial subflow
+            c.pending[slot_of(a.get("saddr", ""), c.daddr, self.sources)] = now   # the initial subflow
             return
         c = self.conns.get(token)
         if c is None:
@@ -132,7 +139,7 @@ class Rejoin:
         if kind == EV_CLOSED:
             del self.conns[token]
         elif kind in (EV_ESTABLISHED, EV_SUB_ESTABLISHED):
-            s = slot_of(a.get("saddr4", ""), a.get("daddr4", c.daddr), self.sources)
+            s = slot_of(a.get("saddr", ""), a.get("daddr", c.daddr), self.sources)
             if kind == EV_SUB_ESTABLISHED and s in c.delay:
                 self.counts["re_joins_established"] += 1
             c.live[s] = c.live.get(s, 0) + 1
@@ -141,7 +148,7 @@ class Rejoin:
             c.next_at.pop(s, None)
             self.counts["established"] += kind == EV_SUB_ESTABLISHED
         elif kind == EV_SUB_CLOSED:
-            s = slot_of(a.get("saddr4", ""), a.get("daddr4", ""), self.sources)
+            s = slot_of(a.get("saddr", ""), a.get("daddr", ""), self.sources)
             self.counts["closed"] += 1
             if c.live.get(s, 0) > 0 and s not in c.pending:
                 c.live[s] -= 1
@@ -152,7 +159,7 @@ class Rejoin:
             if s not in c.live:
                 self._back_off(c, s, now)
         elif kind == EV_ANNOUNCED:
-            addr = a.get("daddr4")
+            addr = a.get("daddr")
             if addr:
                 c.announced[a.get("rem_id", 0)] = (addr, a.get("dport") or c.dport)
                 if addr == c.daddr:
@@ -171,12 +178,13 @@ class Rejoin:
 
     # what to do ----------------------------------------------------------------------------------
     def wanted(self, c: Connection) -> dict[Slot, int]:
-        """The slots this connection should have, each with the peer port to join."""
+        """The slots this connection should have, each with the peer port to join: every peer
+        address from every source of its family (the routed source, "", for any)."""
         peers = {} if c.initial_removed else {c.daddr: c.dport}
         for addr, port in c.announced.values():
             peers.setdefault(addr, port)
         srcs = self.sources or ("",)
-        return {(s, d): p for d, p in peers.items() for s in srcs}
+        return {(s, d): p for d, p in peers.items() for s in srcs if not s or is_v6(s) == is_v6(d)}
 
     def missing(self, c: Connection, now: float) -> list[Slot]:
         """Wanted slots with no subflow and no join in flight (a join older than pending_s counts
@@ -246,11 +254,18 @@ def problem(retry: float, max_retry: float, sources) -> str | None:
         return f"--max-retry {max_retry}: must be a number of seconds ≥ --retry {retry} (fix: e.g. --max-retry 8)"
     for s in sources:
         try:
-            if ipaddress.ip_address(s).version != 4:
-                return f"--source {s}: only IPv4 is supported (fix: give an IPv4 address of this host)"
+            a = ipaddress.ip_address(s)
         except ValueError:
-            return f"--source {s!r}: not an IPv4 address (fix: e.g. --source 10.0.1.1)"
+            return f"--source {s!r}: not an IP address (fix: e.g. --source 10.0.1.1 or --source fd00:1::1)"
+        if a.is_unspecified or a.is_multicast:
+            return f"--source {s}: not a unicast address (fix: give an address of this host, e.g. --source 10.0.1.1)"
     return None
+
+
+def canonical(sources) -> tuple[str, ...]:
+    """--source addresses as the kernel's events write them (``FD00:1:0::1`` → ``fd00:1::1``), so that a
+    subflow's source matches its slot."""
+    return tuple(dict.fromkeys(str(ipaddress.ip_address(s)) for s in sources))
 
 
 # --- netlink ----------------------------------------------------------------------------------------
@@ -299,29 +314,30 @@ def create_request(command_cls, j: Join, saddr: str, local_id: int):
     connection's local addresses and refuses an id it holds for another address, "did not match
     address and id"; the initial subflow has id 0). The nested addresses carry NLA_F_NESTED: 6.1
     refuses them without it ("NLA_F_NESTED is missing"), 6.12+ do not check."""
-    from socket import AF_INET
+    def family(addr: str) -> list:
+        return ([("MPTCP_PM_ADDR_ATTR_FAMILY", socket.AF_INET6), ("MPTCP_PM_ADDR_ATTR_ADDR6", addr)] if is_v6(addr)
+                else [("MPTCP_PM_ADDR_ATTR_FAMILY", socket.AF_INET), ("MPTCP_PM_ADDR_ATTR_ADDR4", addr)])
+
     msg = command_cls()
     msg["cmd"] = CMD_SUBFLOW_CREATE
     msg["version"] = 1
     msg["attrs"] = [
         ("MPTCP_PM_ATTR_TOKEN", j.token),
-        ("MPTCP_PM_ATTR_ADDR", {"attrs": [("MPTCP_PM_ADDR_ATTR_FAMILY", AF_INET),
-                                          ("MPTCP_PM_ADDR_ATTR_ID", local_id),
-                                          ("MPTCP_PM_ADDR_ATTR_ADDR4", saddr)]}, NLA_F_NESTED),
-        ("MPTCP_PM_ATTR_ADDR_REMOTE", {"attrs": [("MPTCP_PM_ADDR_ATTR_FAMILY", AF_INET),
-                                                 ("MPTCP_PM_ADDR_ATTR_ADDR4", j.daddr),
-                                                 ("MPTCP_PM_ADDR_ATTR_PORT", j.dport)]}, NLA_F_NESTED),
+        ("MPTCP_PM_ATTR_ADDR", {"attrs": [*family(saddr), ("MPTCP_PM_ADDR_ATTR_ID", local_id)]}, NLA_F_NESTED),
+        ("MPTCP_PM_ATTR_ADDR_REMOTE", {"attrs": [*family(j.daddr), ("MPTCP_PM_ADDR_ATTR_PORT", j.dport)]}, NLA_F_NESTED),
     ]
     return msg
 
 
-_SHORT = {"MPTCP_ATTR_TOKEN": "token", "MPTCP_ATTR_SADDR4": "saddr4", "MPTCP_ATTR_DADDR4": "daddr4",
+_SHORT = {"MPTCP_ATTR_TOKEN": "token", "MPTCP_ATTR_SADDR4": "saddr", "MPTCP_ATTR_DADDR4": "daddr",
+          "MPTCP_ATTR_SADDR6": "saddr", "MPTCP_ATTR_DADDR6": "daddr",
           "MPTCP_ATTR_DPORT": "dport", "MPTCP_ATTR_REM_ID": "rem_id", "MPTCP_ATTR_SERVER_SIDE": "server_side",
           "MPTCP_ATTR_ERROR": "error", "MPTCP_ATTR_LOC_ID": "loc_id"}
 
 
 def event_attrs(msg) -> dict:
-    """An event message's attributes by the short names :meth:`Rejoin.event` reads."""
+    """An event message's attributes by the short names :meth:`Rejoin.event` reads (an event
+    carries the addresses of one family: SADDR4/DADDR4 or SADDR6/DADDR6)."""
     return {_SHORT[k]: v for k, v in msg["attrs"] if k in _SHORT}
 
 
@@ -387,7 +403,7 @@ async def _serve(policy: Rejoin, log, ready: bool, stop) -> None:
                 a = event_attrs(m)
                 policy.event(kind, a, now())
                 if kind in EVENT_NAMES:
-                    record(ev=EVENT_NAMES[kind], **{k: a[k] for k in ("token", "saddr4", "daddr4", "rem_id", "error")
+                    record(ev=EVENT_NAMES[kind], **{k: a[k] for k in ("token", "saddr", "daddr", "rem_id", "error")
                                                     if k in a})
                 wake.set()
 
@@ -400,7 +416,7 @@ async def _serve(policy: Rejoin, log, ready: bool, stop) -> None:
                     wake.set()
 
     async def source_for(daddr: str) -> str:
-        rts = await routes.route("get", dst=daddr)
+        rts = await routes.route("get", dst=daddr, family=socket.AF_INET6 if is_v6(daddr) else socket.AF_INET)
         rts = rts if isinstance(rts, (list, tuple)) else [r async for r in rts]
         src = rts[0].get_attr("RTA_PREFSRC") if rts else None
         if not src:
@@ -462,7 +478,7 @@ def run(retry: float = RETRY_S, max_retry: float = MAX_RETRY_S, sources=(), log_
     if os.geteuid() != 0:
         raise EnvironmentProblem("the path manager needs root: it sets net.mptcp.pm_type and creates subflows "
                                  "(fix: run it with sudo)")
-    policy = Rejoin(retry, max_retry, tuple(sources))
+    policy = Rejoin(retry, max_retry, canonical(sources))
     old = set_pm_type("1")
     log = open(log_path, "a") if log_path else None
 
@@ -489,7 +505,8 @@ def parser() -> argparse.ArgumentParser:
                    "(default %(default)s)")
     p.add_argument("--max-retry", type=float, default=MAX_RETRY_S, help="retry back-off ceiling, s (default %(default)s)")
     p.add_argument("--source", action="append", default=[], metavar="ADDR",
-                   help="a local address to join from (repeatable; default: the routing table's)")
+                   help="a local IPv4 or IPv6 address to join from, to peer addresses of its family "
+                   "(repeatable; default: the routing table's)")
     p.add_argument("--log", help="append one JSON line per event and join to this file")
     p.add_argument("--ready", action="store_true", help='print "ready" once listening')
     return p
