@@ -170,7 +170,8 @@ def assemble(guest: dict, series: str, package: str, accel: str, taken: tuple[in
         "series": series, "package": package, "kernel": guest.get("kernel"), "accel": accel,
         "cpu": cpu or "default", "guest_cpu": guest.get("cpu"),
         "algorithm": churn.get("algorithm"), "conns": churn.get("conns"), "secs": churn.get("secs"),
-        "rate_mbit": churn.get("rate_mbit"), "pattern": churn.get("pattern"),
+        "rate_mbit": churn.get("rate_mbit"), "pattern": churn.get("pattern"), "seed": churn.get("seed"),
+        "path_manager": churn.get("path_manager_kind", "kernel"), "path_manager_summary": churn.get("path_manager"),
         "lock_taken_utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime(taken[0])),
         "host_load_1min": taken[1], "lock_held_s": round(ended - taken[0], 1),
         "taint_at_boot": guest.get("taint_at_start"), "taint_end": guest.get("taint_end"),
@@ -248,7 +249,8 @@ def record(entries: list[dict], path: Path = RESULTS) -> None:
 
 
 def one_line(e: dict) -> str:
-    return (f"guest_churn: {e['kernel']} {e['algorithm']}: {'pass' if e['pass'] else 'FAIL'}: "
+    return (f"guest_churn: {e['kernel']} {e['algorithm']} ({e.get('path_manager', 'kernel')} path manager): "
+            f"{'pass' if e['pass'] else 'FAIL'}: "
             f"{len(e['warnings'])} warnings (taint at boot {e['taint_at_boot']}, end {e['taint_end']}, "
             f"{e['kmsg_lost']} lost), jumps {e['cwnd_jumps']}, huge {e['huge_windows']['huge']}, "
             f"{e['stalled_windows']}/{e['windows']} stalled windows, {e['total_mbit_s']} Mbit/s, "
