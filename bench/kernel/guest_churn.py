@@ -9,8 +9,9 @@ fired earlier in the boot cannot fire again, and the ring buffer forgets it.
 The guest is booted by guestvm.py, as the kernel matrix's guests are (kernel package from Debian's
 archive, busybox initramfs, the host's root over 9p read-only, this worktree's python and bpftool),
 with the modules churn.py needs added (sch_tbf, bridge), and a 32 MB kernel log buffer so that
-nothing of the boot scrolls out. One boot per kernel and algorithm, each one hold of ``/tmp/mpcc-bench.lock`` (qemu's TCG
-keeps both CPUs busy); a boot is refused if its time limit would exceed 12 minutes.
+nothing of the boot scrolls out. One boot per kernel and algorithm, each one hold of
+``/tmp/mpcc-bench.lock`` (qemu's TCG keeps both CPUs busy); a boot is refused if its time limit
+would exceed 12 minutes.
 
 Inside (``guest_churn.py inside --out DIR ...``) it records the kernel's taint at the start (from
 boot: nothing ran before), runs churn.run() (netlab.KernelLog reads /dev/kmsg during the run), then
