@@ -66,10 +66,16 @@ def with_deploy(sysctls: list[str], proc: Path = Path("/proc/sys")) -> tuple[lis
 
 
 # --- traffic (run inside the namespaces) ------------------------------------------------------
-def sink(port: int, n: int, secs: float) -> None:
-    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+def _family(addr: str) -> int:
+    return socket.AF_INET6 if ":" in addr else socket.AF_INET
+
+
+def sink(port: int, n: int, secs: float, bind: str = "0.0.0.0") -> None:
+    """Accept n MPTCP connections on bind:port (``::`` for IPv6) and print the bytes each received,
+    once a second, for secs (+30 s for the last to finish)."""
+    ls = socket.socket(_family(bind), socket.SOCK_STREAM, IPPROTO_MPTCP)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    ls.bind(("0.0.0.0", port))
+    ls.bind((bind, port))
     ls.listen(n)
     ls.settimeout(120)
     counts, done, peers = [0] * n, [False] * n, [""] * n
@@ -117,7 +123,7 @@ def send(host: str, port: int, n: int, secs: float, ca: str) -> None:
 
     def run():
         try:
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, IPPROTO_MPTCP)
+            s = socket.socket(_family(host), socket.SOCK_STREAM, IPPROTO_MPTCP)
             s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, ca.encode())
             s.connect((host, port))
             s.settimeout(2.0)

@@ -442,11 +442,11 @@ def kernel_log_warnings(log: dict) -> list[str]:
 
 def host_role(sink, send) -> bool:
     """When this script was started as a host process inside a namespace (``SCRIPT sink PORT N
-    SECS`` or ``SCRIPT send HOST PORT N SECS CA``), run that role and return True."""
+    SECS [BIND]`` or ``SCRIPT send HOST PORT N SECS CA``), run that role and return True."""
     if len(sys.argv) < 2 or sys.argv[1] not in ("sink", "send"):
         return False
     if sys.argv[1] == "sink":
-        sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]))
+        sink(int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4]), *sys.argv[5:6])
     else:
         send(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5]), sys.argv[6])
     return True

@@ -52,42 +52,47 @@ def _subflows_to(lab, daddr: str) -> int:
 
 
 def _one_connection(lab, secs: float) -> tuple[subprocess.Popen, subprocess.Popen]:
-    """churn.py's sink in the server's namespace and one MPTCP connection (reno) from the client
-    to path 1's address for ``secs``; return (sink, sender)."""
+    """churn.py's sink in the server's namespace (on ``lab.bind``, if the lab has one: ``::`` for
+    IPv6) and one MPTCP connection (reno) from the client to ``lab.server`` for ``secs``; return
+    (sink, sender)."""
+    bind = [lab.bind] if hasattr(lab, "bind") else []
     sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
-                             str(secs)], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+                             str(secs), *bind], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert sink.stdout.readline().strip() == "ready"
     send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
-                             str(PORT), "1", str(secs), "reno"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                             str(PORT), "1", str(secs), "reno"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                            text=True)
     return sink, send
 
 
-def _finish(sink: subprocess.Popen, send: subprocess.Popen, secs: float) -> None:
-    send.communicate(timeout=secs + 30)
+def _finish(sink: subprocess.Popen, send: subprocess.Popen, secs: float) -> list[str]:
+    """Wait for the sender; stop the sink; return the sender's connection errors."""
+    out = send.communicate(timeout=secs + 30)[0]
     sink.kill()
     sink.communicate()
+    return json.loads(out.strip().splitlines()[-1])["errors"]
 
 
-def _transfer_with_link_up(lab, secs: float = 6.0, up_at: float = 1.5) -> int:
+def _transfer_with_link_up(lab, path2: str, secs: float = 6.0, up_at: float = 1.5) -> int:
     """Path 2's link down, one connection for ``secs`` to path 1's address, the link up at
-    ``up_at``; return the established subflows to path 2's address just before the end."""
+    ``up_at``; return the established subflows to path 2's address ``path2`` just before the end."""
     lab.link(False, 2)
     sink, send = _one_connection(lab, secs)
     time.sleep(up_at)
     lab.link(True, 2)
     time.sleep(secs - up_at - 1.0)
-    n = _subflows_to(lab, "198.18.2.2")
-    _finish(sink, send, secs)
+    n = _subflows_to(lab, path2)
+    assert _finish(sink, send, secs) == []
     return n
 
 
 def test_in_kernel_pm_never_joins_a_path_that_was_down_and_rejoin_does(tmp_path):
     with netlab.ThreePaths(rate_mbit=50) as lab:
-        assert _transfer_with_link_up(lab) == 0        # upstream's in-kernel PM: never tried again
+        assert _transfer_with_link_up(lab, "198.18.2.2") == 0      # upstream's in-kernel PM: never tried again
     with netlab.ThreePaths(rate_mbit=50) as lab:
         log = tmp_path / "pm.jsonl"
         pm = _pm(lab, log)
-        n = _transfer_with_link_up(lab)
+        n = _transfer_with_link_up(lab, "198.18.2.2")
         summary = _stop(pm)
     assert n == 1, f"{n} subflows to path 2's address after its link came up"
     events = [json.loads(ln) for ln in log.read_text().splitlines()]
@@ -136,6 +141,7 @@ class _TwoPaths6(netlab.Lab):
     2's address. The addresses stay on a link taken down (keep_addr_on_down; IPv6's default flushes
     them, and they would not come back with the link)."""
     roles = ("cli", "srv")
+    server, bind = "fd00:1::2", "::"
 
     def build(self):
         c, s = self.ns["cli"], self.ns["srv"]
@@ -149,51 +155,19 @@ class _TwoPaths6(netlab.Lab):
             self.ip(n, "mptcp", "limits", "set", "subflows", "8", "add_addr_accepted", "8")
         self.ip(s, "mptcp", "endpoint", "add", "fd00:2::2", "dev", "p2s", "signal")
 
-
-_SINK6 = """
-import socket, sys, time
-ls = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 262)
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("::", int(sys.argv[1]))); ls.listen(4)
-print("ready", flush=True)
-c, _ = ls.accept()
-while c.recv(65536):
-    pass
-"""
-_SEND6 = """
-import socket, sys, time
-s = socket.socket(socket.AF_INET6, socket.SOCK_STREAM, 262)
-s.connect((sys.argv[1], int(sys.argv[2])))
-end = time.monotonic() + float(sys.argv[3])
-while time.monotonic() < end:
-    s.send(b"x" * 65536)
-s.close()
-"""
+    def link(self, up: bool, i: int):
+        self.ip(self.ns["cli"], "link", "set", f"p{i}c", "up" if up else "down")
 
 
 def test_ipv6_a_path_that_was_down_is_joined_when_its_link_comes_up(tmp_path):
     """The first test over IPv6: the server's second address is announced while the client's link
     to it is down (the join is refused: no route); the path manager joins it on link-up, with IPv6
     addresses in its events and in its SUBFLOW_CREATE."""
-    secs, up_at = 6.0, 1.5
     with _TwoPaths6() as lab:
         log = tmp_path / "pm.jsonl"
         pm = _pm(lab, log)
-        lab.ip(lab.ns["cli"], "link", "set", "p2c", "down")
-        sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, "-c", _SINK6, str(PORT)],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        assert sink.stdout.readline().strip() == "ready", sink.stderr.read()
-        send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-c", _SEND6, "fd00:1::2",
-                                 str(PORT), str(secs)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        time.sleep(up_at)
-        lab.ip(lab.ns["cli"], "link", "set", "p2c", "up")
-        time.sleep(secs - up_at - 1.0)
-        n = _subflows_to(lab, "fd00:2::2")
-        _, err = send.communicate(timeout=secs + 30)
-        sink.kill()
-        sink.communicate()
+        n = _transfer_with_link_up(lab, "fd00:2::2")
         summary = _stop(pm)
-    assert send.returncode == 0, err
     assert n == 1, f"{n} subflows to fd00:2::2 after its link came up"
     events = [json.loads(ln) for ln in log.read_text().splitlines()]
     created = [e for e in events if e.get("ev") == "created"]
