@@ -25,7 +25,7 @@ os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "
 
 
 _SKIP = environment_problem()
-pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 A = {"name": "generalized", "beta": 0.2, "eta": 0.5, "n": "inf"}
 B = {"name": "generalized", "beta": 0.5, "eta": 1.0, "n": 2}

@@ -17,7 +17,7 @@ from mpcc.testbed.bpf import environment_problem
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
-pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 SHARED_RED = """
 name = "shared-red-ewtcp-a"

@@ -59,6 +59,7 @@ def test_the_checkouts_prebuilt_objects_are_built_from_the_current_sources():
         bpf.spec(a).stem for a in [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS])
 
 
+@pytest.mark.kernel
 def test_load_balia_with_clang_hidden_uses_the_package(path_without_clang, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")

@@ -36,7 +36,7 @@ import netlab  # noqa: E402
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
-pytestmark = pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")
+pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 if _SKIP is None:
     from mpcc.testbed import bpf
 
