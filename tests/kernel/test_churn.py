@@ -244,6 +244,7 @@ def soak(request, tmp_path_factory):
     return churn.run("balia", conns=10, secs=20.0, rate_mbit=10.0, pattern=request.param, seed=SEED, trace=trace)
 
 
+@pytest.mark.kernel
 def test_churn_really_happened(soak):
     ev = soak["events"]
     assert soak["client"]["errors"] == []
@@ -256,6 +257,7 @@ def test_churn_really_happened(soak):
         assert ev["endpoint_del"] + ev["endpoint_add"] >= 10 and ev["link_down"] >= 6
 
 
+@pytest.mark.kernel
 def test_no_kernel_warning_and_nothing_left_behind(soak):
     assert soak["dmesg_warnings"] == []
     # the sockets still closing after the run were aborted (ss -K) before the namespaces went
@@ -264,6 +266,7 @@ def test_no_kernel_warning_and_nothing_left_behind(soak):
     assert soak["netns_left"] == []
 
 
+@pytest.mark.kernel
 def test_no_window_jump(soak):
     # snd_cwnd never more than doubles outside slow start's and the rule's own steps, and ssthresh()
     # never exceeds the window it reduces (bpf/include/mpcc_records.h: mpcc_jumps); a bad ssthresh
@@ -277,6 +280,7 @@ def test_no_window_jump(soak):
     assert j["unrepaired"] == 0, "window faults: " + json.dumps(faults[:3])
 
 
+@pytest.mark.kernel
 def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
     chk = soak["subflow_set_check"]
     if "skipped" in chk:
@@ -296,6 +300,7 @@ def test_coupled_rule_sums_over_the_subflows_the_kernel_shows(soak):
                           "buffer that autotuning grew and never shrinks (bench/kernel/CHURN.md §5, §7, §10); "
                           "this run is short, so it often passes (2 of 3 patterns on 2026-11-24)",
                    strict=False)
+@pytest.mark.kernel
 def test_every_connection_progresses_in_every_10s_window(soak):
     assert soak["stalled_windows"] == []
 

@@ -18,7 +18,8 @@ import pytest
 from mpcc import scenario
 from mpcc.errors import EnvironmentProblem
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")]
 
 LINK = """
 name = "fast-{name}"

@@ -16,7 +16,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
 import netlab  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/dev/kmsg)")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/dev/kmsg)")]
 
 
 def test_a_warning_written_during_the_run_is_seen():

@@ -160,6 +160,7 @@ def test_a_run_of_some_algorithms_replaces_only_their_rows(tmp_path, monkeypatch
 @pytest.mark.skipif(not Path("/proc/sys/kernel/bpf_stats_enabled").exists()
                     or not __import__("os").access("/proc/sys/kernel/bpf_stats_enabled", __import__("os").W_OK),
                     reason="needs root (writes kernel.bpf_stats_enabled)")
+@pytest.mark.kernel
 def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_path, monkeypatch):
     """kernels_check --bpf-stats turns kernel.bpf_stats_enabled on for its run and sets it back on the
     way out — also on Ctrl-C. (It used to leave it on: on the 6.18 host a host-side check of

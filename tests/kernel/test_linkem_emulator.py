@@ -17,7 +17,8 @@ import pytest
 
 from mpcc import scenario
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")]
 
 
 def _ready():

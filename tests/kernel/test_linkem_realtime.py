@@ -19,7 +19,8 @@ import pytest
 
 from test_linkem_emulator import _ready, one_link, ping_rtts_ms
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")]
 
 SCHED_OTHER, SCHED_FIFO = 0, 1
 

@@ -19,7 +19,8 @@ import os
 
 import pytest
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")]
 
 MARGIN = 0.1  # mean U(coupled-increase) − mean U(fully-coupled) at least this (closed forms: 0.17)
 RUNS = 3

@@ -24,8 +24,9 @@ ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "bench" / "kernel"))
 import netlab  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0 or not Path("/proc/sys/net/mptcp/pm_type").exists(),
-                                reason="needs root and a kernel with the user-space MPTCP path manager")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0 or not Path("/proc/sys/net/mptcp/pm_type").exists(),
+                                 reason="needs root and a kernel with the user-space MPTCP path manager")]
 CHURN = str(ROOT / "bench" / "kernel" / "churn.py")
 PORT = 5402
 

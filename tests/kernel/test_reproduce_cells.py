@@ -11,6 +11,7 @@ import pytest
 needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests need root")
 
 
+@pytest.mark.kernel
 @needs_root
 def test_forced_failure_of_one_cell_keeps_the_others(monkeypatch, tmp_path):
     from mpcc.reproduce import peng2016 as rp

@@ -33,6 +33,7 @@ def _share() -> dict[int, int]:
     return {2: 17, 3: 17, 4: 16}
 
 
+@pytest.mark.kernel
 def test_every_connection_established_with_its_subflows(scale_run):
     share = _share()
     assert {k: v["connected"] for k, v in scale_run["connect"].items()} == share
@@ -46,6 +47,7 @@ def test_every_connection_established_with_its_subflows(scale_run):
     assert sockets["TCP"] == pytest.approx(2 * (2 * 17 + 3 * 17 + 4 * 16) / CONNS, abs=1e-3)
 
 
+@pytest.mark.kernel
 def test_every_connection_carried_data_with_the_chosen_control(scale_run):
     assert scale_run["accepted"] == scale_run["closed"] == CONNS
     assert scale_run["conns_without_data"] == 0 and scale_run["received_min_max_bytes"][0] > 0
@@ -53,6 +55,7 @@ def test_every_connection_carried_data_with_the_chosen_control(scale_run):
     assert scale_run["send_errors"] == []
 
 
+@pytest.mark.kernel
 def test_nothing_left_behind(scale_run):
     assert scale_run["netns_left"] == []
     assert not scale_run["struct_ops_left"] and scale_run["leaked_maps"] == []

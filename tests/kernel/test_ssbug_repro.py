@@ -45,6 +45,7 @@ def test_not_root_is_one_line_and_exit_2():
 
 @pytest.mark.skipif(not ROOT or shutil.which("clang") is None or shutil.which("bpftool") is None,
                     reason="needs root, clang and bpftool")
+@pytest.mark.kernel
 def test_short_run_counts_and_cleans_up(tmp_path):
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
     if "ssbug_reno" in listed:
@@ -64,6 +65,7 @@ def test_short_run_counts_and_cleans_up(tmp_path):
 
 @pytest.mark.skipif(not ROOT or shutil.which("clang") is None or shutil.which("bpftool") is None,
                     reason="needs root, clang and bpftool")
+@pytest.mark.kernel
 def test_ctrl_c_removes_namespaces_and_struct_ops():
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
     if "ssbug_reno" in listed:

@@ -80,6 +80,7 @@ def test_cli_reports_a_bad_testbed_table_in_one_line(tmp_path):
 
 
 # --- on the kernel ------------------------------------------------------------------------------------
+@pytest.mark.kernel
 @needs_root
 @pytest.mark.parametrize("algorithm", ["reno", "balia"])
 def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm):
@@ -94,6 +95,8 @@ def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm):
     assert res.links["wifi"].load_mbps <= 8.0 * 1.01 and res.links["3g"].load_mbps <= 2.0 * 1.01
 
 
+SHARE_DURATION_S, SHARE_WARMUP_S = 16.0, 4.0    # each run; the share is read over the last 12 s
+SHARE_RUNS = 4
 SHARED = """
 name = "shared-bottleneck"
 duration_s = 16.0
@@ -116,25 +119,41 @@ paths = [["l"]]
 """
 
 
+@pytest.mark.kernel
 @needs_root
 def test_shared_bottleneck_coupled_flow_takes_about_one_share():
     """Two balia subflows through one bottleneck next to one Reno flow: the multipath flow
     takes about one Reno share (Peng et al., design goal of TCP friendliness), not two.
     (Drop-tail: uncoupled kernel Reno on both subflows gets only ~0.8–1.4 shares here, not the
     ideal 2, because the router drops the subflows' packets at 4–5× a TCP flow's rate — see
-    docs/testbed.md; the RED test below shows the uncoupled contrast.)"""
+    docs/testbed.md; the RED test below shows the uncoupled contrast.)
+
+    Judged on the mean of SHARE_RUNS runs' ratios (multipath ÷ Reno goodput, each over 12 s), not
+    one run: the drop-tail share is set by the arrival phase of the two flows' ACKs and varies
+    from run to run (bench/kernel/RESULTS.md §6). Measured (bench/tests/share_spread.py, 8 runs of
+    this scenario, 2026-11-28 19:26 UTC, 2 shared CPUs at load ~14): per-run ratio mean 0.648, sd
+    0.155 (0.48–0.97; one earlier CI run gave 0.288, 2.3 sd below: about 1 run in 100 fell below
+    0.3). The mean of 4 runs has sd 0.155/√4 = 0.078: the bound 0.3 is 4.5 sd below the mean and
+    1.3 is 8.4 sd above, a one-sided normal tail of 4·10⁻⁶ per test run (with the sd itself
+    estimated from 8 runs, Student t with 7 df on the predictive sd 0.155·√(1/4 + 1/8): 4·10⁻³,
+    the figure to improve by measuring more runs)."""
     if "balia" not in _bpf_algorithms():
         pytest.skip("BPF loader/balia not available")
-    res = _run(scenario.loads(SHARED.format(algo="balia", aqm="")), warmup_s=4.0)
-    ratio = res.groups["mp"].rate_mbps / res.groups["sp"].rate_mbps
-    assert 0.3 <= ratio <= 1.3, (ratio, res.to_json())
-    assert min(res.groups["mp"].path_rate_mbps) > 0.5  # both subflows carry data
+    res = _run(scenario.loads(SHARED.format(algo="balia", aqm="")), runs=SHARE_RUNS,
+               duration_s=SHARE_DURATION_S, warmup_s=SHARE_WARMUP_S)
+    mp, sp = res.groups["mp"].extra["rate_per_run_mbps"], res.groups["sp"].extra["rate_per_run_mbps"]
+    ratios = [m / r for m, r in zip(mp, sp)]
+    assert len(ratios) == SHARE_RUNS
+    mean = sum(ratios) / len(ratios)
+    assert 0.3 <= mean <= 1.3, (ratios, res.to_json())
+    assert min(res.groups["mp"].path_rate_mbps) > 0.5  # both subflows carry data (mean over the runs)
     assert res.links["l"].load_mbps >= 0.9 * 20.0
 
 
 RED = 'aqm = "red"\nred = {min_th = 10, max_th = 30, max_p = 0.1}'
 
 
+@pytest.mark.kernel
 @needs_root
 @pytest.mark.parametrize("algo,low,high", [("ewtcp", 1.5, 2.5), ("balia", 0.3, 1.3)])
 def test_red_shared_bottleneck_ewtcp_takes_two_shares_balia_about_one(algo, low, high):
@@ -179,6 +198,7 @@ def _sigkill_a_run(algo: str) -> tuple[subprocess.Popen, dict]:
     return p, rec
 
 
+@pytest.mark.kernel
 @needs_root
 def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
     _ready()
@@ -202,6 +222,7 @@ def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
         assert not [st for st in bpf.status() if st.registered and st.owned and not st.holders and not st.persistent]
 
 
+@pytest.mark.kernel
 @needs_root
 def test_the_run_after_a_sigkilled_one_removes_its_state_first(tmp_path):
     """docs/testbed.md: after a SIGKILL "the next run (or `mpcc testbed --cleanup`)" removes the
@@ -223,6 +244,7 @@ def test_the_run_after_a_sigkilled_one_removes_its_state_first(tmp_path):
         assert _gone_or_zombie(pid), pid
 
 
+@pytest.mark.kernel
 @needs_root
 def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     """Ctrl-C (SIGINT) during run 2 of 2 with --out D: one line on stderr, exit 130, and D holds
@@ -262,6 +284,7 @@ def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     assert len(pids) >= 4 and all(_gone_or_zombie(pid) for pid in pids)   # linkem ×2, receiver, sender
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_failed_run_keeps_the_log_its_message_names(monkeypatch, tmp_path):
     """A failed run says "(fix: read …/sender.log)": that file must still be there after the

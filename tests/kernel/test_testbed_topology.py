@@ -133,6 +133,7 @@ def test_cli_refuses_a_too_large_topology_with_exit_2(tmp_path):
 
 
 # --- on the kernel ---------------------------------------------------------------------------------------
+@pytest.mark.kernel
 @needs_root
 def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck():
     """Peng et al. Fig. 1: both multipath routes and the Reno flow cross one 100 Mb/s bottleneck
@@ -149,6 +150,7 @@ def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck():
         assert res.links[link].load_mbps == pytest.approx(rate / PAYLOAD, rel=0.08), (link, res.to_json())
 
 
+@pytest.mark.kernel
 @needs_root
 def test_two_link_path_is_limited_by_its_tighter_link_and_groups_use_different_routes():
     """Route a→b (20 then 8 Mb/s) gets at most b's 8 Mb/s; the single-link group on a takes
@@ -208,6 +210,7 @@ def _blackhole_first_packets(topo, until_dropped: int, dropped: list[int]) -> No
     threading.Thread(target=watch, daemon=True).start()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_flow_whose_syn_is_lost_still_connects_and_the_run_completes():
     dropped: list[int] = []
@@ -222,6 +225,7 @@ def _blackhole(topo):
                     "priority", "50", "blackhole"], check=True)
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_run_that_fails_is_retried_once():
     s = scenario.loads(SINGLE.replace("duration_s = 8.0", "duration_s = 3.0"))
@@ -236,6 +240,7 @@ def test_a_run_that_fails_is_retried_once():
     assert len(attempts) == 2 and res.groups["sp"].rate_mbps > 0.5 * 10.0 * PAYLOAD, res.to_json()
 
 
+@pytest.mark.kernel
 @needs_root
 def test_a_run_that_fails_twice_is_reported_in_one_line():
     from mpcc.testbed import engine

@@ -89,6 +89,7 @@ def _both(algo: str):
     return out
 
 
+@pytest.mark.kernel
 @needs_root
 def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_percent():
     rates = _both("ewtcp")
@@ -96,6 +97,7 @@ def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_perc
         assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)
 
 
+@pytest.mark.kernel
 @needs_root
 def test_balia_groups_agree_with_the_simulator_within_15_percent():
     """The single-path groups must agree within 15 %. Balia's multipath group gets less on the

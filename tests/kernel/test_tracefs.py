@@ -13,7 +13,8 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
 import netlab  # noqa: E402
 
-pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")
+pytestmark = [pytest.mark.kernel,
+              pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")]
 
 
 def _mounted() -> bool:

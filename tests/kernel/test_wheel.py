@@ -25,8 +25,11 @@ def wheel(tmp_path_factory) -> Path:
     if not (bpf_prebuilt.PREBUILT_DIR / bpf_prebuilt.INDEX).exists():
         pytest.skip("no prebuilt objects in this checkout (fix: make bpf-prebuilt)")
     out = tmp_path_factory.mktemp("wheel")
+    # in the cargo target directory of `make setup`'s editable build (Makefile: target/py), whose
+    # compiled dependencies are the wheel's too: cargo only links, instead of building pyo3 & co. anew
+    env = {**os.environ, "CARGO_TARGET_DIR": str(ROOT / "target" / "py")}
     p = subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(out)],
-                       capture_output=True, text=True, timeout=900)
+                       capture_output=True, text=True, timeout=900, env=env)
     assert p.returncode == 0, p.stderr[-2000:]
     (whl,) = out.glob("mpcc-*.whl")
     return whl
@@ -54,6 +57,7 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
             assert z.read(PREFIX + "src/" + str(f.relative_to(bpf.BPF_DIR))) == f.read_bytes(), f.name
 
 
+@pytest.mark.kernel
 def test_installed_wheel_loads_balia_without_clang(path_without_clang, wheel, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
@@ -89,6 +93,7 @@ def test_installed_wheel_loads_balia_without_clang(path_without_clang, wheel, tm
     assert p.returncode == 2 and "clang" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
+@pytest.mark.kernel
 def test_installed_wheel_compiles_a_new_parameter_set_from_its_own_sources(wheel, tmp_path):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
