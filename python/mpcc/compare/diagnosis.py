@@ -271,7 +271,8 @@ def routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]] | None:
     """Per-group, per-route quantities of an engine run (None if the engine did not run)."""
     if not run.ok:
         return None
-    return {"fluid": fluid_routes, "sim": sim_routes, "testbed": testbed_routes}[run.engine](s, run)
+    return {"fluid": fluid_routes, "sim": sim_routes, "sim-linux": sim_routes,
+            "testbed": testbed_routes}[run.engine](s, run)
 
 
 # --- causes ---------------------------------------------------------------------------------------
