@@ -112,11 +112,19 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
     return {"duration_s": scenario.duration_s, "packet_bytes": scenario.packet_bytes, "seed": int(seed),
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
-            "options": {**{k: opts[k] for k in _CORE_OPTIONS}, "mptcp": opts["mptcp"],
-                        "tcp_wmem": [float(opts[f"tcp_wmem_{k}"]) for k in ("min", "default", "max")],
-                        "tcp_rmem": [float(opts[f"tcp_rmem_{k}"]) for k in ("min", "default", "max")]},
+            "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts),
             "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
             **({"max_events": int(max_events)} if max_events is not None else {})}
+
+
+def _linux_options(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """The linux connection level's options for the core (none for the ideal one: its run
+    description is what it was before the linux mode existed)."""
+    if opts["mptcp"] != "linux":
+        return {}
+    return {"mptcp": "linux",
+            "tcp_wmem": [float(opts[f"tcp_wmem_{k}"]) for k in ("min", "default", "max")],
+            "tcp_rmem": [float(opts[f"tcp_rmem_{k}"]) for k in ("min", "default", "max")]}
 
 
 _RUST_FIELD = re.compile(r"^([A-Za-z_][\w\[\]\.]*): (.*)$", re.S)
