@@ -1,0 +1,220 @@
+//! The sender side of the Linux connection level as the engine calls it: ACK processing
+//! (DATA_ACK, window, pacing rate), the writer and the default scheduler, the connection-level
+//! retransmission timer, the samples.
+use super::*;
+use crate::sim::{Ack, NS_PER_S};
+
+impl Sim {
+    #[inline]
+    fn linux(&mut self) -> Option<Box<Linux>> {
+        match std::mem::replace(&mut self.mptcp, crate::sim::Mptcp::Ideal) {
+            crate::sim::Mptcp::Linux(l) => Some(l),
+            crate::sim::Mptcp::Ideal => None,
+        }
+    }
+
+    /// Bytes subflow `s` has queued (sk_wmem_queued: its write queue and its unacknowledged
+    /// segments, SACKed ones included, each payload + skb).
+    fn sf_wmem(&self, s: usize, mss: f64) -> f64 {
+        let sf = &self.sf[s];
+        (sf.data_end - sf.snd_una) as f64 * (mss + SKB_OVERHEAD)
+    }
+
+    /// An ACK on subflow `s` was processed (`tcp_ack` then `mptcp_incoming_options`).
+    pub(crate) fn linux_ack(&mut self, s: usize, ack: &Ack) {
+        let c = self.sf[s].conn as usize;
+        if self.conns[c].n < 2 {
+            return;
+        }
+        let Some(mut l) = self.linux() else { return };
+        let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
+        let mss = l.mss;
+        // the subflow's queues: segments below snd_una left them (tcp_clean_rtx_queue)
+        let (snd_una, cwnd) = (self.sf[s].snd_una, self.cwnd[s].max(1.0).floor());
+        let freed = {
+            let f = &mut l.sfs[s];
+            let k = snd_una - f.base;
+            f.map.drain(..k as usize);
+            f.base = snd_una;
+            k > 0
+        };
+        let sf = &self.sf[s];
+        let packets_out = (sf.snd_nxt - sf.snd_una) as f64;
+        // tcp_new_space (→ tcp_sndbuf_expand) runs from tcp_check_space only when a writer
+        // found the socket full (SOCK_NOSPACE): nobody writes to a subflow's socket, so its
+        // buffer stays as tcp_init_buffer_space set it (the testbed measures 2 × 256 KB + 4 KB
+        // for two subflows: bench/kernel/RESULTS.md §13)
+        let _ = (freed, SNDBUF_PER_MSS, REORDERING);
+        // tcp_update_pacing_rate
+        let ratio = if cwnd < sf.ssthresh / 2.0 { 2.0 } else { 1.2 };
+        l.sfs[s].pacing = ratio * cwnd.max(packets_out) * mss / self.srtt[s].max(1e-6);
+        // the DATA_ACK and window this ACK carries: the receiver's when the ACK left it
+        let left = ack.time.saturating_sub(sf.rev_ns + ack.jit as u64);
+        let rtt_ns = (self.srtt[first..first + n]
+            .iter()
+            .cloned()
+            .fold(0.0, f64::max)
+            * NS_PER_S) as u64;
+        let rmem_max = (l.rmem[2] / RX_TRUESIZE).floor();
+        let horizon = l.horizon_ns[c];
+        let conn = &mut l.conns[c];
+        conn.receive_until(left, rtt_ns, rmem_max);
+        let (data_ack, wnd) = conn.state_at(left);
+        conn.trim_history(self.now.saturating_sub(horizon));
+        // ack_update_msk: wnd_end = max(wnd_end, DATA_ACK + window); __mptcp_clean_una
+        conn.wnd_end = conn.wnd_end.max(data_ack + wnd);
+        if data_ack > conn.snd_una {
+            conn.snd_una = data_ack;
+        }
+        self.mptcp = crate::sim::Mptcp::Linux(l);
+        self.linux_push(c);
+    }
+
+    /// The application fills the send buffer and the default scheduler hands the data to the
+    /// subflows (`mptcp_sendmsg`, `__mptcp_push_pending`, `mptcp_subflow_get_send`).
+    pub(crate) fn linux_push(&mut self, c: usize) {
+        if !self.conns[c].active || self.conns[c].n < 2 {
+            return;
+        }
+        let Some(mut l) = self.linux() else { return };
+        let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
+        let mss = l.mss;
+        // mptcp_sendmsg: the writer fills the buffer while sk_stream_memory_free, then waits
+        // (sk_stream_wait_memory); it is woken (mptcp_write_space → sk_stream_write_space)
+        // only once the free space is at least half the queued data (sk_stream_is_writeable:
+        // sk_stream_wspace ≥ sk_stream_min_wspace), i.e. at ≤ 2/3 of the buffer queued
+        let buf_pkts = (l.conn_sndbuf(first, n) / mss).ceil() as u32;
+        {
+            let conn = &mut l.conns[c];
+            let queued = conn.write_seq - conn.snd_una;
+            if conn.writer_waits && 2 * (buf_pkts.saturating_sub(queued)) >= queued {
+                conn.writer_waits = false;
+            }
+            if !conn.writer_waits {
+                conn.write_seq = conn.snd_una + buf_pkts.max(queued);
+                conn.writer_waits = true;
+            }
+        }
+        // subflows that got data, in order (they send once the connection's state is back:
+        // a packet may reach its receiver within try_send)
+        let mut pushed_to = 0u64;
+        let mut order = [0u8; 64];
+        let mut n_order = 0;
+        loop {
+            let conn = &l.conns[c];
+            if conn.snd_nxt >= conn.write_seq {
+                break; // mptcp_send_head() == NULL
+            }
+            // mptcp_subflow_get_send: the least linger time wmem_queued / avg_pacing_rate
+            let mut best = usize::MAX;
+            let mut best_linger = f64::INFINITY;
+            for s in first..first + n {
+                let f = &mut l.sfs[s];
+                if f.avg_pacing == 0.0 {
+                    f.avg_pacing = f.pacing;
+                }
+                if f.avg_pacing == 0.0 {
+                    continue;
+                }
+                let linger = self.sf_wmem(s, mss) / f.avg_pacing;
+                if linger < best_linger {
+                    best_linger = linger;
+                    best = s;
+                }
+            }
+            if best == usize::MAX {
+                break;
+            }
+            let s = best;
+            let wmem = self.sf_wmem(s, mss);
+            if wmem >= l.sfs[s].sndbuf {
+                break; // !sk_stream_memory_free(ssk): nothing is sent
+            }
+            let conn = &l.conns[c];
+            let room = conn.wnd_end.saturating_sub(conn.snd_nxt) as f64 * mss;
+            let burst = SEND_BURST_BYTES.min(room);
+            if burst <= 0.0 {
+                break; // zero window (the zero-window probe is not modelled)
+            }
+            let f = &mut l.sfs[s];
+            f.avg_pacing = (f.avg_pacing * wmem + f.pacing * burst) / (burst + wmem);
+            // __subflow_push_pending: up to the burst; the subflow's memory is checked after
+            // each page fragment
+            let mut pushed = 0.0;
+            loop {
+                let conn = &mut l.conns[c];
+                if conn.snd_nxt >= conn.write_seq || conn.snd_nxt >= conn.wnd_end {
+                    break;
+                }
+                let dsn = conn.snd_nxt;
+                conn.snd_nxt += 1;
+                l.queue(s, dsn);
+                self.sf[s].data_end += 1;
+                pushed += mss;
+                if pushed >= burst {
+                    break;
+                }
+                let frag_end = ((dsn + 1) as f64 * mss / DFRAG_BYTES).floor()
+                    > (dsn as f64 * mss / DFRAG_BYTES).floor();
+                if frag_end && self.sf_wmem(s, mss) >= l.sfs[s].sndbuf {
+                    break;
+                }
+            }
+            let r = s - first;
+            if r < 64 && pushed_to & (1 << r) == 0 {
+                pushed_to |= 1 << r;
+                order[n_order] = r as u8;
+                n_order += 1;
+            }
+        }
+        self.mptcp = crate::sim::Mptcp::Linux(l);
+        for &r in &order[..n_order] {
+            self.try_send(first + r as usize);
+        }
+        for s in first + 64..first + n {
+            self.try_send(s); // (connections of more than 64 subflows: the rest by index)
+        }
+    }
+
+    /// Every [`SAMPLE_NS`] in the measurement window: the testbed's connection-level samples.
+    pub(crate) fn linux_sample(&mut self) {
+        let Some(mut l) = self.linux() else { return };
+        let mss = l.mss;
+        if self.now >= self.measure_ns.0 && self.now <= self.measure_ns.1 {
+            for c in 0..self.conns.len() {
+                let conn = &self.conns[c];
+                if !conn.active || conn.n < 2 {
+                    continue;
+                }
+                let (first, n) = (conn.first as usize, conn.n as usize);
+                let g = conn.group as usize;
+                let sndbuf = l.conn_sndbuf(first, n);
+                let lc = &l.conns[c];
+                let no_data = lc.snd_nxt >= lc.write_seq;
+                // connection-level bytes in flight within 2 MSS of the peer's window
+                let rwnd_full = lc.snd_nxt + 2 >= lc.wnd_end;
+                let queued = (lc.write_seq - lc.snd_una) as f64 * mss;
+                let gs = &mut l.samples[g];
+                gs.conn_samples += 1;
+                gs.sndbuf_bytes += sndbuf;
+                gs.queued_bytes += queued;
+                for s in first..first + n {
+                    let sf = &self.sf[s];
+                    gs.sf_samples += 1;
+                    gs.sf_queued_bytes += (sf.data_end - sf.snd_una) as f64 * mss;
+                    // tcpi_unacked < tcpi_snd_cwnd
+                    if ((sf.snd_nxt - sf.snd_una) as f64) < self.cwnd[s].max(1.0).floor() {
+                        gs.idle += 1;
+                        gs.idle_no_data += no_data as u64;
+                        gs.idle_rwnd_full += rwnd_full as u64;
+                    }
+                }
+            }
+        }
+        self.mptcp = crate::sim::Mptcp::Linux(l);
+        let next = self.now + SAMPLE_NS;
+        if next <= self.end {
+            self.push(next, crate::sim::K_MSK_SAMPLE, 0);
+        }
+    }
+}
