@@ -81,6 +81,8 @@ const K_STOP: u64 = K_BG_SEND + 1;
 const K_SAMPLE: u64 = K_STOP + 1;
 /// Connection-level samples (linux connection level only).
 const K_MSK_SAMPLE: u64 = K_SAMPLE + 1;
+/// The connection-level retransmission timer (linux connection level only).
+const K_MSK_RTX: u64 = K_SAMPLE + 2;
 
 /// The MPTCP connection level (`[sim] mptcp`): ideal (every subflow always has data, no
 /// state) or upstream Linux's ([`mptcp_linux`]).
@@ -419,6 +421,7 @@ impl Sim {
                 K_BG_SEND => self.bg_send(id as usize),
                 K_SAMPLE => self.sample(),
                 K_MSK_SAMPLE => self.linux_sample(),
+                K_MSK_RTX => self.linux_rtx_event(id as usize),
                 K_MEASURE => self.snapshot(id as usize),
                 k if (K_TIMER..K_BG_TOGGLE).contains(&k) => {
                     self.timer_event(id as usize, (k - K_TIMER) as usize)

@@ -35,9 +35,20 @@
 //!   then, more when that grew), at most tcp_rmem[2]; the sender never hands out data beyond
 //!   DATA_ACK + window (`ack_update_msk`: wnd_end).
 //!
-//! Not modelled: the connection-level retransmission timer (`mptcp_retransmit_timer`,
-//! `__mptcp_retrans`) and stale subflows (`mptcp_subflow_get_retrans`, stale_loss_cnt), the
-//! zero-window probe, the join handshake (all subflows start together), backup subflows.
+//! * the connection-level retransmission timer runs while data awaits the DATA_ACK, restarted
+//!   at every DATA_ACK advance and started by a push (`__mptcp_clean_una`,
+//!   `__mptcp_push_pending`), for the longest remaining subflow RTO, else TCP_RTO_MIN
+//!   (`mptcp_timeout_from_subflow`, `__mptcp_set_timeout`); when it fires, the first page
+//!   fragment not yet DATA_ACKed (the part already sent) is re-injected on the first subflow
+//!   whose queues are empty (`mptcp_retransmit_timer`, `__mptcp_retrans`,
+//!   `mptcp_subflow_get_retrans`); a subflow with queued data and no ACK over more than
+//!   stale_loss_cnt = 4 such periods, while another subflow is fine, is marked stale: the
+//!   scheduler skips it until it receives an ACK, and every byte not yet DATA_ACKed is sent
+//!   again through the scheduler (`mptcp_pm_subflow_chk_stale`, `mptcp_pm_nl_subflow_chk_stale`,
+//!   `__mptcp_retransmit_pending_data`, `mptcp_subflow_active`).
+//!
+//! Not modelled: the zero-window probe, the join handshake (all subflows start together),
+//! backup subflows, the DSS option's bytes.
 //!
 //! Units: the simulator moves whole packets; a packet carries `mss` = packet_bytes − 52 bytes of
 //! data (IPv4 + TCP with timestamps), so buffers in bytes become packets through `mss` (the
@@ -70,6 +81,10 @@ pub(super) const DFRAG_BYTES: f64 = 32768.0;
 const INIT_CWND: f64 = 10.0;
 /// tp->reordering default (sysctl tcp_reordering).
 const REORDERING: f64 = 3.0;
+/// TCP_RTO_MIN.
+const RTO_MIN_NS: u64 = 200_000_000;
+/// net.mptcp.stale_loss_cnt (default).
+const STALE_LOSS_CNT: u8 = 4;
 /// Connection-level sampling interval (the testbed's `sample_ms`).
 pub(super) const SAMPLE_NS: u64 = 100_000_000;
 
@@ -89,6 +104,12 @@ pub(super) struct LinuxSf {
     pub(super) pacing: f64,
     /// subflow->avg_pacing_rate (`mptcp_subflow_get_send`), bytes/s; 0 until first used.
     pub(super) avg_pacing: f64,
+    /// tp->rcv_tstamp: when the subflow last received an ACK, ns.
+    last_ack: u64,
+    /// subflow->stale_count, stale_rcv_tstamp, stale (`mptcp_pm_subflow_chk_stale`).
+    stale_count: u8,
+    stale_tstamp: u64,
+    stale: bool,
 }
 
 /// Per connection. Sequence numbers are data sequence numbers (DSN) in packets.
@@ -105,6 +126,10 @@ pub(super) struct LinuxConn {
     pub(super) wnd_end: u32,
     /// The writer waits for send-buffer space.
     pub(super) writer_waits: bool,
+    /// The connection-level retransmission timer: when it expires (0: stopped) and when its
+    /// pending event is (u64::MAX: none).
+    rtx_deadline: u64,
+    rtx_timer_at: u64,
     // --- receiver
     pub(super) rcv_nxt: u32,
     /// Out-of-order queue: bit i = DSN rcv_nxt + 1 + i received (DSN rcv_nxt never is).
@@ -136,6 +161,10 @@ pub(super) struct GroupSamples {
     pub(super) queued_bytes: f64,
     /// Σ over subflow samples of the subflow's queued bytes (write + retransmission queue).
     pub(super) sf_queued_bytes: f64,
+    /// Packets re-injected by the connection-level retransmission timer, subflows marked
+    /// stale (whole run).
+    pub(super) reinjected: u64,
+    pub(super) stale: u64,
 }
 
 pub(super) struct Linux {
@@ -183,6 +212,7 @@ impl Linux {
             rcvwin,
             wnd_end: rcvwin as u32,
             space: INIT_CWND,
+            rtx_timer_at: u64::MAX,
             ..Default::default()
         };
         conn.history.push_back((0, 0, rcvwin as u32));

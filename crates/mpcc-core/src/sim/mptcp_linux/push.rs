@@ -21,7 +21,7 @@ impl Sim {
     }
 
     /// An ACK on subflow `s` was processed (`tcp_ack` then `mptcp_incoming_options`).
-    pub(crate) fn linux_ack(&mut self, s: usize, ack: &Ack) {
+    pub(in crate::sim) fn linux_ack(&mut self, s: usize, ack: &Ack) {
         let c = self.sf[s].conn as usize;
         if self.conns[c].n < 2 {
             return;
@@ -29,6 +29,7 @@ impl Sim {
         let Some(mut l) = self.linux() else { return };
         let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
         let mss = l.mss;
+        l.sfs[s].last_ack = self.now;
         // the subflow's queues: segments below snd_una left them (tcp_clean_rtx_queue)
         let (snd_una, cwnd) = (self.sf[s].snd_una, self.cwnd[s].max(1.0).floor());
         let freed = {
@@ -65,6 +66,12 @@ impl Sim {
         conn.wnd_end = conn.wnd_end.max(data_ack + wnd);
         if data_ack > conn.snd_una {
             conn.snd_una = data_ack;
+            // __mptcp_clean_una: stop the timer when everything is acknowledged, else restart
+            if conn.snd_una >= conn.snd_nxt && conn.snd_una >= conn.write_seq {
+                conn.rtx_deadline = 0;
+            } else {
+                self.rtx_reset(&mut l, c);
+            }
         }
         self.mptcp = crate::sim::Mptcp::Linux(l);
         self.linux_push(c);
@@ -72,7 +79,7 @@ impl Sim {
 
     /// The application fills the send buffer and the default scheduler hands the data to the
     /// subflows (`mptcp_sendmsg`, `__mptcp_push_pending`, `mptcp_subflow_get_send`).
-    pub(crate) fn linux_push(&mut self, c: usize) {
+    pub(in crate::sim) fn linux_push(&mut self, c: usize) {
         if !self.conns[c].active || self.conns[c].n < 2 {
             return;
         }
@@ -110,6 +117,13 @@ impl Sim {
             let mut best_linger = f64::INFINITY;
             for s in first..first + n {
                 let f = &mut l.sfs[s];
+                // mptcp_subflow_active: a stale subflow is skipped until it receives an ACK
+                if f.stale {
+                    if f.stale_tstamp == f.last_ack {
+                        continue;
+                    }
+                    (f.stale, f.stale_count) = (false, 0);
+                }
                 if f.avg_pacing == 0.0 {
                     f.avg_pacing = f.pacing;
                 }
@@ -167,6 +181,10 @@ impl Sim {
                 n_order += 1;
             }
         }
+        // __mptcp_push_pending: "ensure the rtx timer is running"
+        if n_order > 0 && l.conns[c].rtx_deadline == 0 {
+            self.rtx_reset(&mut l, c);
+        }
         self.mptcp = crate::sim::Mptcp::Linux(l);
         for &r in &order[..n_order] {
             self.try_send(first + r as usize);
@@ -176,8 +194,125 @@ impl Sim {
         }
     }
 
+    /// mptcp_reset_rtx_timer: expire after the longest remaining RTO of the subflows that are
+    /// not stale (`mptcp_timeout_from_subflow`), else TCP_RTO_MIN (`__mptcp_set_timeout`).
+    fn rtx_reset(&mut self, l: &mut Linux, c: usize) {
+        let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
+        let now = self.now;
+        let mut tout = 0;
+        for s in first..first + n {
+            if l.sfs[s].stale_count == 0 && self.sf[s].rto_deadline > now {
+                tout = tout.max(self.sf[s].rto_deadline - now);
+            }
+        }
+        let deadline = now + if tout > 0 { tout } else { RTO_MIN_NS };
+        let conn = &mut l.conns[c];
+        conn.rtx_deadline = deadline;
+        if deadline < conn.rtx_timer_at {
+            conn.rtx_timer_at = deadline;
+            self.push(deadline, crate::sim::K_MSK_RTX, c as u32);
+        }
+    }
+
+    /// The connection-level retransmission timer of connection `c` (`mptcp_retransmit_timer`
+    /// → `__mptcp_retrans`).
+    pub(in crate::sim) fn linux_rtx_event(&mut self, c: usize) {
+        let Some(mut l) = self.linux() else { return };
+        let now = self.now;
+        let conn = &mut l.conns[c];
+        let fire = now == conn.rtx_timer_at && conn.rtx_deadline != 0;
+        if now == conn.rtx_timer_at {
+            conn.rtx_timer_at = u64::MAX;
+        }
+        if !fire || !self.conns[c].active {
+            self.mptcp = crate::sim::Mptcp::Linux(l);
+            return;
+        }
+        if conn.rtx_deadline > now {
+            let d = conn.rtx_deadline;
+            conn.rtx_timer_at = d;
+            self.push(d, crate::sim::K_MSK_RTX, c as u32);
+            self.mptcp = crate::sim::Mptcp::Linux(l);
+            return;
+        }
+        conn.rtx_deadline = 0;
+        let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
+        let g = self.conns[c].group as usize;
+        let mut pick = None;
+        let mut push_again = false;
+        if l.conns[c].snd_una < l.conns[c].snd_nxt {
+            // mptcp_subflow_get_retrans: the first subflow whose queues are empty; the others
+            // go through the stale check (mptcp_pm_subflow_chk_stale)
+            for s in first..first + n {
+                if self.sf[s].snd_una != self.sf[s].data_end {
+                    let f = &mut l.sfs[s];
+                    if f.stale_count == 0 {
+                        (f.stale_tstamp, f.stale_count) = (f.last_ack, 1);
+                    } else if f.stale_tstamp == f.last_ack {
+                        f.stale_count = f.stale_count.saturating_add(1);
+                        push_again |= self.chk_stale(&mut l, s, first, n, g);
+                    } else {
+                        f.stale_count = 0;
+                        f.stale = false;
+                    }
+                    continue;
+                }
+                if pick.is_none() {
+                    pick = Some(s);
+                }
+            }
+        }
+        if let Some(p) = pick {
+            // the first page fragment not yet DATA_ACKed, the part of it already sent
+            let mss = l.mss;
+            let conn = &l.conns[c];
+            let frag = |d: u32| (d as f64 * mss / DFRAG_BYTES).floor();
+            let start = conn.snd_una;
+            let mut end = start;
+            while end < conn.snd_nxt && frag(end) == frag(start) {
+                end += 1;
+            }
+            for dsn in start..end {
+                l.queue(p, dsn);
+            }
+            self.sf[p].data_end += end - start;
+            l.samples[g].reinjected += (end - start) as u64;
+        }
+        let conn = &l.conns[c];
+        if conn.snd_una < conn.snd_nxt || conn.snd_nxt < conn.write_seq {
+            self.rtx_reset(&mut l, c);
+        }
+        self.mptcp = crate::sim::Mptcp::Linux(l);
+        if let Some(p) = pick {
+            self.try_send(p);
+        }
+        if push_again {
+            self.linux_push(c);
+        }
+    }
+
+    /// mptcp_pm_nl_subflow_chk_stale: subflow `s` (queued data, no ACK for more than
+    /// stale_loss_cnt timer periods) becomes stale if another active subflow is fine; then all
+    /// data not yet DATA_ACKed is sent again (`__mptcp_retransmit_pending_data`). True if so.
+    fn chk_stale(&mut self, l: &mut Linux, s: usize, first: usize, n: usize, g: usize) -> bool {
+        if l.sfs[s].stale || l.sfs[s].stale_count <= STALE_LOSS_CNT {
+            return false;
+        }
+        let ok = (first..first + n).any(|k| {
+            k != s && !l.sfs[k].stale && l.sfs[k].stale_count < (STALE_LOSS_CNT - 1).max(1)
+        });
+        if !ok {
+            return false;
+        }
+        l.sfs[s].stale = true;
+        l.samples[g].stale += 1;
+        let conn = &mut l.conns[self.sf[s].conn as usize];
+        conn.snd_nxt = conn.snd_una;
+        true
+    }
+
     /// Every [`SAMPLE_NS`] in the measurement window: the testbed's connection-level samples.
-    pub(crate) fn linux_sample(&mut self) {
+    pub(in crate::sim) fn linux_sample(&mut self) {
         let Some(mut l) = self.linux() else { return };
         let mss = l.mss;
         if self.now >= self.measure_ns.0 && self.now <= self.measure_ns.1 {
