@@ -45,24 +45,29 @@ def _mode(s, mode):
 
 
 def test_linux_connection_level_blocks_a_coupled_connection_behind_its_small_window():
-    """With the ideal connection level the coupled connection fills the fast path; on Linux its
-    send buffer (2 × 256 KB + 4 KB) fills with data waiting behind the 1–2-packet subflow, and
-    the fast subflow sits idle with nothing to send. The gap is large (ideal ≈ 9.7 Mb/s, linux
-    a fifth of it or less: 0.05–0.20 × ideal in seeds 1–8), so judging each of three seeds against
-    0.7 × ideal fails only if a seed's ratio grew 3.5-fold."""
+    """With the ideal connection level the coupled connection fills the fast path (≈ 10.1–10.3
+    Mb/s); on Linux its send buffer (2 × 256 KB + 4 KB) fills with data waiting behind the
+    1–2-packet subflow and the fast subflow sits idle with nothing to send, until the
+    connection-level timer re-injects the data it waits for. How long that takes varies with
+    the seed: linux ÷ ideal = 0.34–0.92 over seeds 1–8, mean 0.62. Judged: below ideal in every
+    seed, and the mean of the eight ratios below 0.8 (a fault that removed the blocking would
+    bring it to ≈ 1; one that kept it would have to move the mean by 0.18)."""
     s = scenario.loads(HOL.format(sim=""))
-    for seed in (1, 2, 3):
+    ratios = []
+    for seed in range(1, 9):
         ideal = sim.run(s, seed=seed, sample_interval_s=0).result
         linux = sim.run(_mode(s, "linux"), seed=seed, sample_interval_s=0).result
         assert "mptcp" not in ideal.extra and linux.extra["mptcp"] == "linux"
         mp_i, mp_l = ideal.groups["mp"], linux.groups["mp"]
-        assert mp_l.rate_mbps < 0.7 * mp_i.rate_mbps, (seed, mp_l.rate_mbps, mp_i.rate_mbps)
-        assert mp_l.path_rate_mbps[0] < 0.7 * mp_i.path_rate_mbps[0]
+        assert mp_l.rate_mbps < mp_i.rate_mbps and mp_l.path_rate_mbps[0] < mp_i.path_rate_mbps[0]
+        ratios.append(mp_l.rate_mbps / mp_i.rate_mbps)
         cl = mp_l.extra["connection_limits"]
-        assert cl["idle"] > 0.2 and cl["idle_no_data"] > 0.9, cl
+        assert cl["idle"] > 0.03 and cl["idle_no_data"] > 0.9, cl
+        assert cl["reinjected_pkts"] > 0
         assert cl["sndbuf_kb"] == pytest.approx((4096 + 2 * 262144) / 1024)
         assert "connection_limits" not in mp_i.extra
         assert "connection_limits" not in linux.groups["sp"].extra
+    assert sum(ratios) / len(ratios) < 0.8, ratios
 
 
 def test_ideal_is_the_default_and_its_run_description_is_unchanged():
