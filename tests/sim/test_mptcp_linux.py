@@ -120,6 +120,8 @@ def test_compare_shows_both_modes_and_the_cost_of_the_connection_level():
     assert "mptcp" not in c.runs["sim"].result.extra
     assert c.runs["sim-linux"].result.extra["mptcp"] == "linux"
     assert "connection_limits" in c.runs["sim-linux"].result.groups["mp"].extra
+    # the diagnosis quotes the connection level's samples for sim-linux, as for the testbed
+    assert any("sim-linux mp/1" in line and "no data to hand out" in line for line in c.diagnosis), c.diagnosis
     from rich.console import Console
     con = Console(record=True, width=200)
     c.print(con)
