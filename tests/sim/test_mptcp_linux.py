@@ -64,6 +64,9 @@ def test_linux_connection_level_blocks_a_coupled_connection_behind_its_small_win
         cl = mp_l.extra["connection_limits"]
         assert cl["idle"] > 0.03 and cl["idle_no_data"] > 0.9, cl
         assert cl["reinjected_pkts"] > 0
+        # the fast route is the idle one; group idle = mean of the two routes' (one flow)
+        assert cl["path_idle"][0] > cl["path_idle"][1]
+        assert cl["idle"] == pytest.approx(sum(cl["path_idle"]) / 2)
         assert cl["sndbuf_kb"] == pytest.approx((4096 + 2 * 262144) / 1024)
         assert "connection_limits" not in mp_i.extra
         assert "connection_limits" not in linux.groups["sp"].extra

@@ -175,8 +175,9 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "min_utilisation": _utilisation(s, g, r, res.links)["min_utilisation"]})
             cl = ge.get("connection_limits")
             if cl:   # sim-linux: the connection level's samples (per group, as the testbed's)
-                for row in rows:
-                    row.update(window_full=1.0 - cl["idle"], idle_no_data=cl["idle_no_data"],
+                for r, row in enumerate(rows):
+                    idle = cl["path_idle"][r] if "path_idle" in cl else cl["idle"]
+                    row.update(window_full=1.0 - idle, idle_no_data=cl["idle_no_data"],
                                idle_rwnd_full=cl["idle_rwnd_full"])
             out[g.name] = rows
         per_run.append(out)

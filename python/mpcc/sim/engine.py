@@ -205,7 +205,8 @@ class CoreRun:
     result: RunResult
 
 
-def _connection_limits(cols: Mapping[str, Any], gi: int) -> dict[str, float]:
+def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes: list[int],
+                       n_paths: int) -> dict[str, Any]:
     """The testbed's ``connection_limits`` (mpcc.testbed.engine.connection_limits) from the linux
     connection level's samples of group ``gi`` (every 100 ms in the measurement window):
     ``idle`` = share of subflow samples with packets out < cwnd; of those, ``idle_no_data`` = the
@@ -213,7 +214,8 @@ def _connection_limits(cols: Mapping[str, Any], gi: int) -> dict[str, float]:
     peer's window; ``sndbuf_kb``/``queued_kb`` = mean send buffer and data in it;
     ``sf_queued_kb`` = mean data queued per subflow (write + retransmission queue);
     ``reinjected_pkts``, ``stale_subflows``: the connection-level retransmission timer's work
-    over the whole run."""
+    over the whole run; per route r (over the group's flows) ``path_idle`` (share of samples with
+    packets out < cwnd: 1 − the testbed's ``route_limits`` cwnd_limited) and ``path_queued_kb``."""
     def v(name):
         return as_list(cols, name)[gi]
     n, idle, conn = v("msk_sf_samples"), v("msk_idle"), v("msk_conn_samples")
@@ -225,7 +227,21 @@ def _connection_limits(cols: Mapping[str, Any], gi: int) -> dict[str, float]:
             "queued_kb": v("msk_queued_bytes") / conn / 1024 if conn else nan,
             "sf_queued_kb": v("msk_sf_queued_bytes") / n / 1024 if n else nan,
             # over the whole run: packets the connection-level timer re-injected, subflows marked stale
-            "reinjected_pkts": float(v("msk_reinjected")), "stale_subflows": float(v("msk_stale"))}
+            "reinjected_pkts": float(v("msk_reinjected")), "stale_subflows": float(v("msk_stale")),
+            **_path_limits(cols, sel, routes, n_paths)}
+
+
+def _path_limits(cols: Mapping[str, Any], sel: list[int], routes: list[int], n_paths: int) -> dict[str, list]:
+    if "msk_path_samples" not in cols:
+        return {}
+    ns, idle, q = (as_list(cols, k) for k in ("msk_path_samples", "msk_path_idle", "msk_path_queued_bytes"))
+    out: dict[str, list] = {"path_idle": [], "path_queued_kb": []}
+    for r in range(n_paths):
+        mine = [i for i, ri in zip(sel, routes) if ri == r]
+        n = sum(ns[i] for i in mine)
+        out["path_idle"].append(sum(idle[i] for i in mine) / n if n else math.nan)
+        out["path_queued_kb"].append(sum(q[i] for i in mine) / n / 1024 if n else math.nan)
+    return out
 
 
 def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float, t1: float) -> RunResult:
@@ -276,7 +292,7 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
                           ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
             extra[f"path_{key}"] = [sum(by_route(name, r)) for r in range(n_paths)]
         if "msk_sf_samples" in cols and len(g.paths) > 1:
-            extra["connection_limits"] = _connection_limits(cols, gi)
+            extra["connection_limits"] = _connection_limits(cols, gi, sel, routes, n_paths)
         groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=mean(per_flow),
                                      path_rate_mbps=column_means(per_route), extra=extra)
     links: dict[str, LinkResult] = {}

@@ -40,8 +40,8 @@ def aggregate(runs: list[SimRun]) -> RunResult:
         for key in ("losses", "drops", "marks", "loss_events", "timeouts", "retransmits", "total_mbps", "ds"):
             extra[key] = float(np.mean([r.result.groups[name].extra[key] for r in runs]))
         if "connection_limits" in g.extra:
-            extra["connection_limits"] = {k: float(np.nanmean([r.result.groups[name].extra["connection_limits"][k]
-                                                               for r in runs]))
+            extra["connection_limits"] = {k: np.nanmean([r.result.groups[name].extra["connection_limits"][k]
+                                                         for r in runs], axis=0).tolist()
                                           for k in g.extra["connection_limits"]}
         groups[name] = GroupResult(g.algorithm, g.count, float(np.mean(rates)), paths.mean(axis=0).tolist(), extra)
     links = {}

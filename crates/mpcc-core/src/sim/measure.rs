@@ -251,6 +251,21 @@ impl Sim {
                 ("msk_reinjected", u(|s| s.reinjected)),
                 ("msk_stale", u(|s| s.stale)),
             ]);
+            // per subflow
+            columns.extend([
+                (
+                    "msk_path_samples",
+                    Column::U64(l.sfs.iter().map(|f| f.samples).collect()),
+                ),
+                (
+                    "msk_path_idle",
+                    Column::U64(l.sfs.iter().map(|f| f.idle_samples).collect()),
+                ),
+                (
+                    "msk_path_queued_bytes",
+                    Column::F64(l.sfs.iter().map(|f| f.queued_sum).collect()),
+                ),
+            ]);
         }
         Ok(Output {
             columns,

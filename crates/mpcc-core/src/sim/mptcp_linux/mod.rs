@@ -110,6 +110,11 @@ pub(super) struct LinuxSf {
     stale_count: u8,
     stale_tstamp: u64,
     stale: bool,
+    /// Connection-level samples of this subflow: count, idle ones (packets out < cwnd), Σ
+    /// queued bytes.
+    pub(super) samples: u64,
+    pub(super) idle_samples: u64,
+    pub(super) queued_sum: f64,
 }
 
 /// Per connection. Sequence numbers are data sequence numbers (DSN) in packets.

@@ -335,14 +335,20 @@ impl Sim {
                 gs.queued_bytes += queued;
                 for s in first..first + n {
                     let sf = &self.sf[s];
-                    gs.sf_samples += 1;
-                    gs.sf_queued_bytes += (sf.data_end - sf.snd_una) as f64 * mss;
+                    let q = (sf.data_end - sf.snd_una) as f64 * mss;
                     // tcpi_unacked < tcpi_snd_cwnd
-                    if ((sf.snd_nxt - sf.snd_una) as f64) < self.cwnd[s].max(1.0).floor() {
+                    let idle = ((sf.snd_nxt - sf.snd_una) as f64) < self.cwnd[s].max(1.0).floor();
+                    gs.sf_samples += 1;
+                    gs.sf_queued_bytes += q;
+                    if idle {
                         gs.idle += 1;
                         gs.idle_no_data += no_data as u64;
                         gs.idle_rwnd_full += rwnd_full as u64;
                     }
+                    let f = &mut l.sfs[s];
+                    f.samples += 1;
+                    f.idle_samples += idle as u64;
+                    f.queued_sum += q;
                 }
             }
         }
