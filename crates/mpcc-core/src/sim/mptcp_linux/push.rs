@@ -32,20 +32,16 @@ impl Sim {
         l.sfs[s].last_ack = self.now;
         // the subflow's queues: segments below snd_una left them (tcp_clean_rtx_queue)
         let (snd_una, cwnd) = (self.sf[s].snd_una, self.cwnd[s].max(1.0).floor());
-        let freed = {
+        {
             let f = &mut l.sfs[s];
-            let k = snd_una - f.base;
-            f.map.drain(..k as usize);
+            f.map.drain(..(snd_una - f.base) as usize);
             f.base = snd_una;
-            k > 0
-        };
+        }
         let sf = &self.sf[s];
         let packets_out = (sf.snd_nxt - sf.snd_una) as f64;
-        // tcp_new_space (→ tcp_sndbuf_expand) runs from tcp_check_space only when a writer
-        // found the socket full (SOCK_NOSPACE): nobody writes to a subflow's socket, so its
-        // buffer stays as tcp_init_buffer_space set it (the testbed measures 2 × 256 KB + 4 KB
-        // for two subflows: bench/kernel/RESULTS.md §13)
-        let _ = (freed, SNDBUF_PER_MSS, REORDERING);
+        // (no tcp_new_space → tcp_sndbuf_expand here: tcp_check_space calls it only for a
+        // socket a writer found full, SOCK_NOSPACE, and nobody writes to a subflow's socket;
+        // the testbed measures 2 × 256 KB + 4 KB for two subflows, bench/kernel/RESULTS.md §13)
         // tcp_update_pacing_rate
         let ratio = if cwnd < sf.ssthresh / 2.0 { 2.0 } else { 1.2 };
         l.sfs[s].pacing = ratio * cwnd.max(packets_out) * mss / self.srtt[s].max(1e-6);
