@@ -24,6 +24,17 @@ SIM_OPTIONS = {
     "ecn": Option(True, "bool", example="true"),
     # 1 ms: a jiffy at HZ=1000 and Dummynet's tick (Peng et al.'s testbed); see docs/sim.md
     "host_jitter_s": Option(0.001, example="0.001"),
+    # the MPTCP connection level: "ideal" (every subflow always has data) or "linux" (upstream
+    # 6.x's send buffer, scheduler, DATA_ACK and shared receive window; docs/sim.md)
+    "mptcp": Option("ideal", "choice", choices=("ideal", "linux"), example='"linux"'),
+    # net.ipv4.tcp_wmem / tcp_rmem (bytes) of the linux connection level: the testbed's values
+    # (python/mpcc/testbed/topology.py)
+    "tcp_wmem_min": Option(4096, example="4096"),
+    "tcp_wmem_default": Option(262144, example="262144"),
+    "tcp_wmem_max": Option(33554432, example="33554432"),
+    "tcp_rmem_min": Option(4096, example="4096"),
+    "tcp_rmem_default": Option(262144, example="262144"),
+    "tcp_rmem_max": Option(33554432, example="33554432"),
 }
 
 

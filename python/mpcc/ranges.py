@@ -114,6 +114,12 @@ R: dict[str, Range] = {
     "sim.rto_min_s": Range(1e-3, 60, "s", "0.2"),
     "sim.delayed_ack_s": Range(1e-3, 1, "s", "0.04"),
     "sim.host_jitter_s": Range(0, 1, "s", "0.0001"),
+    "sim.tcp_wmem_min": Range(1, 2**31, "bytes", "4096"),
+    "sim.tcp_wmem_default": Range(1, 2**31, "bytes", "262144"),
+    "sim.tcp_wmem_max": Range(1, 2**31, "bytes", "33554432"),
+    "sim.tcp_rmem_min": Range(1, 2**31, "bytes", "4096"),
+    "sim.tcp_rmem_default": Range(1, 2**31, "bytes", "262144"),
+    "sim.tcp_rmem_max": Range(1, 2**31, "bytes", "33554432"),
     # [fluid]
     "fluid.gamma": Range(1e-12, 1e3, "1/packet", "1e-4"),
     "fluid.t_end": Range(1e-3, 1e6, "s", "100.0"),

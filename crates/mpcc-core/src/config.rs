@@ -131,6 +131,23 @@ pub struct Options {
     pub host_jitter_s: f64,
     /// Packets are ECN-capable (RED links with ecn = true mark instead of dropping).
     pub ecn: bool,
+    /// The MPTCP connection level: `Ideal` (unlimited buffers, every subflow always has data)
+    /// or `Linux` (upstream 6.x's send buffer, scheduler, DATA_ACK and shared receive window:
+    /// `sim/mptcp_linux.rs`).
+    pub mptcp: MptcpMode,
+    /// net.ipv4.tcp_wmem (min, default, max), bytes: used by the `Linux` connection level.
+    pub tcp_wmem: [f64; 3],
+    /// net.ipv4.tcp_rmem (min, default, max), bytes: used by the `Linux` connection level.
+    pub tcp_rmem: [f64; 3],
+}
+
+/// `[sim] mptcp`: which MPTCP connection level the simulator models.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum MptcpMode {
+    #[default]
+    Ideal,
+    Linux,
 }
 
 impl Default for Options {
@@ -145,6 +162,10 @@ impl Default for Options {
             slow_start_at_ssthresh: false,
             host_jitter_s: 0.001,
             ecn: true,
+            mptcp: MptcpMode::Ideal,
+            // the testbed's sysctls (python/mpcc/testbed/topology.py)
+            tcp_wmem: [4096.0, 262144.0, 33554432.0],
+            tcp_rmem: [4096.0, 262144.0, 33554432.0],
         }
     }
 }

@@ -55,7 +55,10 @@ def _path_rel(a: float, b_group: dict[str, Any], k: int, b: float) -> float:
 
 def differences(results: dict[str, RunResult]) -> dict[str, Any]:
     """Per group and per path: each engine's per-flow rate and the relative difference of every
-    pair "a vs b" (b before a in fluid, sim, testbed order)."""
+    pair "a vs b" (b before a in fluid, sim, sim-linux, testbed order). With both
+    simulator modes, ``connection_cost_mbps`` (and per path ``path_connection_cost_mbps``) = ideal
+    minus linux per-flow rate, ``connection_cost_rel`` = (linux − ideal)/ideal: what upstream
+    Linux's MPTCP connection level costs the group."""
     names = [e for e in ENGINES if e in results]
     pairs = [(a, b) for i, a in enumerate(names) for b in names[:i]]
     first = results[names[0]] if names else None
@@ -71,6 +74,13 @@ def differences(results: dict[str, RunResult]) -> dict[str, Any]:
             prel = {f"{a} vs {b}": _path_rel(pr[a], results[b].groups[gname].to_dict(), k, pr[b]) for a, b in pairs}
             paths.append({"rate_mbps": pr, "rel": prel})
         out["groups"][gname] = {"rate_mbps": rates, "rel": rel, "paths": paths}
+        if "sim" in names and "sim-linux" in names:
+            # the cost of upstream Linux's MPTCP connection level: ideal minus linux, per flow
+            cost = [rates["sim"] - rates["sim-linux"]]
+            cost += [p["rate_mbps"]["sim"] - p["rate_mbps"]["sim-linux"] for p in paths]
+            out["groups"][gname]["connection_cost_mbps"] = cost[0]
+            out["groups"][gname]["connection_cost_rel"] = _rel(rates["sim-linux"], rates["sim"])
+            out["groups"][gname]["path_connection_cost_mbps"] = cost[1:]
     worst = [abs(v) for g in out["groups"].values() for v in [*g["rel"].values(),
              *(x for p in g["paths"] for x in p["rel"].values())] if not math.isnan(v)]
     out["max_abs_rel"] = max(worst) if worst else None

@@ -38,9 +38,10 @@ def command(scenario, engines, runs, seed, out, as_json, threshold, force):
     if not (threshold > 0):
         raise MpccError(f"--threshold must be > 0, got {threshold} (fix: e.g. --threshold 0.1)")
     s = load(scenario)
-    if "sim" in names:
+    n_sim = sum(n in ("sim", "sim-linux") for n in names)
+    if n_sim:
         from .. import cost
-        cost.guard(cost.sim(s, runs=runs), str(scenario), force, "shorten duration_s or lower --runs")
+        cost.guard(cost.sim(s, runs=runs * n_sim), str(scenario), force, "shorten duration_s or lower --runs")
 
     def progress(e):
         if not as_json:

@@ -173,6 +173,12 @@ def sim_routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]]:
                     "retransmits": ge["path_retransmits"][r] / g.count,
                     "timeouts": ge["path_timeouts"][r] / g.count,
                     "min_utilisation": _utilisation(s, g, r, res.links)["min_utilisation"]})
+            cl = ge.get("connection_limits")
+            if cl:   # sim-linux: the connection level's samples (per group, as the testbed's)
+                for r, row in enumerate(rows):
+                    idle = cl["path_idle"][r] if "path_idle" in cl else cl["idle"]
+                    row.update(window_full=1.0 - idle, idle_no_data=cl["idle_no_data"],
+                               idle_rwnd_full=cl["idle_rwnd_full"])
             out[g.name] = rows
         per_run.append(out)
     return _merge_runs(s, run, per_run)
@@ -271,7 +277,8 @@ def routes(s: Scenario, run) -> dict[str, list[dict[str, Any]]] | None:
     """Per-group, per-route quantities of an engine run (None if the engine did not run)."""
     if not run.ok:
         return None
-    return {"fluid": fluid_routes, "sim": sim_routes, "testbed": testbed_routes}[run.engine](s, run)
+    return {"fluid": fluid_routes, "sim": sim_routes, "sim-linux": sim_routes,
+            "testbed": testbed_routes}[run.engine](s, run)
 
 
 # --- causes ---------------------------------------------------------------------------------------

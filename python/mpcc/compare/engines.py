@@ -11,7 +11,10 @@ from ..errors import MpccError
 from ..results import RunResult
 from ..scenario import Scenario
 
-ENGINES = ("fluid", "sim", "testbed")
+ENGINES = ("fluid", "sim", "sim-linux", "testbed")
+
+#: The simulator's engines and the connection level each runs (``[sim] mptcp``).
+SIM_MODES = {"sim": "ideal", "sim-linux": "linux"}
 
 
 @dataclass
@@ -33,11 +36,17 @@ def run_fluid(s: Scenario) -> EngineRun:
     return EngineRun("fluid", fluid.to_result(s, eq), detail=eq)
 
 
-def run_sim(s: Scenario, runs: int, seed: int) -> EngineRun:
+def with_mptcp(s: Scenario, mode: str) -> Scenario:
+    """``s`` with ``[sim] mptcp = mode``."""
+    import dataclasses
+    return dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), "mptcp": mode}})
+
+
+def run_sim(s: Scenario, runs: int, seed: int, name: str = "sim") -> EngineRun:
     from .. import sim
-    many = sim.run_many(s, runs=runs, seed=seed, progress=False)
+    many = sim.run_many(with_mptcp(s, SIM_MODES[name]), runs=runs, seed=seed, progress=False)
     result = many.result if runs > 1 else many[0].result
-    return EngineRun("sim", result, detail=list(many))
+    return EngineRun(name, result, detail=list(many))
 
 
 def run_testbed(s: Scenario, runs: int, seed: int) -> EngineRun:
@@ -55,8 +64,8 @@ def run_engine(name: str, s: Scenario, *, runs: int = 1, seed: int = 0) -> Engin
     try:
         if name == "fluid":
             return run_fluid(s)
-        if name == "sim":
-            return run_sim(s, runs, seed)
+        if name in SIM_MODES:
+            return run_sim(s, runs, seed, name)
         if name == "testbed":
             return run_testbed(s, runs, seed)
     except MpccError as e:

@@ -16,7 +16,7 @@ from ..errors import MpccError
 from ..plotting import save_figure
 from ..results import dumps
 
-COLORS = {"fluid": "#4c72b0", "sim": "#dd8452", "testbed": "#55a868"}
+COLORS = {"fluid": "#4c72b0", "sim": "#dd8452", "sim-linux": "#c44e52", "testbed": "#55a868"}
 
 
 SUBFLOW_COLUMNS = {"time_s": pa.float64(), "group": pa.string(), "flow": pa.int64(), "route": pa.int64(),
@@ -32,7 +32,7 @@ def _series(c, sim_key: str, testbed_attr: str, columns: dict) -> pa.Table | Non
     for e, r in c.runs.items():
         if not r.ok or e == "fluid":
             continue
-        if e == "sim":
+        if e in ("sim", "sim-linux"):
             runs = [(sr.seed, sr.timeseries[sim_key]) for sr in r.detail]
         else:
             runs = [(i, getattr(sm, testbed_attr)) for i, sm in enumerate(r.detail["summaries"])]
@@ -110,7 +110,7 @@ def figure(c):
         for k, path in enumerate(g.paths):
             col = plt.cm.tab10(k % 10)
             if ts is not None:
-                for e, style in (("sim", "-"), ("testbed", "--")):
+                for e, style in (("sim", "-"), ("sim-linux", ":"), ("testbed", "--")):
                     m = (eng == e) & (grp == g.name) & (flow == 0) & (route == k) & (seed == first_seed.get(e))
                     if np.any(m):
                         a.plot(t_s[m], cwnd[m], style, lw=0.8, color=col, label=f"{e} route {k + 1} ({'→'.join(path)})")

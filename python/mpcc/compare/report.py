@@ -32,6 +32,9 @@ def rate_table(c) -> Table:
         t.add_column(e, justify="right")
     for p in d["pairs"]:
         t.add_column(p, justify="right")
+    cost = any("connection_cost_mbps" in g for g in d["groups"].values())
+    if cost:
+        t.add_column("conn. level cost (ideal − linux)", justify="right")
     for g in c.scenario.groups:
         row = [g.name, g.algorithm.describe()]
         for e in engines:
@@ -43,6 +46,9 @@ def rate_table(c) -> Table:
             row.append(_cell(gr.rate_mbps, gr.extra.get("ci95_mbps")))
         dg = d["groups"].get(g.name, {"rel": {}, "paths": []})
         row += [_rel(dg["rel"].get(p)) for p in d["pairs"]]
+        if cost:
+            row.append(f"{_cell(dg.get('connection_cost_mbps'))} ({_rel(dg.get('connection_cost_rel'))})"
+                       if "connection_cost_mbps" in dg else "—")
         t.add_row(*row)
         if len(g.paths) > 1:
             for k, path in enumerate(g.paths):
@@ -56,6 +62,9 @@ def rate_table(c) -> Table:
                     cis = gr.extra.get("path_ci95_mbps")
                     prow.append(_cell(gr.path_rate_mbps[k], cis[k] if cis else None))
                 prow += [_rel(dg["paths"][k]["rel"].get(p)) if dg["paths"] else "—" for p in d["pairs"]]
+                if cost:
+                    pc = dg.get("path_connection_cost_mbps")
+                    prow.append(_cell(pc[k]) if pc else "—")
                 t.add_row(*prow)
     return t
 

@@ -53,6 +53,9 @@ class Columns(Mapping):
     def __len__(self) -> int:
         return len(self._raw)
 
+    def __contains__(self, name: object) -> bool:
+        return name in self._raw   # (Mapping's default would convert the column to numpy)
+
     def tolist(self, name: str) -> list:
         """Column ``name`` as a list of Python ints / floats (what ``self[name].tolist()`` gives)."""
         dtype, buf = self._raw[name]

@@ -112,9 +112,19 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
     return {"duration_s": scenario.duration_s, "packet_bytes": scenario.packet_bytes, "seed": int(seed),
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
-            "options": {k: opts[k] for k in _CORE_OPTIONS},
+            "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts),
             "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
             **({"max_events": int(max_events)} if max_events is not None else {})}
+
+
+def _linux_options(opts: Mapping[str, Any]) -> dict[str, Any]:
+    """The linux connection level's options for the core (none for the ideal one: its run
+    description is what it was before the linux mode existed)."""
+    if opts["mptcp"] != "linux":
+        return {}
+    return {"mptcp": "linux",
+            "tcp_wmem": [float(opts[f"tcp_wmem_{k}"]) for k in ("min", "default", "max")],
+            "tcp_rmem": [float(opts[f"tcp_rmem_{k}"]) for k in ("min", "default", "max")]}
 
 
 _RUST_FIELD = re.compile(r"^([A-Za-z_][\w\[\]\.]*): (.*)$", re.S)
@@ -195,6 +205,45 @@ class CoreRun:
     result: RunResult
 
 
+def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes: list[int],
+                       n_paths: int) -> dict[str, Any]:
+    """The testbed's ``connection_limits`` (mpcc.testbed.engine.connection_limits) from the linux
+    connection level's samples of group ``gi`` (every 100 ms in the measurement window):
+    ``idle`` = share of subflow samples with packets out < cwnd; of those, ``idle_no_data`` = the
+    connection had no unsent data, ``idle_rwnd_full`` = its data in flight within 2 packets of the
+    peer's window; ``sndbuf_kb``/``queued_kb`` = mean send buffer and data in it;
+    ``sf_queued_kb`` = mean data queued per subflow (write + retransmission queue);
+    ``reinjected_pkts``, ``stale_subflows``: the connection-level retransmission timer's work
+    over the whole run; per route r (over the group's flows) ``path_idle`` (share of samples with
+    packets out < cwnd: 1 − the testbed's ``route_limits`` cwnd_limited) and ``path_queued_kb``."""
+    def v(name):
+        return as_list(cols, name)[gi]
+    n, idle, conn = v("msk_sf_samples"), v("msk_idle"), v("msk_conn_samples")
+    nan = math.nan
+    return {"idle": idle / n if n else nan,
+            "idle_no_data": v("msk_idle_no_data") / idle if idle else nan,
+            "idle_rwnd_full": v("msk_idle_rwnd_full") / idle if idle else nan,
+            "sndbuf_kb": v("msk_sndbuf_bytes") / conn / 1024 if conn else nan,
+            "queued_kb": v("msk_queued_bytes") / conn / 1024 if conn else nan,
+            "sf_queued_kb": v("msk_sf_queued_bytes") / n / 1024 if n else nan,
+            # over the whole run: packets the connection-level timer re-injected, subflows marked stale
+            "reinjected_pkts": float(v("msk_reinjected")), "stale_subflows": float(v("msk_stale")),
+            **_path_limits(cols, sel, routes, n_paths)}
+
+
+def _path_limits(cols: Mapping[str, Any], sel: list[int], routes: list[int], n_paths: int) -> dict[str, list]:
+    if "msk_path_samples" not in cols:
+        return {}
+    ns, idle, q = (as_list(cols, k) for k in ("msk_path_samples", "msk_path_idle", "msk_path_queued_bytes"))
+    out: dict[str, list] = {"path_idle": [], "path_queued_kb": []}
+    for r in range(n_paths):
+        mine = [i for i, ri in zip(sel, routes) if ri == r]
+        n = sum(ns[i] for i in mine)
+        out["path_idle"].append(sum(idle[i] for i in mine) / n if n else math.nan)
+        out["path_queued_kb"].append(sum(q[i] for i in mine) / n / 1024 if n else math.nan)
+    return out
+
+
 def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float, t1: float) -> RunResult:
     """The output contract (:class:`~mpcc.results.RunResult`) from the core's columns over the
     measurement window [t0, t1] (module docstring). ``cols``: :class:`~.columns.Columns` or numpy
@@ -242,6 +291,8 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
                           ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
                           ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
             extra[f"path_{key}"] = [sum(by_route(name, r)) for r in range(n_paths)]
+        if "msk_sf_samples" in cols and len(g.paths) > 1:
+            extra["connection_limits"] = _connection_limits(cols, gi, sel, routes, n_paths)
         groups[g.name] = GroupResult(algorithm=g.algorithm.describe(), count=g.count, rate_mbps=mean(per_flow),
                                      path_rate_mbps=column_means(per_route), extra=extra)
     links: dict[str, LinkResult] = {}
@@ -253,7 +304,9 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
                                    extra={"utilization": load / l.capacity_mbps, "drops": drops, "marks": marks,
                                           "arrivals": arr, "max_queue_pkts": col["link_max_queue"][li]})
     return RunResult(engine="sim", scenario=scenario.name, groups=groups, links=links,
-                     extra={"seed": int(seed), "measure_s": [t0, t1]})
+                     extra={"seed": int(seed), "measure_s": [t0, t1],
+                            # (the ideal connection level's summary is what it was before)
+                            **({"mptcp": "linux"} if "msk_sf_samples" in cols else {})})
 
 
 def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,

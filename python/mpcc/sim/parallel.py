@@ -39,6 +39,10 @@ def aggregate(runs: list[SimRun]) -> RunResult:
                  "runs_mbps": rates}
         for key in ("losses", "drops", "marks", "loss_events", "timeouts", "retransmits", "total_mbps", "ds"):
             extra[key] = float(np.mean([r.result.groups[name].extra[key] for r in runs]))
+        if "connection_limits" in g.extra:
+            extra["connection_limits"] = {k: np.nanmean([r.result.groups[name].extra["connection_limits"][k]
+                                                         for r in runs], axis=0).tolist()
+                                          for k in g.extra["connection_limits"]}
         groups[name] = GroupResult(g.algorithm, g.count, float(np.mean(rates)), paths.mean(axis=0).tolist(), extra)
     links = {}
     for name, l in first.links.items():
@@ -48,7 +52,8 @@ def aggregate(runs: list[SimRun]) -> RunResult:
                                  {"ci95_load_mbps": ci95(loads), "ci95_price": ci95(prices),
                                   "utilization": float(np.mean([r.result.links[name].extra["utilization"] for r in runs]))})
     return RunResult("sim", first.scenario, groups, links,
-                     {"runs": len(runs), "seeds": [r.seed for r in runs], "measure_s": first.extra["measure_s"]})
+                     {"runs": len(runs), "seeds": [r.seed for r in runs], "measure_s": first.extra["measure_s"],
+                      **({"mptcp": first.extra["mptcp"]} if "mptcp" in first.extra else {})})
 
 
 def _one(scenario: Scenario, seed: int, sample_interval_s: float, measure) -> SimRun:

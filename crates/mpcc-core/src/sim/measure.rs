@@ -157,6 +157,10 @@ impl Sim {
             + self.links.iter().map(|l| l.memory_bytes()).sum::<usize>()
             + self.queue.memory_bytes()
             + self.series.memory_bytes()
+            + match &self.mptcp {
+                super::Mptcp::Linux(l) => l.memory_bytes(),
+                super::Mptcp::Ideal => 0,
+            }
             + self.budget.static_bytes
     }
 
@@ -181,7 +185,7 @@ impl Sim {
         };
         let ts = std::mem::take(&mut self.series);
         let log = &ts.adapt_log;
-        let columns = vec![
+        let mut columns = vec![
             ("sf_group", Column::U32(self.sf_group.clone())),
             ("sf_flow", Column::U32(self.sf_flow.clone())),
             ("sf_route", Column::U32(self.sf_route.clone())),
@@ -226,6 +230,43 @@ impl Sim {
             ("ts_queue", Column::U32(ts.queue)),
             ("ts_drops", Column::U64(ts.drops)),
         ];
+        if let super::Mptcp::Linux(l) = &self.mptcp {
+            // per group: the connection-level samples (linux connection level only)
+            let g = &l.samples;
+            let u = |f: fn(&super::mptcp_linux::GroupSamples) -> u64| {
+                Column::U64(g.iter().map(f).collect())
+            };
+            let x = |f: fn(&super::mptcp_linux::GroupSamples) -> f64| {
+                Column::F64(g.iter().map(f).collect())
+            };
+            columns.extend([
+                ("msk_sf_samples", u(|s| s.sf_samples)),
+                ("msk_idle", u(|s| s.idle)),
+                ("msk_idle_no_data", u(|s| s.idle_no_data)),
+                ("msk_idle_rwnd_full", u(|s| s.idle_rwnd_full)),
+                ("msk_conn_samples", u(|s| s.conn_samples)),
+                ("msk_sndbuf_bytes", x(|s| s.sndbuf_bytes)),
+                ("msk_queued_bytes", x(|s| s.queued_bytes)),
+                ("msk_sf_queued_bytes", x(|s| s.sf_queued_bytes)),
+                ("msk_reinjected", u(|s| s.reinjected)),
+                ("msk_stale", u(|s| s.stale)),
+            ]);
+            // per subflow
+            columns.extend([
+                (
+                    "msk_path_samples",
+                    Column::U64(l.sfs.iter().map(|f| f.samples).collect()),
+                ),
+                (
+                    "msk_path_idle",
+                    Column::U64(l.sfs.iter().map(|f| f.idle_samples).collect()),
+                ),
+                (
+                    "msk_path_queued_bytes",
+                    Column::F64(l.sfs.iter().map(|f| f.queued_sum).collect()),
+                ),
+            ]);
+        }
         Ok(Output {
             columns,
             events: self.events,

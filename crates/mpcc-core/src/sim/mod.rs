@@ -42,6 +42,7 @@ mod events;
 mod link;
 mod measure;
 mod mptcp;
+mod mptcp_linux;
 mod receiver;
 mod tcp;
 
@@ -78,6 +79,17 @@ const K_BG_TOGGLE: u64 = K_TIMER + cc::MAX_TIMERS as u64;
 const K_BG_SEND: u64 = K_BG_TOGGLE + 1;
 const K_STOP: u64 = K_BG_SEND + 1;
 const K_SAMPLE: u64 = K_STOP + 1;
+/// Connection-level samples (linux connection level only).
+const K_MSK_SAMPLE: u64 = K_SAMPLE + 1;
+/// The connection-level retransmission timer (linux connection level only).
+const K_MSK_RTX: u64 = K_SAMPLE + 2;
+
+/// The MPTCP connection level (`[sim] mptcp`): ideal (every subflow always has data, no
+/// state) or upstream Linux's ([`mptcp_linux`]).
+enum Mptcp {
+    Ideal,
+    Linux(Box<mptcp_linux::Linux>),
+}
 
 /// Owner ids with this bit set are background (UDP) sources, otherwise subflows.
 const BG: u32 = 1 << 31;
@@ -106,6 +118,8 @@ struct Ack {
     ts: u64,
     cum: u32,
     seq: u32,
+    /// Host jitter added to `time`, ns: the ACK left the receiver at time − rev − jit.
+    jit: u32,
     ece: bool,
 }
 
@@ -149,6 +163,7 @@ pub struct Sim {
     exceeded: Option<String>,
     events: u64,
     data_packets: u64,
+    mptcp: Mptcp,
 }
 
 impl Sim {
@@ -205,7 +220,17 @@ impl Sim {
             exceeded: None,
             events: 0,
             data_packets: 0,
+            mptcp: Mptcp::Ideal,
         };
+        let mut linux = (cfg.options.mptcp == crate::config::MptcpMode::Linux).then(|| {
+            let mut l = mptcp_linux::Linux::new(
+                cfg.options.tcp_wmem,
+                cfg.options.tcp_rmem,
+                cfg.packet_bytes,
+            );
+            l.samples = vec![Default::default(); cfg.groups.len()];
+            Box::new(l)
+        });
         if sim.measure_ns.1 <= sim.measure_ns.0 {
             return Err(format!(
                 "measure: the measurement window [{}, {}] s must have t1 > t0 within duration_s",
@@ -260,6 +285,26 @@ impl Sim {
                     sim.sf_route.push(r as u32);
                 }
                 let n = g.paths.len();
+                if let Some(l) = linux.as_mut() {
+                    let delack = if sim.opt.delayed_ack {
+                        ns(sim.opt.delayed_ack_s)
+                    } else {
+                        0
+                    };
+                    let rev = sim.sf[first as usize..]
+                        .iter()
+                        .map(|f| f.rev_ns)
+                        .max()
+                        .unwrap_or(0);
+                    l.add_conn(n, rev + sim.ack_jitter_ns + delack + 1_000_000);
+                    for s in first as usize..sim.sf.len() {
+                        // (a single-path connection is a TCP socket: its buffer never empties)
+                        if n >= 2 {
+                            sim.sf[s].data_end = 0;
+                        }
+                        l.init_pacing(s, sim.srtt[s], sim.opt.initial_cwnd);
+                    }
+                }
                 sim.conns
                     .push(Conn::new(gi as u32, first, n as u32, &*proto));
                 sim.ccs.push(proto.connection(n));
@@ -295,6 +340,10 @@ impl Sim {
         sim.rng = rng;
         if sim.sample_ns > 0 {
             sim.push(sim.sample_ns, K_SAMPLE, 0);
+        }
+        if let Some(l) = linux {
+            sim.mptcp = Mptcp::Linux(l);
+            sim.push(mptcp_linux::SAMPLE_NS, K_MSK_SAMPLE, 0);
         }
         sim.push(sim.measure_ns.0, K_MEASURE, 0);
         sim.push(sim.measure_ns.1, K_MEASURE, 1);
@@ -354,6 +403,9 @@ impl Sim {
                 }
                 self.prefetch_next();
                 self.process_ack(s, ack);
+                if let Mptcp::Linux(_) = self.mptcp {
+                    self.linux_ack(s, &ack);
+                }
                 self.try_send(s);
                 continue;
             }
@@ -368,6 +420,8 @@ impl Sim {
                 K_BG_TOGGLE => self.bg_toggle(id as usize),
                 K_BG_SEND => self.bg_send(id as usize),
                 K_SAMPLE => self.sample(),
+                K_MSK_SAMPLE => self.linux_sample(),
+                K_MSK_RTX => self.linux_rtx_event(id as usize),
                 K_MEASURE => self.snapshot(id as usize),
                 k if (K_TIMER..K_BG_TOGGLE).contains(&k) => {
                     self.timer_event(id as usize, (k - K_TIMER) as usize)

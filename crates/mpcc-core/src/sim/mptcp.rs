@@ -57,6 +57,7 @@ fn view<'a>(cwnd: &'a [f64], srtt: &'a [f64], base_rtt: &'a [f64], conn: &Conn) 
 impl Sim {
     pub(super) fn start(&mut self, c: usize) {
         self.conns[c].active = true;
+        self.linux_push(c);
         // lowest-RTT-first: the subflow with the smallest RTT gets the first segments
         let mut order: Vec<usize> = self.conns[c].routes().collect();
         order.sort_by(|&a, &b| self.srtt[a].partial_cmp(&self.srtt[b]).unwrap());

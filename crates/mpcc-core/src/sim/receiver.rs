@@ -8,7 +8,9 @@ impl Sim {
         // Host jitter: a random delay (sender/receiver processing) that breaks the phase
         // effects of a perfectly deterministic network; ACKs of a subflow stay in order.
         if self.ack_jitter_ns > 0 {
-            ack.time += (self.rng.uniform() * self.ack_jitter_ns as f64) as u64;
+            let j = (self.rng.uniform() * self.ack_jitter_ns as f64) as u64;
+            ack.time += j;
+            ack.jit = j as u32;
         }
         let sf = &mut self.sf[s];
         if let Some(last) = sf.acks.back() {
@@ -36,6 +38,7 @@ impl Sim {
             self.emit_ack(s, a);
         }
         let sf = &mut self.sf[s];
+        let before = sf.rcv_nxt;
         let in_order = pkt.seq == sf.rcv_nxt && sf.ooo.is_empty();
         if in_order {
             sf.rcv_nxt += 1; // the common case: no hole, nothing buffered
@@ -50,11 +53,19 @@ impl Sim {
                 sf.rcv_nxt += 1;
             }
         }
+        if let super::Mptcp::Linux(l) = &mut self.mptcp {
+            // the subflow hands its in-order data to the connection (linux mode)
+            if sf.rcv_nxt > before {
+                l.subflow_delivers(s, before, sf.rcv_nxt, arrive);
+            }
+        }
+        let sf = &mut self.sf[s];
         let ack = Ack {
             time: arrive + sf.rev_ns,
             ts: pkt.ts,
             cum: sf.rcv_nxt,
             seq: pkt.seq,
+            jit: 0,
             ece: pkt.ce,
         };
         if delayed && in_order && !pkt.ce {

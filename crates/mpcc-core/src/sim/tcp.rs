@@ -34,9 +34,9 @@ pub(super) struct Subflow {
     /// Reverse-path (ACK) delay: Σ one-way delays of the path.
     pub(super) rev_ns: u64,
     // --- sender
-    snd_una: u32,
-    snd_nxt: u32,
-    inflight: u32,
+    pub(super) snd_una: u32,
+    pub(super) snd_nxt: u32,
+    pub(super) inflight: u32,
     /// RACK: send time and sequence of the most recently sent segment known delivered.
     rack_ts: u64,
     rack_seq: u32,
@@ -45,6 +45,9 @@ pub(super) struct Subflow {
     /// Latest transmission time of every outstanding segment (ring like `sb`).
     xmit_ts: Vec<u64>,
     pub(super) ssthresh: f64,
+    /// New data ends before this sequence number: u32::MAX with the ideal connection level
+    /// (the application always has data), else what the connection level handed this subflow.
+    pub(super) data_end: u32,
     pub(super) state: u8,
     recover: u32,
     pub(super) have_rtt: bool,
@@ -94,6 +97,7 @@ impl Subflow {
             ssthresh,
             rto_ns: ns(1.0),
             rto_timer_at: u64::MAX,
+            data_end: u32::MAX,
             sb: vec![0; 64],
             xmit_ts: vec![0; 64],
             mask: 63,
@@ -145,8 +149,8 @@ impl Sim {
         }
     }
 
-    /// Send while the window allows: lost segments first (lowest sequence), then new data
-    /// (the application always has data: unlimited send buffer and receive window).
+    /// Send while the window allows: lost segments first (lowest sequence), then new data up
+    /// to `data_end` (ideal connection level: the application always has data).
     pub(super) fn try_send(&mut self, s: usize) {
         let c = self.sf[s].conn as usize;
         if !self.conns[c].active {
@@ -175,6 +179,9 @@ impl Sim {
                     q
                 }
                 None => {
+                    if sf.snd_nxt >= sf.data_end {
+                        break;
+                    }
                     if (sf.snd_nxt - sf.snd_una) as usize >= sf.sb.len() && !sf.grow_scoreboard() {
                         self.exceeded = Some(format!(
                             "groups[{}]: a subflow's window reached {} segments in flight, more than \

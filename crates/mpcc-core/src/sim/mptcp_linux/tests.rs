@@ -1,0 +1,281 @@
+//! Unit tests of the Linux connection level, one per mechanism.
+use super::*;
+use crate::sim::{Mptcp, Sim};
+
+/// Coupled over a 10 Mb/s path and a 1 Mb/s path shared with four Reno flows (the coupled
+/// subflow's window there is 1–2 packets), 20 ms and 80 ms RTT.
+fn hol_json(mode: &str) -> String {
+    format!(
+        r#"{{"duration_s": 30, "seed": 5, "measure": [10, 30], "sample_interval_s": 0,
+        "links": [{{"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50}},
+                  {{"capacity_mbps": 1, "delay_ms": 40, "buffer_pkts": 20}}],
+        "groups": [{{"algorithm": "coupled", "count": 1, "paths": [[0], [1]], "start_s": 0, "stop_s": 30}},
+                   {{"algorithm": "reno", "count": 4, "paths": [[1]], "start_s": 0, "stop_s": 30}}],
+        "options": {{"mptcp": "{mode}"}}}}"#
+    )
+}
+
+fn sim(json: &str) -> Sim {
+    Sim::new(&crate::config::parse(json).unwrap()).unwrap()
+}
+
+fn linux(s: &Sim) -> &Linux {
+    match &s.mptcp {
+        Mptcp::Linux(l) => l,
+        Mptcp::Ideal => panic!("ideal"),
+    }
+}
+
+/// The application fills the connection's send buffer (tcp_wmem[0] + the subflows' 256 KB:
+/// 365 packets of 1448 bytes) and no further, and is woken again at 2/3 of it; the buffer
+/// holds data until the
+/// connection-level ACK: behind the 1–2-packet subflow it is full of data already sent,
+/// some of it acknowledged on its own subflow, so the fast subflow sits idle with nothing
+/// to send.
+#[test]
+fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
+    let mut s = sim(&hol_json("linux"));
+    let buf = ((4096.0 + 2.0 * 262144.0) / 1448.0_f64).ceil() as u32;
+    let (mut blocked, mut held, mut idle_no_data, mut n, mut partial) = (0, 0, 0, 0, 0);
+    let mut t = 5.0;
+    while !s.run_until(t) {
+        t += 0.05;
+        let l = linux(&s);
+        let c = &l.conns[0];
+        let queued = c.write_seq - c.snd_una;
+        assert!(queued <= buf, "the writer fills the buffer, no more");
+        // (after every ACK a woken writer refills it: it never stays below 2/3)
+        assert!(3 * queued + 3 >= 2 * buf, "{queued} of {buf}");
+        partial += (queued < buf - 10) as u32;
+        assert!(c.snd_nxt <= c.write_seq && c.snd_una <= c.rcv_nxt);
+        // data in the buffer not queued on any subflow and sent: acknowledged on its
+        // subflow but not at the connection level
+        let on_subflows: u32 = (0..2).map(|k| s.sf[k].data_end - s.sf[k].snd_una).sum();
+        let unsent = c.write_seq - c.snd_nxt;
+        let acked_not_freed = (c.write_seq - c.snd_una) - unsent - on_subflows.min(buf - unsent);
+        n += 1;
+        blocked += (unsent == 0) as u32;
+        held += (acked_not_freed > 0) as u32;
+        let fast_idle = s.sf[0].snd_nxt - s.sf[0].snd_una < s.cwnd[0].floor() as u32
+            && s.sf[0].snd_nxt == s.sf[0].data_end;
+        idle_no_data += (fast_idle && unsent == 0) as u32;
+    }
+    assert!(n > 400);
+    assert!(
+        partial > n / 10,
+        "the waiting writer lets the buffer drain: {partial} of {n}"
+    );
+    assert!(
+        blocked > n / 2,
+        "writer blocked in {blocked} of {n} samples"
+    );
+    assert!(
+        held > n / 2,
+        "subflow-acked data held in {held} of {n} samples"
+    );
+    assert!(
+        idle_no_data > n / 5,
+        "fast subflow idle with no data in {idle_no_data} of {n}"
+    );
+}
+
+/// The same network with the ideal connection level: the coupled connection gets more,
+/// and only the linux mode reports connection-level samples.
+#[test]
+fn head_of_line_blocking_costs_throughput() {
+    let ideal = crate::run_json(&hol_json("ideal")).unwrap();
+    let lx = crate::run_json(&hol_json("linux")).unwrap();
+    let mp = |o: &crate::Output| o.u64("sf_delivered")[..2].iter().sum::<u64>();
+    assert!(
+        (mp(&lx) as f64) < 0.8 * mp(&ideal) as f64,
+        "{} vs {}",
+        mp(&lx),
+        mp(&ideal)
+    );
+    assert!(ideal.get("msk_idle").is_none());
+    let (n, idle, nodata) = (
+        lx.u64("msk_sf_samples")[0],
+        lx.u64("msk_idle")[0],
+        lx.u64("msk_idle_no_data")[0],
+    );
+    assert_eq!(
+        n,
+        2 * 201,
+        "two subflows every 100 ms in [10, 30] s, both ends included"
+    );
+    assert!(
+        idle > 0 && nodata * 10 >= idle * 9,
+        "{idle} idle, {nodata} without data"
+    );
+    assert_eq!(
+        lx.u64("msk_sf_samples")[1],
+        0,
+        "single-path groups have no samples"
+    );
+}
+
+/// mptcp_subflow_get_send: the subflow with the least queued bytes ÷ avg_pacing_rate gets
+/// the first burst (≤ 64 KB), whatever its window; a pick whose buffer is full sends nothing.
+#[test]
+fn scheduler_picks_least_linger_time() {
+    let two = r#"{"duration_s": 10, "measure": [0, 10],
+        "links": [{"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50},
+                  {"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50}],
+        "groups": [{"algorithm": "lia", "count": 1, "paths": [[0], [1]], "stop_s": 10}],
+        "options": {"mptcp": "linux", "start_jitter_s": 0}}"#;
+    // (queued packets, pacing bytes/s) of subflows 0 and 1 → the subflow picked
+    for (q0, p0, q1, p1, want) in [
+        (10u32, 1e6, 5u32, 1e5, 0usize), // linger 27 ms vs 68 ms
+        (10, 1e5, 5, 1e5, 1),            // 273 ms vs 136 ms
+        (0, 1e3, 3, 1e9, 0),             // an empty queue lingers 0
+    ] {
+        let mut s = sim(two);
+        for (k, q, p) in [(0, q0, p0), (1, q1, p1)] {
+            s.sf[k].data_end = q;
+            if let Mptcp::Linux(l) = &mut s.mptcp {
+                l.sfs[k].pacing = p;
+                l.sfs[k]
+                    .map
+                    .extend(std::iter::repeat(u32::MAX).take(q as usize));
+                l.conns[0].snd_nxt = q0 + q1; // DSNs below are queued already
+            }
+        }
+        s.conns[0].active = true;
+        s.linux_push(0);
+        let l = linux(&s);
+        let first = [q0, q1][want] as usize;
+        assert_eq!(l.sfs[want].map[first], q0 + q1, "case {q0} {p0} {q1} {p1}");
+        // the burst: 64 KB = 46 packets of 1448 bytes (the last one partly), in DSN order
+        let burst: Vec<u32> = l.sfs[want]
+            .map
+            .iter()
+            .skip(first)
+            .take(46)
+            .cloned()
+            .collect();
+        assert_eq!(burst, (q0 + q1..q0 + q1 + 46).collect::<Vec<u32>>());
+    }
+    // the least linger time has a full buffer: nothing is handed out
+    let mut s = sim(two);
+    s.sf[0].data_end = 200; // 200 × 2728 B > 256 KB
+    if let Mptcp::Linux(l) = &mut s.mptcp {
+        l.sfs[0].pacing = 1e12;
+        l.sfs[1].pacing = 1.0;
+        l.sfs[1].map.push_back(u32::MAX);
+    }
+    s.sf[1].data_end = 1;
+    s.conns[0].active = true;
+    s.linux_push(0);
+    let l = linux(&s);
+    assert_eq!((l.conns[0].snd_nxt, l.sfs[1].map.len()), (0, 1));
+}
+
+/// The shared receive window is the buffer minus out-of-order data, and the DATA_ACK an
+/// ACK carries is the receiver's state when the ACK left it.
+#[test]
+fn receive_window_shrinks_with_out_of_order_data() {
+    let mut c = LinuxConn {
+        rcvwin: 100.0,
+        space: 10.0,
+        ..Default::default()
+    };
+    c.history.push_back((0, 0, 100));
+    for d in 1..=20u32 {
+        c.transit.push(Reverse((1_000 + d as u64, d)));
+    }
+    c.transit.push(Reverse((5_000, 0)));
+    let big = u64::MAX / 2;
+    c.receive_until(2_000, big, 1e9);
+    assert_eq!((c.rcv_nxt, c.ooo_n, c.window()), (0, 20, 80));
+    c.receive_until(6_000, big, 1e9);
+    assert_eq!((c.rcv_nxt, c.ooo_n, c.window()), (21, 0, 100));
+    assert_eq!(c.state_at(1_010), (0, 90));
+    assert_eq!(c.state_at(4_999), (0, 80));
+    assert_eq!(c.state_at(5_000), (21, 100));
+    c.trim_history(4_000);
+    assert_eq!(c.state_at(4_500), (0, 80));
+    // a duplicate changes nothing
+    c.transit.push(Reverse((7_000, 3)));
+    c.receive_until(8_000, big, 1e9);
+    assert_eq!((c.rcv_nxt, c.window()), (21, 100));
+}
+
+/// mptcp_rcv_space_adjust: once per RTT the window becomes 2 × what was read + 16, more
+/// when that grew, never less, at most tcp_rmem[2].
+#[test]
+fn receive_buffer_autotunes() {
+    let mut c = LinuxConn {
+        rcvwin: 100.0,
+        space: 10.0,
+        ..Default::default()
+    };
+    for d in 0..50u32 {
+        c.transit.push(Reverse((10 + d as u64, d)));
+    }
+    c.receive_until(100, 10, 1e9);
+    // one packet per ns, an RTT of 10 ns: 10 read per RTT = space: no growth
+    assert_eq!(c.rcvwin, 100.0);
+    for d in 50..500u32 {
+        c.transit.push(Reverse((100 + d as u64, d)));
+    }
+    c.receive_until(1_000, 100, 1e9);
+    // RTT 100 ns: the check at t = 150 (DSN 50) finds 10 read since t = 50; the one at t = 250
+    // (DSN 150) finds 100 read against space 10: rcvwin = 2·100 + 16 = 216, plus 2·216·90/10
+    // = 3888 → 4104; later RTTs read 100 again (no growth)
+    assert_eq!(c.rcvwin, 4104.0);
+    let w = c.rcvwin;
+    c.receive_until(2_000, 100, 1e9);
+    assert_eq!(c.rcvwin, w, "never shrinks");
+    let mut d = LinuxConn {
+        rcvwin: 100.0,
+        space: 10.0,
+        ..Default::default()
+    };
+    for q in 0..5000u32 {
+        d.transit.push(Reverse((q as u64, q)));
+    }
+    d.receive_until(10_000, 1_000, 300.0);
+    assert_eq!(d.rcvwin, 300.0, "at most tcp_rmem[2]");
+}
+
+/// tcp_update_pacing_rate: 2 × max(cwnd, packets_out)·mss/srtt while cwnd < ssthresh/2,
+/// else 1.2 ×; set by every ACK.
+#[test]
+fn pacing_rate_as_the_kernel_computes_it() {
+    let mut s = sim(&hol_json("linux"));
+    s.run_until(12.0);
+    let ack = crate::sim::Ack {
+        time: s.now,
+        ..Default::default()
+    };
+    for (cwnd, ssthresh, ratio) in [(20.0, 100.0, 2.0), (20.0, 40.0, 1.2), (20.0, 30.0, 1.2)] {
+        s.cwnd[0] = cwnd;
+        s.sf[0].ssthresh = ssthresh;
+        s.srtt[0] = 0.05;
+        s.linux_ack(0, &ack);
+        let out = (s.sf[0].snd_nxt - s.sf[0].snd_una) as f64;
+        let want = ratio * f64::max(cwnd, out) * 1448.0 / 0.05;
+        let got = linux(&s).sfs[0].pacing;
+        assert!((got / want - 1.0).abs() < 1e-12, "{got} vs {want}");
+    }
+}
+
+/// A subflow on a path that loses 90 % of its packets sits in RTO backoff holding data the
+/// connection waits for: the connection-level timer re-injects that data on the idle subflow,
+/// and after more than stale_loss_cnt timer periods without an ACK the subflow is marked stale
+/// (every byte not yet DATA_ACKed goes out again through the scheduler). Without this the
+/// connection would move only as fast as the lossy subflow's retransmissions.
+#[test]
+fn connection_level_retransmission_and_stale_subflows() {
+    let json = r#"{"duration_s": 30, "seed": 3, "measure": [10, 30], "sample_interval_s": 0,
+        "links": [{"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50},
+                  {"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50, "loss": 0.9}],
+        "groups": [{"algorithm": "lia", "count": 1, "paths": [[0], [1]], "start_s": 0, "stop_s": 30}],
+        "options": {"mptcp": "linux"}}"#;
+    let out = crate::run_json(json).unwrap();
+    let (re, stale) = (out.u64("msk_reinjected")[0], out.u64("msk_stale")[0]);
+    let d = out.u64("sf_delivered");
+    assert!(re > 0 && stale > 0, "{re} {stale}");
+    // the clean path carries most of 10 Mb/s (833 packets/s) over the 20 s window
+    assert!(d[0] > 20 * 833 / 2, "{d:?}");
+}
