@@ -6,7 +6,8 @@ defaults here are shorter (stated in each function and in the returned ``"setup"
 ``runs``/``duration_s`` for longer runs. Every function returns plain dicts the coordinator puts
 beside paper / fluid / sim:
 
-  table3() -> {algorithm: {"mp": (mean, ci95), "sp": (mean, ci95)}}      Mb/s per flow
+  table3() -> {algorithm: {"mp": (mean, ci95), "sp": (mean, ci95), "mp_per_run": [...], "sp_per_run": [...]}}
+                                                                         Mb/s per flow
   table4() -> {algorithm: {"mp": (mean, ci95)}}                          Mb/s
   table5() -> {algorithm: {"convergence_s": float, "sp_total_mbps": float}}
   fig3(a)  -> {"ds": D_s of eq. (13), "aggregate_cv": ..., ...}       window oscillation
@@ -63,8 +64,9 @@ def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: f
     def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
                                      _sub(out, f"table3-{a}"), progress, bed=tb)
-        return {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
+        cell = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
                 for gi, g in enumerate(("mp", "sp"))}
+        return {**cell, **{f"{g}_per_run": r.groups[g].extra["rate_per_run_mbps"] for g in ("mp", "sp")}}
 
     with _session(bed) as tb:
         res = _cells(_algos(algorithms), measure)
@@ -266,7 +268,8 @@ def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | Non
                   f"Tables III/IV: {b.table3.runs}/{b.table4.runs} runs × {b.table3.duration_s:g}/"
                   f"{b.table4.duration_s:g} s ({b.table3.warmup_s:g}/{b.table4.warmup_s:g} s warm-up); Table V: "
                   f"{b.table5.runs} run(s), {b.table5.duration_s:g} s, SP flows {b.table5.sp_s[0]:g}–{b.table5.sp_s[1]:g} s; "
-                  f"Fig. 3: {b.fig3.duration_s:g} s, D_s from ssthresh changes sampled every 10 ms"),
+                  f"Fig. 3: {b.fig3.duration_s:g} s, D_s from ssthresh changes sampled every 10 ms; 95 % CIs over "
+                  f"runs (over flows for a single run); the runs of a table share one network, run back to back"),
         "detail": {"table3": t3, "table4": t4, "table5": t5, "fig3": f3},
     }
 
