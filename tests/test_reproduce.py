@@ -59,10 +59,15 @@ def test_quick_budget_marks_every_shortened_cell_and_full_matches_the_paper():
         assert not full[t]["sim"]["shortened"] and not full[t]["testbed"]["shortened"]
     # Table V on the kernel: SP flows inside the run, convergence observed after they leave
     assert QUICK.table5.reference_s[1] <= QUICK.table5.sp_s[0] < QUICK.table5.sp_s[1] < QUICK.table5.duration_s
-    # `make reproduce` on a fresh clone fits in ten minutes: the quick kernel column's traffic for
-    # the paper's six algorithms (plus Reno in Fig. 3) leaves room for the set-up (≈ 1.5 min), the
-    # 25 runs' network set-up, 2 s start margin and tear-down (≈ 3.7 s each) and the fluid and sim columns
-    assert QUICK.kernel_seconds(6) <= 330 and FULL.kernel_seconds(6) > 3600
+    # `make reproduce` on a fresh clone in about ten minutes: the quick kernel column (traffic of the
+    # paper's six algorithms plus Reno in Fig. 3, and each run's overhead on a reused network) leaves
+    # room for the set-up (≈ 1.5 min) and the fluid and sim columns
+    assert QUICK.kernel_wall_s(6) <= 9 * 60 and FULL.kernel_seconds(6) > 3600
+    # the traffic goes where the paper's claims are: Table III's order gets CIs over runs (≥ 3 runs:
+    # a t-interval over 2 runs is 12.7 standard errors wide) and the most traffic per algorithm
+    t3 = QUICK.table3.runs * QUICK.table3.duration_s
+    assert QUICK.table3.runs >= 3
+    assert t3 > max(QUICK.table4.runs * QUICK.table4.duration_s, QUICK.table5.runs * QUICK.table5.duration_s)
 
 
 def test_shortened_cells_carry_a_dagger_and_the_table_says_why(tmp_path):

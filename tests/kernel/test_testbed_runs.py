@@ -293,7 +293,7 @@ def test_a_failed_run_keeps_the_log_its_message_names(monkeypatch, tmp_path):
     _ready()
     from mpcc.testbed import engine
 
-    def fails(s, ccs, st, run_dir, tick=None, on_built=None):
+    def fails(s, ccs, st, run_dir, tick=None, on_built=None, bed=None):
         run_dir.mkdir(parents=True, exist_ok=True)
         (run_dir / "sender.log").write_text("connect: No route to host\n")
         raise engine.RunFailed(f"testbed traffic failed: connect (fix: read {run_dir / 'sender.log'})")

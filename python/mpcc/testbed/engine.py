@@ -174,12 +174,14 @@ class RunFailed(EnvironmentProblem):
 
 def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
              tick: Callable[[float], None] | None = None,
-             on_built: Callable[[topology.Topology], None] | None = None) -> RawRun:
-    """Build the topology, run the traffic for s.duration_s, tear everything down.
-    ``on_built(topo)`` runs after the network is up, before traffic (tests inject faults there)."""
+             on_built: Callable[[topology.Topology], None] | None = None,
+             bed: "Testbed | None" = None) -> RawRun:
+    """Run the traffic for s.duration_s on the network of ``bed`` (:class:`Testbed`: built on
+    its first run, reused after), or without one on a network built for this run and torn down
+    after it. ``on_built(topo)`` runs after the network is up, before traffic (tests inject
+    faults there)."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    with netns.Run() as r:
-        topo = topology.build(s, r, run_dir, seed=st.seed, spin_us=st.spin_us)
+    with (bed.network(s, st, run_dir) if bed else _fresh_network(s, st, run_dir)) as (r, topo):
         if on_built:
             on_built(topo)
         from . import diag
@@ -260,17 +262,124 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
 
 def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                    tick: Callable[[float], None] | None = None,
-                   on_built: Callable[[topology.Topology], None] | None = None) -> RawRun:
+                   on_built: Callable[[topology.Topology], None] | None = None,
+                   bed: "Testbed | None" = None) -> RawRun:
     """:func:`run_once`, repeated once (in ``run_dir``/retry) if it fails with :class:`RunFailed`;
-    a second failure is raised, naming both."""
+    a second failure is raised, naming both. The retry runs on a network built afresh (with a
+    ``bed``, its network is dropped first), so no state of the failed run carries over."""
     try:
-        return run_once(s, ccs, st, run_dir, tick, on_built)
+        return run_once(s, ccs, st, run_dir, tick, on_built, bed)
     except RunFailed as first:
         print(f"mpcc testbed: {first}; retrying the run once", file=sys.stderr)
+        if bed:
+            bed.drop_network()
         try:
-            return run_once(s, ccs, st, run_dir / "retry", tick, on_built)
+            return run_once(s, ccs, st, run_dir / "retry", tick, on_built, bed)
         except RunFailed as second:
             raise RunFailed(f"{second} (failed twice; first: {first})") from None  # (fix: …) in both
+
+
+@contextlib.contextmanager
+def _fresh_network(s: Scenario, st: Settings, run_dir: Path):
+    """``(r, topo)``: a network built for one run, torn down when the block ends."""
+    with netns.Run() as r:
+        yield r, topology.build(s, r, run_dir, seed=st.seed, spin_us=st.spin_us)
+
+
+class Testbed:
+    """The kernel state the runs of a table share, so that they run back to back: one network
+    (namespaces, veths, routes, MPTCP endpoints; :func:`topology.build_network`), kept while
+    the scenarios run on it have the same :func:`topology.network_key` and rebuilt when it
+    changes, and every struct_ops program loaded once (:meth:`kernel_names`) — each group sets
+    its algorithm per socket (TCP_CONGESTION), so the network does not depend on it.
+
+    Per run (:meth:`network`): the TCP metrics cache is flushed and linkem restarted (empty
+    queues, zeroed counters, the run's seed, stats in the run's directory); the run's
+    processes (linkem, sender, receiver) are stopped when it ends. A run that raises drops the
+    network (the next run builds a new one), and so does :meth:`drop_network` (a retry).
+    :meth:`close` (``with Testbed() as bed:``; also on Ctrl-C and SIGTERM) removes the
+    namespaces, then unregisters the struct_ops this session loaded.
+
+    ``builds`` counts the networks built (a table on one network: 1)."""
+
+    def __init__(self) -> None:
+        self._loaded = contextlib.ExitStack()
+        self._kernel: dict[str, str] = {}          # algorithm -> kernel name
+        self._run: netns.Run | None = None
+        self._topo: topology.Topology | None = None
+        self._key: tuple | None = None
+        self.builds = 0
+
+    def __enter__(self) -> "Testbed":
+        netns.check_environment()
+        _terminate_cleanly()
+        removed = netns.cleanup_stale()
+        if removed:
+            print(f"mpcc testbed: removed stale state of a crashed run: {', '.join(removed)}", file=sys.stderr)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        try:
+            self.drop_network()
+        finally:
+            self._kernel.clear()
+            self._loaded.close()
+
+    @property
+    def namespaces(self) -> list[str]:
+        """The namespaces of the current network (empty when none is built)."""
+        return list(self._run.namespaces) if self._run else []
+
+    def kernel_names(self, ccs: list[str]) -> list[str]:
+        """Each algorithm's kernel name (:func:`kernel_cc`); a BPF program is loaded on first use
+        and stays registered until :meth:`close`."""
+        out = []
+        for a in ccs:
+            if a not in self._kernel:
+                name, needs_bpf = kernel_cc(a)
+                if needs_bpf:
+                    self._loaded.enter_context(_bpf().load(a))
+                self._kernel[a] = name
+            out.append(self._kernel[a])
+        return out
+
+    def drop_network(self) -> None:
+        run, self._run, self._topo, self._key = self._run, None, None, None
+        if run:
+            run.close()
+
+    @contextlib.contextmanager
+    def network(self, s: Scenario, st: Settings, run_dir: Path):
+        """``(procs, topo)`` for one run of ``s``: ``procs.spawn`` starts the run's processes in
+        the namespaces (stopped when the block ends), ``topo`` names them (``topo.scenario`` is
+        ``s``, ``topo.linkem_stats`` in ``run_dir``)."""
+        from dataclasses import replace
+        key = topology.network_key(s)
+        if self._key != key:
+            self.drop_network()
+            self._run = netns.Run().open()
+            self._key = key
+            try:
+                self._topo = topology.build_network(s, self._run)
+            except BaseException:
+                self.drop_network()
+                raise
+            self.builds += 1
+        topo = replace(self._topo, scenario=s, linkem_stats={})
+        procs = netns.Procs(self._run)
+        ok = False
+        try:
+            topology.reset_hosts(topo)
+            topology.start_links(topo, procs.spawn, run_dir, seed=st.seed, spin_us=st.spin_us)
+            yield procs, topo
+            ok = True
+        finally:
+            procs.close()
+            if not ok:
+                self.drop_network()
 
 
 def _write_plan(run_dir: Path, plan: dict) -> None:
@@ -485,18 +594,6 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                             "sample_ms": st.sample_ms, "kernel": os.uname().release})
 
 
-def _kernel_names(ccs: list[str], stack: contextlib.ExitStack) -> list[str]:
-    out = []
-    bpf = None
-    for a in ccs:
-        name, needs_bpf = kernel_cc(a)
-        if needs_bpf:
-            bpf = _bpf()
-            stack.enter_context(bpf.load(a))
-        out.append(name)
-    return out
-
-
 def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
                  progress: bool = True) -> RunResult:
     """Run ``st.runs`` repetitions and write time series / plots to ``out_dir`` if given."""
@@ -509,17 +606,15 @@ def _labels(ccs: list[str], knames: list[str]) -> list[str]:
 
 
 def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
-                 progress: bool = True, on_built: Callable[[topology.Topology], None] | None = None
-                 ) -> tuple[RunResult, list[Summary]]:
+                 progress: bool = True, on_built: Callable[[topology.Topology], None] | None = None,
+                 bed: Testbed | None = None) -> tuple[RunResult, list[Summary]]:
     """As :func:`run_scenario`, also returning each run's :class:`Summary` (time series).
-    A run that fails is retried once (:func:`run_with_retry`); ``on_built`` as in :func:`run_once`."""
+    A run that fails is retried once (:func:`run_with_retry`); ``on_built`` as in :func:`run_once`.
+    The runs share one network and the loaded programs: those of ``bed`` (a :class:`Testbed`
+    the caller keeps open across scenarios, e.g. the cells of a table), else of a session
+    opened for these runs alone."""
     s = scaled(s, st.duration_s or s.duration_s)
     topology.check_supported(s)  # too large for this machine: say so before touching anything
-    netns.check_environment()
-    _terminate_cleanly()
-    removed = netns.cleanup_stale()
-    if removed:
-        print(f"mpcc testbed: removed stale state of a crashed run: {', '.join(removed)}", file=sys.stderr)
     warmup = st.warmup_s if st.warmup_s is not None else min(10.0, 0.2 * s.duration_s)
     ccs = group_ccs(s, st)
     import tempfile
@@ -529,14 +624,16 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
     keep_work = False       # a failure whose message names a log in ``work`` keeps it
     try:
         with contextlib.ExitStack() as stack:
-            knames = _kernel_names(ccs, stack)
+            if bed is None:
+                bed = stack.enter_context(Testbed())
+            knames = bed.kernel_names(ccs)
             bar = _progress(progress, st.runs * s.duration_s)
             with bar as pb:
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
                 for i in range(st.runs):
                     tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
                     raw = run_with_retry(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
-                                         work / f"run{i}", tick, on_built)
+                                         work / f"run{i}", tick, on_built, bed)
                     summaries.append(summarise(s, raw, warmup))
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
         if out_dir:

@@ -130,19 +130,27 @@ class Run:
         self._write_record()
         return p
 
-    def close(self) -> None:
-        """Stop processes, delete namespaces, remove the record. Safe to call twice."""
-        for p in self.procs:
+    def stop(self, procs: list[subprocess.Popen]) -> None:
+        """Stop ``procs`` (SIGTERM; SIGKILL after 3 s) and drop them from the record."""
+        for p in procs:
             if p.poll() is None:
                 p.terminate()
         deadline = time.monotonic() + 3.0
-        for p in self.procs:
+        for p in procs:
             try:
                 p.wait(timeout=max(0.05, deadline - time.monotonic()))
             except subprocess.TimeoutExpired:
                 p.kill()
                 p.wait()
-        self.procs.clear()
+        gone = {id(p) for p in procs}
+        self.procs = [p for p in self.procs if id(p) not in gone]
+        self.pids = [p.pid for p in self.procs]
+        if self.namespaces or self.procs:
+            self._write_record()
+
+    def close(self) -> None:
+        """Stop processes, delete namespaces, remove the record. Safe to call twice."""
+        self.stop(list(self.procs))
         _remove(self.namespaces, [])
         self.namespaces.clear()
         self.pids.clear()
@@ -153,6 +161,25 @@ class Run:
 
     def __exit__(self, *exc) -> None:
         self.close()
+
+
+@dataclass
+class Procs:
+    """The processes of one run in namespaces a longer-lived :class:`Run` owns (a testbed
+    session reuses its namespaces across runs): spawned and recorded through the owner, and
+    only these are stopped by :meth:`close` — the namespaces stay."""
+
+    owner: Run
+    procs: list[subprocess.Popen] = field(default_factory=list)
+
+    def spawn(self, cmd: list[str], ns: str, **kw) -> subprocess.Popen:
+        p = self.owner.spawn(cmd, ns, **kw)
+        self.procs.append(p)
+        return p
+
+    def close(self) -> None:
+        self.owner.stop(self.procs)
+        self.procs.clear()
 
 
 def _remove(namespaces: list[str], pids: list[tuple[int, str | None]]) -> list[str]:

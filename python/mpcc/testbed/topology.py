@@ -272,8 +272,15 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
     """Create namespaces, veths, addresses, routes, MPTCP endpoints and start one linkem per
     link (``linkem_args`` are appended to its command line, e.g. ``("--no-realtime",)``).
     Everything is registered in ``r`` so that ``r.close()`` removes it."""
+    topo = build_network(s, r)
+    start_links(topo, r.spawn, out_dir, seed=seed, spin_us=spin_us, linkem_args=linkem_args)
+    return topo
+
+
+def build_network(s: Scenario, r: Run) -> Topology:
+    """The network of :func:`build` without its emulators (:func:`start_links` starts them)."""
     check_supported(s)
-    linkem = linkem_binary()
+    linkem_binary()       # missing: say so before creating anything
     mtu = s.packet_bytes
     router, server = r.add_netns("r"), r.add_netns("s")
     hosts = {gi: r.add_netns(f"h{gi}") for gi in range(len(s.groups))}
@@ -320,10 +327,28 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
     for bi, b in enumerate(s.background):
         rules += hop_rules(background_addr(bi), b.path, links, "bg")
     _batch(router, rules)
+    return topo
 
+
+def network_key(s: Scenario) -> tuple:
+    """What :func:`build_network` makes of a scenario: two scenarios with the same key run on
+    the same namespaces (group counts, times and algorithms are the traffic's, not the network's;
+    the link parameters are linkem's, started per run, but ECN is a host setting)."""
+    return (s.packet_bytes, tuple(s.links), tuple((g.multipath, tuple(map(tuple, g.paths))) for g in s.groups),
+            tuple(tuple(b.path) for b in s.background))
+
+
+def start_links(topo: Topology, spawn, out_dir: Path, *, seed: int = 1, spin_us: int = 30,
+                linkem_args: tuple[str, ...] = ()) -> None:
+    """Start one linkem per link of ``topo.scenario`` in its relay namespace (``spawn(cmd, ns,
+    stdout=, stderr=)`` starts and records it), with empty queues and counters; its stats CSV,
+    timing and log go to ``out_dir`` (``topo.linkem_stats``)."""
+    linkem = linkem_binary()
     out_dir.mkdir(parents=True, exist_ok=True)
-    for name, lp in links.items():
-        l = lp.link
+    topo.linkem_stats = {}
+    by_name = {l.name: l for l in topo.scenario.links}
+    for name, lp in topo.links.items():
+        l = by_name[name]
         stats = out_dir / f"linkem-{lp.index}.csv"
         cmd = [linkem, "--in", "lkc", "--out", "lks", "--rate-mbps", repr(l.capacity_mbps),
                "--delay-ms", repr(l.delay_ms), "--buffer-pkts", str(l.buffer_pkts), "--loss", repr(l.loss),
@@ -335,7 +360,14 @@ def build(s: Scenario, r: Run, out_dir: Path, *, seed: int = 1, spin_us: int = 3
             cmd += [] if l.red.gentle else ["--red-no-gentle"]
             cmd += ["--red-ecn"] if l.red.ecn else []
         cmd += list(linkem_args)
-        log = open(out_dir / f"linkem-{lp.index}.log", "w")
-        r.spawn(cmd, lp.relay_ns, stdout=log, stderr=log)
+        with open(out_dir / f"linkem-{lp.index}.log", "w") as log:
+            spawn(cmd, lp.relay_ns, stdout=log, stderr=log)
         topo.linkem_stats[name] = stats
-    return topo
+
+
+def reset_hosts(topo: Topology) -> None:
+    """Make the next run on these namespaces independent of the last one: flush the kernel's
+    TCP metrics cache (``ip tcp_metrics flush``: RTT, ssthresh and cwnd remembered per peer,
+    which a new connection would start from) in the server and every host namespace."""
+    for ns in (topo.server_ns, *topo.hosts.values()):
+        run(["ip", "-n", ns, "tcp_metrics", "flush", "all"], check=False)

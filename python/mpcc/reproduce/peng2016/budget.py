@@ -4,10 +4,13 @@ The paper repeats every experiment 20 times, 100 s each (Table V: 200 s). The fl
 nothing and the simulator little, but the kernel testbed runs in real time: the paper's lengths
 take hours. Two budgets:
 
-* :data:`QUICK` (the default, ``make reproduce``): every engine, every table, in under ten
+* :data:`QUICK` (the default, ``make reproduce``): every engine, every table, in about ten
   minutes on a fresh clone of a 2-core machine, set-up included — 5 simulator seeds per cell at
-  the paper's lengths, and one short kernel run per cell (Table V scaled down: the single-path
-  flows join for 6 s and the convergence time is observed for 10 s).
+  the paper's lengths; on the kernel the traffic goes where the paper's claims are: Table III's
+  MP/SP order gets several runs per cell (its 95 % CIs are over runs), Tables IV, V and Fig. 3 one
+  short run each (Table V scaled down: the single-path flows join for 5 s and the convergence
+  time is observed for 10 s). All runs of a table share one network (:class:`mpcc.testbed.engine.Testbed`),
+  so a run costs its traffic plus :data:`RUN_OVERHEAD_S`.
 * :data:`FULL` (``--full``, ``make reproduce FULL=1``): the paper's 20 runs at the paper's lengths.
 
 A cell whose setup is shorter than the paper's is marked in every table (:func:`setups`).
@@ -58,15 +61,31 @@ class Budget:
                + self.table5.runs * self.table5.duration_s)
         return n_algorithms * per + (n_algorithms + 1) * self.fig3.duration_s
 
+    def kernel_runs(self, n_algorithms: int) -> int:
+        """Runs of the kernel column (Fig. 3 adds the Reno cell)."""
+        return n_algorithms * (self.table3.runs + self.table4.runs + self.table5.runs) + (n_algorithms + 1) * self.fig3.runs
 
-#: ``make reproduce``: under ten minutes in all on a fresh clone of a 2-core machine (5 min of
-#: kernel traffic). Measured windows: Table III 6 s after a 4 s warm-up (60 flows share the links
-#: within 2–3 s), Table IV 6 s after 2 s (one flow; every algorithm fills both paths: 9.1–9.5 Mb/s
-#: in earlier 8 s windows, run-to-run spread 0.3 Mb/s, the paper's spread 0.1), Table V Reno
-#: flows for 6 s (5 flows on a 20 ms-RTT link settle within 1–2 s) and 10 s of convergence (the
+    def kernel_wall_s(self, n_algorithms: int) -> float:
+        """Expected wall time of the kernel column: traffic plus :data:`RUN_OVERHEAD_S` per run."""
+        return self.kernel_seconds(n_algorithms) + self.kernel_runs(n_algorithms) * RUN_OVERHEAD_S
+
+
+#: Wall time of a kernel run beyond its traffic in a session that reuses the network: the
+#: traffic processes' start margin (2 s), their stop, the linkem restart and the summary
+#: (bench/testbed/RESULTS.md §1, Table III: 3.1–3.2 s; with a network per run 3.0–3.6 s).
+RUN_OVERHEAD_S = 3.2
+
+
+#: ``make reproduce``: about ten minutes on a fresh clone (≈ 8.9 min of kernel column: 49 runs,
+#: 7.3 min of traffic). Table III: 5 runs × 6 s after a 2 s warm-up per algorithm — CIs over runs;
+#: in 10 s runs (2026-11-28, bench/testbed/RESULTS.md) EWTCP's MP rate per run had a standard
+#: deviation of 0.09 Mb/s and Coupled's 0.07 over 4–5 s windows, 0.36–0.38 Mb/s apart (4–5 SD): with
+#: 5 runs the two 95 % CIs separate in ≥ 99 % of repetitions (3 runs: 55 %, 4: 88–93 %). Table IV
+#: 6 s after 2 s (one flow; every algorithm fills both paths), Table V Reno flows for 4 s (5 flows on
+#: a 20 ms-RTT link settle within 1–2 s) after a 4 s reference window, and 10 s of convergence (the
 #: kernel's LIA/Balia converge in 8–10 s, EWTCP and semicoupled in 2–5 s), Fig. 3 6 s after 2 s.
-QUICK = Budget("quick", 5, 3, KernelRun(1, 10.0, 4.0), KernelRun(1, 8.0, 2.0),
-               Table5Run(1, (3.0, 8.0), (8.0, 14.0), 10.0), KernelRun(1, 8.0, 2.0))
+QUICK = Budget("quick", 5, 3, KernelRun(5, 6.0, 2.0), KernelRun(1, 6.0, 2.0),
+               Table5Run(1, (2.0, 6.0), (6.0, 10.0), 10.0), KernelRun(1, 6.0, 2.0))
 
 #: ``make reproduce FULL=1``: the paper's lengths (the kernel column runs 13.5 h of traffic).
 FULL = Budget("full", 20, 5, KernelRun(20, 100.0, 10.0), KernelRun(20, 100.0, 10.0),

@@ -6,7 +6,8 @@ defaults here are shorter (stated in each function and in the returned ``"setup"
 ``runs``/``duration_s`` for longer runs. Every function returns plain dicts the coordinator puts
 beside paper / fluid / sim:
 
-  table3() -> {algorithm: {"mp": (mean, ci95), "sp": (mean, ci95)}}      Mb/s per flow
+  table3() -> {algorithm: {"mp": (mean, ci95), "sp": (mean, ci95), "mp_per_run": [...], "sp_per_run": [...]}}
+                                                                         Mb/s per flow
   table4() -> {algorithm: {"mp": (mean, ci95)}}                          Mb/s
   table5() -> {algorithm: {"convergence_s": float, "sp_total_mbps": float}}
   fig3(a)  -> {"ds": D_s of eq. (13), "aggregate_cv": ..., ...}       window oscillation
@@ -19,6 +20,7 @@ olia. ci95 is the 95 % Student-t half-width over runs (over flows when runs = 1)
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import replace
 from pathlib import Path
@@ -54,24 +56,26 @@ def _mean_ci(per_run: list[float], per_flow: list[float]) -> tuple[float, float 
 
 
 def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: float = 10.0,
-           out: Path | None = None, progress: bool = True) -> dict:
+           out: Path | None = None, progress: bool = True, bed: engine.Testbed | None = None) -> dict:
     """TCP friendliness, equal RTTs: 30 multipath + 30 Reno flows, c1 = c2 = 60 Mb/s, 5 ms.
     Default: 3 runs × 40 s (10 s warm-up) per algorithm (paper: 20 × 100 s)."""
     s0 = scen.load(SCENARIOS / "table3.toml")
 
     def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
-                                     _sub(out, f"table3-{a}"), progress)
-        return {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
+                                     _sub(out, f"table3-{a}"), progress, bed=tb)
+        cell = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
                 for gi, g in enumerate(("mp", "sp"))}
+        return {**cell, **{f"{g}_per_run": r.groups[g].extra["rate_per_run_mbps"] for g in ("mp", "sp")}}
 
-    res = _cells(_algos(algorithms), measure)
+    with _session(bed) as tb:
+        res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": duration_s, "warmup_s": warmup_s}
     return res
 
 
 def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: float = 5.0,
-           out: Path | None = None, progress: bool = True) -> dict:
+           out: Path | None = None, progress: bool = True, bed: engine.Testbed | None = None) -> dict:
     """WiFi (8 Mb/s, 10 ms) + 3G (2 Mb/s, 100 ms), one multipath flow. Default 3 runs × 30 s
     (5 s warm-up) per algorithm (paper: 20 × 100 s). Also returns per-path rates and how many
     runs used the 3G path (≥ 0.5 Mb/s) — the paper saw OLIA sometimes leave it unused."""
@@ -79,20 +83,21 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
 
     def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
-                                     _sub(out, f"table4-{a}"), progress)
+                                     _sub(out, f"table4-{a}"), progress, bed=tb)
         g = r.groups["mp"]
         return {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
                 "path_rate_mbps": g.path_rate_mbps,
                 "runs_using_3g": sum(1 for sm in sms if np.mean([p[1] for p in sm.path_rate[0]]) >= 0.5)}
 
-    res = _cells(_algos(algorithms), measure)
+    with _session(bed) as tb:
+        res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": duration_s, "warmup_s": warmup_s}
     return res
 
 
 def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | None = None,
            progress: bool = True, sp_s: tuple[float, float] = (40.0, 80.0),
-           reference_s: tuple[float, float] = (10.0, 40.0)) -> dict:
+           reference_s: tuple[float, float] = (10.0, 40.0), bed: engine.Testbed | None = None) -> dict:
     """Responsiveness: one multipath flow on two 20 Mb/s, 10 ms links; 5 Reno flows on link 2
     during ``sp_s`` (the paper: 40–80 s). Measured: total Reno throughput while they run, and the
     convergence time — the first time after they leave that the multipath flow's window on path 2
@@ -107,14 +112,15 @@ def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | No
 
     def measure(a):
         r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=a),
-                                     _sub(out, f"table5-{a}"), progress)
+                                     _sub(out, f"table5-{a}"), progress, bed=tb)
         conv = [convergence_time(sm, before=reference_s, after=sp_s[1]) for sm in sms]
         return {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
                 "convergence_per_run_s": conv,
                 "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count,
                 "trace": route_trace(sms[0], route=1, step_s=0.1)}
 
-    res = _cells(_algos(algorithms), measure)
+    with _session(bed) as tb:
+        res = _cells(_algos(algorithms), measure)
     res["setup"] = {"runs": runs, "duration_s": end, "sp_s": list(sp_s), "reference_s": list(reference_s),
                     "note": "convergence: longest over runs, as the paper"}
     return res
@@ -148,7 +154,7 @@ def convergence_time(sm: engine.Summary, before: tuple[float, float], after: flo
 
 
 def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5.0,
-         out: Path | None = None, progress: bool = True, seed: int = 1) -> dict:
+         out: Path | None = None, progress: bool = True, seed: int = 1, bed: engine.Testbed | None = None) -> dict:
     """Window oscillation on one 10 Mb/s link: a multipath flow with two subflows
     (``algorithm``; "reno" = the single-path Reno flow of fig3-reno). Sampled every 10 ms.
     Returns the empirical D_s of eq. (13) — the mean relative decrease of the aggregate window
@@ -157,8 +163,9 @@ def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5
     reno = algorithm == "reno"
     s0 = scen.load(SCENARIOS / ("fig3-reno.toml" if reno else "fig3-multipath.toml"))
     kw = {} if reno else {"algorithm": algorithm}
-    r, sms = engine.run_detailed(s0, _settings(s0, duration_s=duration_s, warmup_s=warmup_s, sample_ms=10,
-                                              seed=seed, **kw), _sub(out, f"fig3-{algorithm}"), progress)
+    with _session(bed) as tb:
+        r, sms = engine.run_detailed(s0, _settings(s0, duration_s=duration_s, warmup_s=warmup_s, sample_ms=10,
+                                                  seed=seed, **kw), _sub(out, f"fig3-{algorithm}"), progress, bed=tb)
     routes, times, cw, st, rt, srtt = window_arrays(sms[0].subflows, warmup_s)
     agg = cw.sum(axis=0)
     g = r.groups[s0.groups[0].name]
@@ -235,14 +242,15 @@ def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | Non
 
     b = budget or QUICK
     algorithms = [a for a in algorithms]
-    t3 = table3(algorithms, runs=b.table3.runs, duration_s=b.table3.duration_s, warmup_s=b.table3.warmup_s,
-                out=out, progress=progress)
-    t4 = table4(algorithms, runs=b.table4.runs, duration_s=b.table4.duration_s, warmup_s=b.table4.warmup_s,
-                out=out, progress=progress)
-    t5 = table5(algorithms, runs=b.table5.runs, tail_s=b.table5.tail_s, sp_s=b.table5.sp_s,
-                reference_s=b.table5.reference_s, out=out, progress=progress)
-    f3 = _cells([*algorithms, "reno"], lambda a: fig3(a, duration_s=b.fig3.duration_s, warmup_s=b.fig3.warmup_s,
-                                                      out=out, progress=progress, seed=seed))
+    with engine.Testbed() as bed:   # one network per table, every program loaded once
+        t3 = table3(algorithms, runs=b.table3.runs, duration_s=b.table3.duration_s, warmup_s=b.table3.warmup_s,
+                    out=out, progress=progress, bed=bed)
+        t4 = table4(algorithms, runs=b.table4.runs, duration_s=b.table4.duration_s, warmup_s=b.table4.warmup_s,
+                    out=out, progress=progress, bed=bed)
+        t5 = table5(algorithms, runs=b.table5.runs, tail_s=b.table5.tail_s, sp_s=b.table5.sp_s,
+                    reference_s=b.table5.reference_s, out=out, progress=progress, bed=bed)
+        f3 = _cells([*algorithms, "reno"], lambda a: fig3(a, duration_s=b.fig3.duration_s, warmup_s=b.fig3.warmup_s,
+                                                          out=out, progress=progress, seed=seed, bed=bed))
     conv = lambda v: (None if math.isnan(v) else v, None)  # noqa: E731
     label = lambda a: "reno (single path)" if a == "reno" else a  # noqa: E731
     ok = lambda cells: [a for a in cells if a != "setup" and not failed(cells[a])]  # noqa: E731
@@ -260,9 +268,21 @@ def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | Non
                   f"Tables III/IV: {b.table3.runs}/{b.table4.runs} runs × {b.table3.duration_s:g}/"
                   f"{b.table4.duration_s:g} s ({b.table3.warmup_s:g}/{b.table4.warmup_s:g} s warm-up); Table V: "
                   f"{b.table5.runs} run(s), {b.table5.duration_s:g} s, SP flows {b.table5.sp_s[0]:g}–{b.table5.sp_s[1]:g} s; "
-                  f"Fig. 3: {b.fig3.duration_s:g} s, D_s from ssthresh changes sampled every 10 ms"),
+                  f"Fig. 3: {b.fig3.duration_s:g} s, D_s from ssthresh changes sampled every 10 ms; 95 % CIs over "
+                  f"runs (over flows for a single run); the runs of a table share one network, run back to back"),
         "detail": {"table3": t3, "table4": t4, "table5": t5, "fig3": f3},
     }
+
+
+@contextlib.contextmanager
+def _session(bed: engine.Testbed | None):
+    """``bed``, or a :class:`~mpcc.testbed.engine.Testbed` for this table alone: its cells share
+    one network and the loaded programs."""
+    if bed is not None:
+        yield bed
+        return
+    with engine.Testbed() as tb:
+        yield tb
 
 
 def _sub(out: Path | None, name: str) -> Path | None:
