@@ -1,4 +1,4 @@
-"""bench/kernel/netlab.KernelLog: the soak's warning check reads /dev/kmsg as records arrive.
+"""mpcc.lab.netlab.KernelLog: the soak's warning check reads /dev/kmsg as records arrive.
 
 Diffing `dmesg` by line count (the old check) saw nothing once the small ring buffer was full:
 the count stays the same while records scroll out (on this machine the ring holds ~20 minutes of
@@ -13,8 +13,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
-import netlab  # noqa: E402
+from mpcc.lab import netlab
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="needs root (/dev/kmsg)")
 

@@ -1,4 +1,4 @@
-"""bench/kernel/kernels.py (`make kernels`): the parts that run without root, qemu or downloads —
+"""python/mpcc/lab/kernels.py (`make kernels`): the parts that run without root, qemu or downloads —
 the initramfs archive, the module dependency walk, the table, and the plan. The guests themselves
 are too long (and download kernels) for CI; their results are recorded in bench/kernel/kernels.json."""
 
@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
-sys.path.insert(0, str(BENCH))
-import guestvm  # noqa: E402
-import kernels  # noqa: E402
+from mpcc.lab import guestvm
+from mpcc.lab import kernels
 
 
 def _ko(depends: str) -> bytes:
@@ -90,7 +88,7 @@ def test_plan_runs_nothing_and_names_the_packages(capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "linux-image-6.1.0-" in out and "linux-image-6.12." in out
-    assert "kernels_check.py --via api" in out and "algorithms: balia" in out
+    assert "-m mpcc.lab.kernels_check --via api" in out and "algorithms: balia" in out
 
 
 def test_unknown_kernel_is_one_line_exit_2(capsys):
@@ -164,7 +162,7 @@ def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_pat
     """kernels_check --bpf-stats turns kernel.bpf_stats_enabled on for its run and sets it back on the
     way out — also on Ctrl-C. (It used to leave it on: on the 6.18 host a host-side check of
     2026-11-25 left it at 1, which adds two clock reads to every BPF call of every later run.)"""
-    import kernels_check
+    from mpcc.lab import kernels_check
     sysctl = Path("/proc/sys/kernel/bpf_stats_enabled")
     before = sysctl.read_text()
     seen = []

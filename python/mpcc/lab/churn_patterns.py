@@ -1,4 +1,4 @@
-"""Churn schedules of bench/kernel/churn.py (issue 15 item 2): which endpoint is removed or
+"""Churn schedules of python/mpcc/lab/churn.py (issue 15 item 2): which endpoint is removed or
 re-added and which link goes down or up, when. A schedule is a sorted list of
 (time s, "endpoint" | "link", path 1–3, add/up); the same (pattern, secs, seed) always gives the
 same list, so algorithms are compared under the same churn, and any other list can be given in a

@@ -1,5 +1,6 @@
-"""Small namespace labs for bench/kernel (root). Namespaces are named mpcc-bk<pid>-<role> and are
-removed on exit (also on Ctrl-C); stale ones of a dead bench process are removed on the next run.
+"""Small namespace labs for the kernel lab (root), on the testbed's namespace runs
+(:class:`mpcc.testbed.netns.Run`): namespaces are named mpcc-bk<pid>-<role>, recorded with their
+owner, removed on exit (also on Ctrl-C), and those of a dead process are removed on the next run.
 
 * ``TwoPaths``: client and server joined by two unshaped veth pairs (198.18.1.0/24,
   198.18.2.0/24); the server announces its second address, so an MPTCP connection has one
@@ -24,7 +25,8 @@ import sys
 import time
 from pathlib import Path
 
-PEER = Path(__file__).with_name("peer.py")
+from mpcc.testbed import netns
+
 # ip, tc, bpftool live in /usr/sbin on Debian, which is not on every PATH
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 
@@ -36,8 +38,24 @@ def sh(*cmd, check=True) -> str:
     return p.stdout
 
 
+@contextlib.contextmanager
+def bpf_stats():
+    """kernel.bpf_stats_enabled = 1 for the block (programs count run_cnt / run_time_ns), set back
+    to its old value on every exit path."""
+    path = Path("/proc/sys/kernel/bpf_stats_enabled")
+    old = path.read_text().strip()
+    path.write_text("1\n")
+    try:
+        yield
+    finally:
+        path.write_text(old + "\n")
+
+
 def remove_stale() -> list[str]:
-    removed = []
+    """The namespaces (and stale struct_ops) of dead runs, from the testbed's ownership records
+    (:func:`mpcc.testbed.netns.cleanup_stale`), and unrecorded ``mpcc-bk<pid>-`` ones of a dead
+    process."""
+    removed = netns.cleanup_stale()
     for name in sh("ip", "netns", "list").split():
         m = re.match(r"mpcc-bk(\d+)-", name)
         if m and not Path(f"/proc/{m.group(1)}").exists():
@@ -66,14 +84,18 @@ class Lab:
     roles: tuple[str, ...] = ()
 
     def __init__(self):
-        self.tag = f"mpcc-bk{os.getpid()}"
-        self.ns = {r: f"{self.tag}-{r}" for r in self.roles}
+        # the testbed's namespace run: its owner record (/run/mpcc/bk<pid>/owner.json) lets any later
+        # run remove what a killed one left; names are mpcc-bk<pid>-<role>
+        self.run = netns.Run(runid=f"bk{os.getpid()}")
+        self.tag = f"{netns.PREFIX}{self.run.runid}"
+        self.ns = {r: self.run.ns(r) for r in self.roles}
 
     def __enter__(self):
         remove_stale()
         try:
-            for n in self.ns.values():
-                sh("ip", "netns", "add", n)
+            self.run.open()
+            for r, n in self.ns.items():
+                self.run.add_netns(r)
                 self.ip(n, "link", "set", "lo", "up")
             self.build()
         except BaseException:
@@ -82,8 +104,7 @@ class Lab:
         return self
 
     def __exit__(self, *exc):
-        for n in self.ns.values():
-            sh("ip", "netns", "del", n, check=False)
+        self.run.close()       # kills what still runs inside, deletes the namespaces and the record
 
     def ip(self, ns, *args):
         return sh("ip", "-n", ns, *args)
@@ -143,14 +164,14 @@ class Lab:
         ``pin`` = (sender CPU, receiver CPU): run the two processes under taskset."""
         cpu_c = ["taskset", "-c", str(pin[0])] if pin else []
         cpu_s = ["taskset", "-c", str(pin[1])] if pin else []
-        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], *cpu_s, sys.executable, str(PEER), "srv",
+        srv = subprocess.Popen(["ip", "netns", "exec", self.ns["srv"], *cpu_s, sys.executable, "-m", "mpcc.lab.peer", "srv",
                                 *[f"{p}:{proto}" for p, proto, _ in flows]], stdout=subprocess.PIPE, text=True)
         try:
             if srv.stdout.readline().strip() != "ready":
                 raise RuntimeError("server did not start")
             rtx0 = self.tcp_counter("cli", "RetransSegs")
             acks0, cpu0, t0 = self.tcp_counter("cli"), cpu_busy_s(), time.monotonic()
-            out = self.ex(self.ns["cli"], *cpu_c, sys.executable, str(PEER), "cli", host, str(secs),
+            out = self.ex(self.ns["cli"], *cpu_c, sys.executable, "-m", "mpcc.lab.peer", "cli", host, str(secs),
                           *[f"{p}:{proto}:{ca}" for p, proto, ca in flows])
             cpu1, t1, acks1 = cpu_busy_s(), time.monotonic(), self.tcp_counter("cli")
             rtx1 = self.tcp_counter("cli", "RetransSegs")

@@ -1,6 +1,6 @@
 """What holds each stalled connection-window of a churn.py run (CHURN.md §7), from its --trace.
 
-    python bench/kernel/stall_holders.py RESULT.json TRACE [--json OUT]
+    mpcc lab stall-holders RESULT.json TRACE [--json OUT]
 
 For every stalled (connection, 10 s window) it takes the connection's per-second snapshots (`ss -tinHM`
 of the client) in that window and names the "holder": among the connection's subflows (any state)

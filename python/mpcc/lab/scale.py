@@ -21,7 +21,7 @@ BPF map memory is read from ``bpftool map show`` (bytes_memlock): the programs k
 per-connection state in the socket's congestion-control area (icsk_ca_priv), so their maps do
 not grow with connections — the number reported is per load, not per connection.
 
-    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/scale.py [--conns 1000] [--secs 10]
+    flock /tmp/mpcc-bench.lock mpcc lab scale [--conns 1000] [--secs 10]
         [--json FILE] [CC ...]        (CC: balia lia olia reno cubic, the default)
 
 Internally the same file is the traffic: ``scale.py sink PORT N`` and ``scale.py send HOST PORT N
@@ -43,10 +43,7 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "python"))
-import netlab  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
 
 IPPROTO_MPTCP = 262
 PORT = 5401
@@ -317,14 +314,14 @@ def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) 
         res["bpf_map_bytes"] = sum(int(m.get("bytes_memlock", 0)) for m in mine.values())
         res["bpf_maps"] = sorted({str(m.get("name", "")) for m in mine.values()})
         with ScaleLab() as lab:
-            srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink",
+            srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, "-m", "mpcc.lab.scale", "sink",
                                     str(PORT), str(conns), "60"], stdout=subprocess.PIPE, text=True)
             procs.append(srv)
             assert _readline(srv, "ready") == "ready"
             base = snapshot(lab)
             cli = {}
             for k in GROUPS:
-                cli[k] = subprocess.Popen(["ip", "netns", "exec", lab.ns[f"c{k}"], sys.executable, __file__, "send",
+                cli[k] = subprocess.Popen(["ip", "netns", "exec", lab.ns[f"c{k}"], sys.executable, "-m", "mpcc.lab.scale", "send",
                                            lab.server(k), str(PORT), str(share[k]), str(secs), kname],
                                           stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
                 procs.append(cli[k])

@@ -1,6 +1,6 @@
 """Where was the data a stalled connection waited for? From churn.py --pcap captures of paths 1 and 2.
 
-    python bench/kernel/pcap_hole.py RESULT.json PCAP_DIR TRACE [--paths 1,2] [--json OUT]
+    python -m mpcc.lab.pcap_hole RESULT.json PCAP_DIR TRACE [--paths 1,2] [--json OUT]
 
 For each stalled (connection, 10 s window), the connection's data-level ACK at the window's first
 snapshot (msk `snd_una` in the ss trace) is the hole: the first connection-level byte the receiver
@@ -17,10 +17,8 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pcap  # noqa: E402
-from stall_holders import result_cli  # noqa: E402
+from mpcc.lab import pcap  # noqa: E402
+from mpcc.lab.stall_holders import result_cli  # noqa: E402
 
 WINDOW_S = 10
 

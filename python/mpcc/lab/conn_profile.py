@@ -1,7 +1,7 @@
 """Per-connection profile of a churn.py run (CHURN.md §10): what sets the connections that stall
 apart from those that do not, from the run's --trace (per-second `ss` snapshots of the client).
 
-    python bench/kernel/conn_profile.py RESULT.json TRACE [--json OUT] [--first 5]
+    python -m mpcc.lab.conn_profile RESULT.json TRACE [--json OUT] [--first 5]
 
 Connections are grouped as: the first `--first` accepted (CHURN.md §7g's "first five"), the other
 connections that had a path-3 subflow at some point, and those that never had one. For every
@@ -19,7 +19,7 @@ import statistics
 import sys
 from pathlib import Path
 
-from stall_holders import num, path_of, per_connection, result_cli
+from mpcc.lab.stall_holders import num, path_of, per_connection, result_cli
 
 FIELDS = ("cwnd", "unacked", "notsent", "rto", "tb", "w")
 

@@ -11,7 +11,7 @@ removed or re-added (REMOVE_ADDR / ADD_ADDR to every connection) and path 3's li
 * with --trace: the subflow set the coupled rule sums over equals the kernel's (ss) at the same
   instant (subflow_check.py), and what stalled connections looked like (diagnose_stalls).
 
-    flock /tmp/mpcc-bench.lock python bench/kernel/churn.py [--conns 100] [--secs 600]
+    flock /tmp/mpcc-bench.lock mpcc lab churn [--conns 100] [--secs 600]
           [--pattern alternate|random --seed N] [--trace FILE] [--json FILE] [ALGO ...]
     (ALGO: an mpcc algorithm, or the kernel's reno / cubic for comparison; the short CI run is
     tests/kernel/test_churn.py)
@@ -32,9 +32,8 @@ import threading
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import netlab  # noqa: E402
+from mpcc.lab import ROOT
+from mpcc.lab import netlab  # noqa: E402
 
 IPPROTO_MPTCP = 262
 PORT = 5301
@@ -151,7 +150,7 @@ BOTTLENECKS = {"sender": ThreePaths, "bridge": ThreePathsBridged}
 
 
 # --- churn schedules: churn_patterns.py -------------------------------------------------------
-from churn_patterns import PATTERNS, load_schedule, schedule  # noqa: E402,F401 (API)
+from mpcc.lab.churn_patterns import PATTERNS, load_schedule, schedule  # noqa: E402,F401 (API)
 
 
 # --- subflow snapshots (the kernel's view: ss, i.e. the inet_diag/MPTCP diag) ------------------
@@ -221,7 +220,7 @@ def qdisc_drops(lab) -> dict[str, int]:
 
 
 # --- the subflow-set check: subflow_check.py -------------------------------------------------
-from subflow_check import can_send, check_subflow_sets, pm_subflow_events  # noqa: E402,F401 (API)
+from mpcc.lab.subflow_check import can_send, check_subflow_sets, pm_subflow_events  # noqa: E402,F401 (API)
 
 
 def diagnose_stalls(trace: Path, res: dict) -> dict:
@@ -374,7 +373,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, lab_ as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
-        srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, __file__, "sink", str(PORT),
+        srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, "-m", "mpcc.lab.churn", "sink", str(PORT),
                                 str(conns), str(secs)], stdout=subprocess.PIPE, text=True)
         pm_proc, pm_log = None, None
         try:
@@ -385,15 +384,15 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                 pm_proc = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m",
                                             "mpcc.testbed.pathmanager", "--ready", "--log", str(pm_log)],
                                            stdout=subprocess.PIPE, text=True,
-                                           env={**os.environ, "PYTHONPATH": str(HERE.parents[1] / "python")})
+                                           env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
                 assert pm_proc.stdout.readline().strip() == "ready", "the path manager did not start"
-            cli = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, __file__, "send",
+            cli = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.lab.churn", "send",
                                     lab.server, str(PORT), str(conns), str(secs), reg.kernel_name],
                                    stdout=subprocess.PIPE, text=True)
             caps = []
             if pcap:
                 pcap.mkdir(parents=True, exist_ok=True)
-                caps = [subprocess.Popen(["ip", "netns", "exec", lab.ns[role], sys.executable, str(HERE / "pcap.py"),
+                caps = [subprocess.Popen(["ip", "netns", "exec", lab.ns[role], sys.executable, "-m", "mpcc.lab.pcap",
                                           f"p{i}{role[0]}", str(secs + 3), str(pcap / f"{role}_p{i}.pcap"), "96",
                                           str(pcap_max_mb << 20)],
                                          stdout=subprocess.PIPE, text=True)
@@ -581,7 +580,6 @@ def main(argv=None) -> int:
         print("churn: needs root (BPF, network namespaces): run with sudo", file=sys.stderr)
         return 2
     os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-    sys.path.insert(0, str(HERE.parents[1] / "python"))
     results = []
     for algo in a.algorithms:
         r = run(algo, a.conns, a.secs, a.rate, a.pattern if plan is None else f"file {a.schedule}", a.seed,

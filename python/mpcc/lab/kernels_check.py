@@ -1,5 +1,5 @@
 """Check every BPF congestion control on the kernel this runs on (root): load, register, carry a
-2-path MPTCP transfer between two network namespaces, unload. Run by bench/kernel/kernels.py
+2-path MPTCP transfer between two network namespaces, unload. Run by python/mpcc/lab/kernels.py
 inside each qemu guest (``--via cli``: ``mpcc kernel load/unload``, as a user would) and on the
 running kernel (``--via api``: ``bpf.load()``'s holder-counted registration, so a registration
 another process holds on this shared machine is never torn down).
@@ -28,19 +28,16 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import netlab  # noqa: E402
-from run import bpf_stats  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
+from mpcc.lab.netlab import bpf_stats  # noqa: E402
 
-ROOT = HERE.parents[1]
+from mpcc.lab import ROOT  # noqa: E402
 #: the console script of the environment running this (what a user types), else the module
 _SCRIPT = Path(sys.executable).with_name("mpcc")
 MPCC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from mpcc.cli import main; main()"]
 def all_algorithms() -> list[str]:
     """Every BPF program the project ships: one per bpf/*.bpf.c with its default parameters, and
     the common parameter sets the package also ships prebuilt (bpf_prebuilt.COMMON_SETS)."""
-    sys.path.insert(0, str(ROOT / "python"))
     from mpcc.testbed import bpf, bpf_prebuilt
     return [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS]
 PORT = 5201
@@ -216,7 +213,6 @@ def main(argv=None) -> int:
                          "(a global sysctl: set back to its value on exit)")
     a = ap.parse_args(argv)
     os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
-    sys.path.insert(0, str(ROOT / "python"))
     dmesg0 = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
     result = {"environment": environment(), "via": a.via, "secs": a.secs,
               "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "rows": []}

@@ -27,7 +27,7 @@ import subprocess
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
+from mpcc.lab import ROOT
 CACHE = ROOT / "build" / "kernels"
 LOCK = "/tmp/mpcc-bench.lock"
 BUSYBOX = Path("/bin/busybox")          # Debian busybox-static
@@ -213,17 +213,25 @@ for m in $(cat /lib/mods/order); do insmod /lib/mods/$m || echo "mpcc-guest: ins
 R=/newroot
 mkdir -p $R
 if @MOUNT_ROOT@ hostroot $R; then
+  # the host folders the guest's /tmp and /run tmpfs would hide (a checkout or venv under /tmp):
+  # held by a bind mount first, put back at the same path on the tmpfs
+  for d in @KEEP@; do mkdir -p /keep$d && mount -o bind $R$d /keep$d; done
   mount -t tmpfs tmp $R/tmp; mount -t tmpfs run $R/run
+  for d in @KEEP@; do mkdir -p $R$d && mount -o bind /keep$d $R$d; done
   mount -t proc proc $R/proc; mount -t sysfs sys $R/sys; mount -t devtmpfs dev $R/dev
   mount -t bpf bpf $R/sys/fs/bpf
   mkdir -p $R/tmp/out
   @MOUNT_OUT@ out $R/tmp/out
   ip link set lo up
-  echo "mpcc-guest: running the check on $(uname -r)"
-  chroot $R /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
-    PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp MPCC_BPF_OUTPUT=/tmp/bpf-out MPCC_RUN_DIR=/run/mpcc \
-    @CMD@ > $R/tmp/out/guest.log 2>&1
-  echo "mpcc-guest: exit $?"
+  if chroot $R /bin/sh -c 'test -x "$0"' @EXE@; then
+    echo "mpcc-guest: running the check on $(uname -r)"
+    chroot $R /usr/bin/env -i PATH=/usr/local/bin:/usr/bin:/bin:/usr/sbin:/sbin HOME=/root \
+      PYTHONDONTWRITEBYTECODE=1 TMPDIR=/tmp MPCC_BPF_OUTPUT=/tmp/bpf-out MPCC_RUN_DIR=/run/mpcc \
+      @CMD@ > $R/tmp/out/guest.log 2>&1
+    echo "mpcc-guest: exit $?"
+  else
+    echo "mpcc-guest: cannot run the check: @EXE@ is not visible in the guest" | tee $R/tmp/out/guest.log
+  fi
   sync; umount $R/tmp/out
 else
   echo "mpcc-guest: cannot mount the host root over @SHARE@"
@@ -234,6 +242,29 @@ poweroff -f
 MOUNTS = {"9p": ("mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,cache=loose",
                  "mount -t 9p -o trans=virtio,version=9p2000.L,msize=512000"),
           "virtiofs": ("mount -t virtiofs -o ro", "mount -t virtiofs")}
+
+
+#: the guest's own tmpfs mounts over the host's folders of the same name
+GUEST_TMPFS = ("/tmp", "/run")
+
+
+def hidden_paths(exe: str, root: Path = ROOT) -> list[str]:
+    """Host folders the check needs that the guest's tmpfs (/tmp, /run) would hide: the checkout and
+    the environment of ``exe`` (its venv, ``exe``'s folder's parent), when they lie under one. The
+    guest puts each back at the same path, so the venv's absolute paths (its python, the editable
+    install's path entry) stay valid. Innermost-first duplicates are dropped (a venv inside the
+    checkout comes with it)."""
+    wanted = [Path(os.path.abspath(root)), Path(os.path.abspath(exe)).parent.parent]
+    out: list[str] = []
+    for p in wanted:
+        if any(p == Path(t) or Path(t) in p.parents for t in GUEST_TMPFS) and p != Path(p.anchor):
+            if not any(Path(q) == p or Path(q) in p.parents for q in out):
+                out = [q for q in out if p not in Path(q).parents] + [str(p)]
+    for q in out:
+        if any(c.isspace() or c in "'\"$`;&|<>()" for c in q):
+            raise ValueError(f"the checkout's path {q!r} has a space or shell character: the guest "
+                             "cannot mount it (fix: clone it to a plain path)")
+    return out
 
 
 def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_MODULES, share: str = "9p") -> bytes:
@@ -251,7 +282,8 @@ def initramfs(tree: Path, rel: str, cmd: list[str], modules: list[str] = GUEST_M
         names.append(name)
         entries.append((f"lib/mods/{name}", 0o100644, data, (0, 0)))
     entries.append(("lib/mods/order", 0o100644, ("\n".join(names) + "\n").encode(), (0, 0)))
-    init = INIT.replace("@CMD@", " ".join(cmd)).replace("@SHARE@", share)
+    init = INIT.replace("@CMD@", " ".join(cmd)).replace("@SHARE@", share).replace("@EXE@", cmd[0])
+    init = init.replace("@KEEP@", " ".join(hidden_paths(cmd[0])))
     init = init.replace("@MOUNT_ROOT@", MOUNTS[share][0]).replace("@MOUNT_OUT@", MOUNTS[share][1])
     entries.append(("init", 0o100755, init.encode(), (0, 0)))
     return cpio_newc(entries)
@@ -362,7 +394,7 @@ def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = G
                                  *qemu_cmd(tree, rel, initrd, out, accel, append, cpu, share)],
                                 stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         qout, _ = proc.communicate()
-    except OSError as e:
+    except (OSError, ValueError) as e:       # virtiofsd missing; a checkout path the guest cannot mount
         return out, None, str(e)
     finally:
         stop_daemons(daemons)
@@ -373,9 +405,29 @@ def boot(package: str, cmd: list[str], accel: str, name: str, timeout_s: int = G
     result_file = out / "result.json"
     if not result_file.exists():
         console = (out / "console.log").read_text(errors="replace") if (out / "console.log").exists() else ""
-        tail = [ln for ln in console.splitlines() if "mpcc-guest" in ln or "Kernel panic" in ln]
-        return out, None, f"no result from the guest ({'; '.join(tail[-2:]) or qout.strip()[-200:]}; log: {out})"
+        return out, None, no_result_reason(console, guest_log(out), qout, out)
     return out, json.loads(result_file.read_text()), None
+
+
+def guest_log(out: Path) -> str:
+    try:
+        return (out / "guest.log").read_text(errors="replace")
+    except OSError:
+        return ""
+
+
+def no_result_reason(console: str, log: str, qemu_out: str, out: Path) -> str:
+    """One line: why a boot gave no result. The guest's own verdict when it gave one ("cannot run the
+    check: … not visible", "cannot mount the host root"), else its exit status with the last line
+    the check printed (e.g. ``/usr/bin/env: '…/python': No such file or directory``)."""
+    marks = [ln.split("mpcc-guest: ", 1)[1].strip() for ln in console.splitlines() if "mpcc-guest: " in ln]
+    marks += [ln.strip() for ln in console.splitlines() if "Kernel panic" in ln]
+    verdict = next((m for m in reversed(marks) if m.startswith("cannot")), None)
+    if verdict is None:
+        last = next((ln.strip() for ln in reversed(log.splitlines()) if ln.strip()), "")
+        status = next((m for m in reversed(marks) if m.startswith(("exit", "Kernel panic"))), None)
+        verdict = "; ".join(x for x in (status, last) if x) or qemu_out.strip()[-200:] or "the guest printed nothing"
+    return f"no result from the guest ({' '.join(verdict.split())[:300]}; log: {out})"
 
 
 def lock_taken(out: Path) -> tuple[int, float]:

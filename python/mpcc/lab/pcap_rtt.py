@@ -1,6 +1,6 @@
 """Which RTT samples did the flapping path's subflows take? From churn.py --pcap captures (CHURN.md §7).
 
-    python bench/kernel/pcap_rtt.py RESULT.json PCAP_DIR TRACE [--path 3] [--show N] [--json OUT]
+    mpcc lab pcap-rtt RESULT.json PCAP_DIR TRACE [--path 3] [--show N] [--json OUT]
 
 For every subflow of the path (client port), from the client's capture: the data it sent (a
 segment whose sequence range starts below the highest one sent before is a retransmission), and
@@ -21,11 +21,9 @@ import bisect
 import json
 import sys
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-import pcap  # noqa: E402
-from stall_holders import result_cli  # noqa: E402
-from churn_patterns import schedule  # noqa: E402
+from mpcc.lab import pcap  # noqa: E402
+from mpcc.lab.stall_holders import result_cli  # noqa: E402
+from mpcc.lab.churn_patterns import schedule  # noqa: E402
 
 
 def link_outages(res: dict, path: int) -> list[tuple[float, float]]:

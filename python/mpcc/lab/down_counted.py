@@ -14,7 +14,7 @@ connections that had a down route in the sum:
 * their windows (median; a window of 1 is what TCP leaves after the RTO, anything larger is the
   window of before the outage), and the records that counted a down window above 1 with its share.
 
-    python bench/kernel/down_counted.py RESULT.json TRACE [--json OUT]
+    python -m mpcc.lab.down_counted RESULT.json TRACE [--json OUT]
 """
 
 from __future__ import annotations
@@ -26,8 +26,8 @@ import statistics
 import sys
 from pathlib import Path
 
-from churn_patterns import schedule
-from stall_holders import path_of, result_cli
+from mpcc.lab.churn_patterns import schedule
+from mpcc.lab.stall_holders import path_of, result_cli
 
 AGES = ((0.0, 0.2), (0.2, 0.5), (0.5, 1.0), (1.0, float("inf")))
 

@@ -1,6 +1,6 @@
 """The BPF stack of a compiled congestion control, as the kernel's verifier adds it up.
 
-    python bench/kernel/bpf_stack.py [OBJ.bpf.o ...]      (default: the package's prebuilt objects)
+    mpcc lab bpf-stack [OBJ.bpf.o ...]      (default: the package's prebuilt objects)
 
 The verifier refuses a program whose call chain (struct_ops program → subprogram → …) needs more
 than 512 bytes of stack in all (check_max_stack_depth(): "combined stack size of N calls is X.
@@ -28,8 +28,7 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
+from mpcc.lab import ROOT
 MAX_BPF_STACK = 512
 _FUNC = re.compile(r"^([0-9a-f]+) ([lg])\s+F (\S+)\s+([0-9a-f]+) (\S+)$")
 _INSN = re.compile(r"^\s*(\d+):\t((?:[0-9a-f]{2} ?)+)\t(.*)$")   # index, raw bytes, text

@@ -2,7 +2,7 @@
 carries a 2-path MPTCP transfer and unloads on Debian's 6.1 LTS and 6.12 LTS kernels (booted under
 qemu/KVM) and on the running kernel.
 
-    python bench/kernel/kernels.py [--kernels 6.1,6.12,running] [--plan] [--package 6.1=linux-image-…]
+    mpcc lab kernels [--kernels 6.1,6.12,running] [--plan] [--package 6.1=linux-image-…]
 
 ``--kernels`` also takes Debian's rt and cloud flavours (``6.12-rt``, ``6.1-cloud``, …) and whole
 package names (``linux-image-6.1.0-50-amd64``).
@@ -10,7 +10,7 @@ package names (``linux-image-6.1.0-50-amd64``).
 How a guest is fetched, checked, built and booted (nothing downloaded outside Debian's archive,
 nothing installed on the host) is guestvm.py. A kernel whose config lacks what the check needs is
 not booted: each of its rows says which options are missing. Inside a guest,
-``bench/kernel/kernels_check.py --via cli --bpf-stats`` runs ``mpcc kernel load``, the transfer,
+``python/mpcc/lab/kernels_check.py --via cli --bpf-stats`` runs ``mpcc kernel load``, the transfer,
 ``mpcc kernel unload`` per algorithm and writes its JSON (rules in that file).
 
 The results go to ``bench/kernel/kernels.json`` and the table between the markers in docs/kernel.md.
@@ -31,21 +31,18 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from guestvm import (BUSYBOX, CACHE, LOCK, SERIES, Unsupported, boot, default_accel,  # noqa: E402
+from mpcc.lab.guestvm import (BUSYBOX, CACHE, LOCK, SERIES, Unsupported, boot, default_accel,  # noqa: E402
                      guest_plan, kernel_config, lock_taken, package_overrides, qemu_cmd, release_of,
                      resolve, series_of)
 
-HERE = Path(__file__).resolve().parent
-ROOT = HERE.parents[1]
-RESULTS = HERE / "kernels.json"
+from mpcc.lab import RESULTS_DIR, ROOT
+RESULTS = RESULTS_DIR / "kernels.json"
 DOC = ROOT / "docs" / "kernel.md"
 PER_BOOT = 9               # algorithms per guest boot (TCG: ~35 s each, so a lock hold stays < 7 min)
 
 
 def check_cmd(via: str, algorithms: list[str], secs: float) -> list[str]:
-    cmd = [sys.executable, str(HERE / "kernels_check.py"), "--via", via, "--secs", str(secs)]
+    cmd = [sys.executable, "-m", "mpcc.lab.kernels_check", "--via", via, "--secs", str(secs)]
     return cmd + [f"'{a}'" if via == "cli" else a for a in algorithms]
 
 
@@ -185,8 +182,7 @@ def main(argv=None) -> int:
     ap.add_argument("algorithms", nargs="*",
                     help="only these (default: all); their rows replace the same rows of the recorded columns")
     a = ap.parse_args(argv)
-    sys.path.insert(0, str(HERE))
-    from kernels_check import all_algorithms
+    from mpcc.lab.kernels_check import all_algorithms
     algorithms = a.algorithms or all_algorithms()
     names = [k.strip() for k in a.kernels.split(",") if k.strip()]
     bad = [k for k in names if series_of(k) is None]

@@ -1,4 +1,4 @@
-"""The coupled rule's subflow set against the kernel's (bench/kernel/churn.py --trace): in every
+"""The coupled rule's subflow set against the kernel's (python/mpcc/lab/churn.py --trace): in every
 per-second snapshot, the subflows the rule last summed over (the programs' mpcc_seen record) and the
 subflows ``ss`` shows able to send for the same connection at the same instant must be the same set,
 except where a churn event, a join completing between the two reads, or the path manager (its log)

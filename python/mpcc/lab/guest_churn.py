@@ -1,9 +1,9 @@
-"""Churn soak in a freshly booted kernel (root): bench/kernel/churn.py run inside a qemu guest of
+"""Churn soak in a freshly booted kernel (root): python/mpcc/lab/churn.py run inside a qemu guest of
 Debian's 6.12 or 6.1 kernel, so that its "no kernel warning" check runs on a kernel whose taint is
 clean from boot (issue 15; bench/kernel/CHURN.md §8). On a long-running host a WARN_ON_ONCE that
 fired earlier in the boot cannot fire again, and the ring buffer forgets it.
 
-    python bench/kernel/guest_churn.py [--kernels 6.12,6.1] [--conns 20] [--secs 120] [--rate 20]
+    mpcc lab guest-churn [--kernels 6.12,6.1] [--conns 20] [--secs 120] [--rate 20]
                                        [--trace] [--no-lock] [--plan] [--no-record] ALGO ...
 
 The guest is booted by guestvm.py, as the kernel matrix's guests are (kernel package from Debian's
@@ -31,12 +31,11 @@ import sys
 import time
 from pathlib import Path
 
-HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE))
-import guestvm  # noqa: E402
-import netlab  # noqa: E402
+from mpcc.lab import RESULTS_DIR
+from mpcc.lab import guestvm  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
 
-RESULTS = HERE / "guest_churn.json"
+RESULTS = RESULTS_DIR / "guest_churn.json"
 #: churn.py's lab: bridges (ThreePathsBridged) and tbf rate limits, on top of the check's modules
 CHURN_MODULES = [*guestvm.GUEST_MODULES, "sch_tbf", "bridge"]
 #: kernel command line: a log buffer large enough for the whole boot and run (the default 128 kB–1 MB
@@ -84,13 +83,13 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     bad = [k for k in a.kernels if k not in guestvm.SERIES]
     if bad:
         raise UsageError(f"--kernels {bad[0]!r}: a guest kernel is one of {', '.join(guestvm.SERIES)} "
-                         "(the running kernel: bench/kernel/churn.py)")
+                         "(the running kernel: python/mpcc/lab/churn.py)")
     if a.conns < 1 or a.secs < 10 or a.rate <= 0:
         raise UsageError("--conns ≥ 1, --secs ≥ 10 (one progress window) and --rate > 0")
     if timeout_for(a.secs) > MAX_HOLD_S:
         raise UsageError(f"--secs {a.secs:g}: a boot would hold the bench lock up to {timeout_for(a.secs)} s, "
                          f"more than {MAX_HOLD_S} s (fix: --secs ≤ {MAX_HOLD_S - BOOT_ALLOWANCE_S})")
-    from churn_patterns import PATTERNS
+    from mpcc.lab.churn_patterns import PATTERNS
     if a.pattern not in PATTERNS:
         raise UsageError(f"--pattern {a.pattern!r}: one of {', '.join(PATTERNS)}")
     try:
@@ -107,7 +106,7 @@ def timeout_for(secs: float) -> int:
 
 def guest_cmd(a: argparse.Namespace, algo: str, python: str = sys.executable) -> list[str]:
     """The command the guest's init runs (joined with spaces into a shell line: quoted here)."""
-    cmd = [python, str(HERE / "guest_churn.py"), "inside", "--out", "/tmp/out", "--conns", str(a.conns),
+    cmd = [python, "-m", "mpcc.lab.guest_churn", "inside", "--out", "/tmp/out", "--conns", str(a.conns),
            "--secs", f"{a.secs:g}", "--rate", f"{a.rate:g}", "--pattern", a.pattern, "--seed", str(a.seed)]
     if a.trace:
         cmd.append("--trace")
@@ -204,8 +203,7 @@ def inside(argv: list[str]) -> int:
     ap.add_argument("--trace", action="store_true")
     ap.add_argument("--pm", default="kernel")
     a = ap.parse_args(argv)
-    sys.path.insert(0, str(HERE.parents[1] / "python"))
-    import churn
+    from mpcc.lab import churn
     res = {"kernel": os.uname().release, "taint_at_start": netlab.taint(), "cpu": cpu_model(),
            "uptime_at_start_s": float(Path("/proc/uptime").read_text().split()[0])}
     for cmd in (["ss", "-V"], ["ip", "-V"], ["bpftool", "version"], ["tc", "-V"]):   # warm the 9p cache
