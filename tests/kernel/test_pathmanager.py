@@ -1,4 +1,4 @@
-"""The re-joining path manager (mpcc.testbed.pathmanager; root): in a two-namespace lab with three
+"""The re-joining path manager (mpcc.pm; root): in a two-namespace lab with three
 paths, a path whose link is down when the connection opens is never joined by upstream's in-kernel
 path manager, and is joined by ``mpcc kernel pm`` once the link comes up. Also: it sets pm_type
 back on exit, joins from each ``--source``, and does all of it over IPv6.
@@ -30,7 +30,7 @@ PORT = 5402
 
 
 def _pm(lab, log: Path, *args) -> subprocess.Popen:
-    p = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.testbed.pathmanager",
+    p = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.pm",
                           "--ready", "--log", str(log), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
     assert p.stdout.readline().strip() == "ready", p.stderr.read()

@@ -382,7 +382,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
                 pm_log = Path(f"{trace}.pm.jsonl") if trace else Path(f"/tmp/{lab.tag}.pm.jsonl")
                 pm_log.unlink(missing_ok=True)
                 pm_proc = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m",
-                                            "mpcc.testbed.pathmanager", "--ready", "--log", str(pm_log)],
+                                            "mpcc.pm", "--ready", "--log", str(pm_log)],
                                            stdout=subprocess.PIPE, text=True,
                                            env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
                 assert pm_proc.stdout.readline().strip() == "ready", "the path manager did not start"

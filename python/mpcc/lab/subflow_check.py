@@ -38,7 +38,7 @@ def _join_completed_between(sf: dict | None, in_walk: bool, walk: float, ss_star
 
 
 def pm_subflow_events(log: Path) -> dict[str, list[float]]:
-    """A path manager's log (mpcc.testbed.pathmanager --log) → for each connection (token, hex as in
+    """A path manager's log (mpcc.pm --log) → for each connection (token, hex as in
     ss and mpcc_seen) the monotonic times at which it sent a join or a subflow established or closed:
     the instants at which that connection's subflow set may legitimately change."""
     lines = [json.loads(ln) for ln in log.read_text().splitlines() if ln.strip()] if log.exists() else []
