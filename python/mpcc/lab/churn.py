@@ -39,7 +39,7 @@ IPPROTO_MPTCP = 262
 PORT = 5301
 WINDOW_S = 10
 #: ``--deploy``: the settings docs/kernel.md "Deploying under subflow churn" recommends for a host
-#: whose subflows come and go (CHURN.md §10–§11): a 128 kB send-buffer maximum, and on 6.15+ a 5 s
+#: whose subflows come and go: a 128 kB send-buffer maximum, and on 6.15+ a 5 s
 #: retransmission-timer maximum (the sysctl does not exist before 6.15: left out there, and said so)
 DEPLOY_SYSCTLS = (("net.ipv4.tcp_wmem", "4096 16384 131072"), ("net.ipv4.tcp_rto_max_ms", "5000"))
 
@@ -97,8 +97,8 @@ def sink(port: int, n: int, secs: float, bind: str = "0.0.0.0") -> None:
         for i in range(n):
             c, peer = ls.accept()
             peers[i] = f"{peer[0]}:{peer[1]}"
-            # no shorter timeout: the sink must not close a stalled connection that could still
-            # recover (with 120 s it closed one in the balia soak, CHURN.md §4)
+            # no shorter timeout: the sink closes nothing during the run, so a stalled connection that
+            # could still recover counts as a stall, not as a loss
             c.settimeout(secs + 30)
             threading.Thread(target=serve, args=(i, c), daemon=True).start()
 
@@ -294,7 +294,7 @@ def on_run_clock(samples: list[dict], t0: float) -> list[dict]:
     """The sink's samples with ``t`` counted from the run's start ``t0`` (monotonic s), the instant
     the traffic starts, not from the sink's own start: whatever ran between the two (the path
     manager's start, ~0.5 s on the host, 10–20 s in a TCG guest) would otherwise be the first
-    window's, and count as a stall of every connection (CHURN.md §14c). Samples without ``mono``
+    window's, and count as a stall of every connection. Samples without ``mono``
     (an older sink) are kept as they are."""
     return [{**smp, "t": round(smp["mono"] - t0, 2)} if "mono" in smp else smp for smp in samples]
 
@@ -338,8 +338,7 @@ def queue_for(conns: int) -> int:
     """Each path's queue: 150 kB, or 4 packets (6 kB) per connection when more. Every connection
     has a subflow on every path and the paths have no propagation delay, so the queue is all a
     window can fill: at one packet per subflow (150 kB, 100 connections) Reno runs on
-    retransmission timeouts even without churn (CHURN.md §7: a subflow in RTO backoff in 76 % of
-    connection-seconds, 13 of 1200 windows stalled), at four it does not (1 %, none)."""
+    retransmission timeouts even without churn, at four it does not."""
     return max(150000, 6000 * conns)
 
 
@@ -509,7 +508,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     res["kernel_log"] = klog.stop()
     res["dmesg_warnings"] = netlab.kernel_log_warnings(res["kernel_log"])
     # warnings whose dump shows the host kernel's skipped-program defect (netlab.host_defect): kept, reported,
-    # not counted against the controls (KERNEL_BUG.md; a mainline kernel never produces them, CHURN.md §8)
+    # not counted against the controls (a mainline kernel never produces them)
     res["host_defect_warnings"] = res["kernel_log"].get("host_defect_warnings", [])
     res["pass"] = not (res["stalled_windows"] or res["leaked_maps"] or res["struct_ops_left"]
                        or res.get("cwnd_jumps", {}).get("unrepaired")
@@ -544,7 +543,7 @@ def main(argv=None) -> int:
                         f"{k}={v}" for k, v in DEPLOY_SYSCTLS) + " (6.15+); a --sysctl of the same key wins")
     ap.add_argument("--pm", choices=("kernel", "rejoin"), default="kernel",
                     help="the client's path manager: upstream's in-kernel one (default), or rejoin, mpcc kernel pm "
-                    "(re-joins refused and closed paths; docs/kernel.md; read KERNEL_BUG_PUSH_PENDING.md before deploying it)")
+                    "(re-joins refused and closed paths; docs/kernel.md, including its known kernel defect under it)")
     ap.add_argument("--pcap", type=Path, metavar="DIR", help="headers-only captures (96 bytes a packet) of the "
                     "flapping path's client and server interfaces, for RTT questions (pcap.py)")
     ap.add_argument("--pcap-paths", default="3", help="paths to capture with --pcap, e.g. 2,3 (default 3)")

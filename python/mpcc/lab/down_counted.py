@@ -72,7 +72,7 @@ def analyse(res: dict, trace: Path) -> dict:
             for k in range(n):
                 w, p = rec["cwnd"][k], port_path.get(rec["lport"][k])
                 if w > 0x7fffffff:
-                    w = 1        # a value the kernel's defect left, repaired before use (CHURN.md §3d)
+                    w = 1        # not a window of ours (a skipped program's return): repaired before use
                 total += w
                 d = down_since(links[p], m) if p else None
                 if d is not None and k != rec["self"]:

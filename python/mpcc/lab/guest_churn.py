@@ -1,6 +1,6 @@
 """Churn soak in a freshly booted kernel (root): python/mpcc/lab/churn.py run inside a qemu guest of
 Debian's 6.12 or 6.1 kernel, so that its "no kernel warning" check runs on a kernel whose taint is
-clean from boot (issue 15; bench/kernel/CHURN.md §8). On a long-running host a WARN_ON_ONCE that
+clean from boot. On a long-running host a WARN_ON_ONCE that
 fired earlier in the boot cannot fire again, and the ring buffer forgets it.
 
     mpcc lab guest-churn [--kernels 6.12,6.1] [--conns 20] [--secs 120] [--rate 20]
@@ -45,7 +45,8 @@ APPEND = "log_buf_len=32M"
 #: (sockets ≤ 30 s, the leak wait ≤ 60 s), dmesg and power-off
 BOOT_ALLOWANCE_S = 300
 MAX_HOLD_S = 720          # one hold of the bench lock (PREAMBLE: ≤ 12 min)
-#: bad window values the jump check may record: > 10⁶ packets (CHURN.md §3c/§7b; 0x81104110 on 6.18)
+#: bad window values the jump check may record: > 10⁶ packets (no
+#: window of ours reaches it; a skipped program's unwritten return slot does, 0x81104110 on 6.18)
 HUGE = 10**6
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
 
@@ -62,7 +63,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--package", action="append", default=[], metavar="SERIES=NAME",
                     help="use this package for a series instead of the newest")
     ap.add_argument("--conns", type=int, default=20,
-                    help="MPTCP connections (default %(default)s: what TCG carries, CHURN.md §8)")
+                    help="MPTCP connections (default %(default)s: what TCG carries at the default rate)")
     ap.add_argument("--secs", type=float, default=120.0, help="churn run length (default %(default)s)")
     ap.add_argument("--rate", type=float, default=20.0, help="Mbit/s per path (default %(default)s)")
     ap.add_argument("--pattern", default="alternate", help="churn.py's --pattern (default %(default)s)")
@@ -74,7 +75,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--accel", choices=["kvm", "tcg"], default=None)
     ap.add_argument("--cpu", help="qemu CPU model (default: max under TCG), e.g. EPYC-Milan-v1: an AMD "
                     "family 0x19 model, for which the guest kernel enables the SRSO 'Safe RET' return thunk "
-                    "as on the 6.18 host (CHURN.md §3c, §8)")
+                    "as on the 6.18 host")
     ap.add_argument("--no-lock", action="store_true", help=f"do not wait for {guestvm.LOCK}")
     ap.add_argument("--plan", action="store_true", help="print the guest commands; boot nothing")
     ap.add_argument("--no-record", action="store_true", help=f"do not append to {RESULTS.name}")
@@ -141,7 +142,8 @@ def warning_traces(lines: list[str], max_lines: int = 120) -> list[list[str]]:
 
 def huge_windows(jumps: dict | None) -> dict:
     """The window-jump records (churn result's ``cwnd_jumps``) with a window or ssthresh above
-    HUGE packets — the stale-return-value kind of CHURN.md §3c / §7b (0x81104110 on the host) —
+    HUGE packets — values no program of ours computes: a skipped program's unwritten return slot
+    (0x81104110 on the host) —
     and their distinct values in hex. The ring keeps only the last 64 records: a lower bound."""
     if not jumps:
         return {"records": 0, "huge": 0, "values": []}

@@ -307,7 +307,7 @@ class ThreePathsBridged(ThreePaths):
     tbf on its egress toward the server) instead of on the client's own interface: a full queue
     then drops packets in the network, which TCP sees as losses, not as a local transmit failure
     (NET_XMIT_DROP), which leaves the segment unsent and, with nothing in flight, waits for the
-    probe timer (see CHURN.md §5). Addresses, endpoints and link flaps (the client's interface) as
+    probe timer. Addresses, endpoints and link flaps (the client's interface) as
     ThreePaths."""
     roles = ("cli", "mid", "srv")
 
@@ -360,7 +360,7 @@ _RAX_RE = re.compile(r"\bRAX: ([0-9a-f]{16})\b")
 def host_defect(report: list[str]) -> str | None:
     """The name of the host kernel defect a warning's report shows, or None (then the warning counts).
 
-    bench/kernel/KERNEL_BUG.md: a kernel that skips a struct_ops program (here a platform patch of
+    A kernel that skips a struct_ops program (here a platform patch of
     __bpf_prog_enter, not mainline) returns the trampoline's unwritten return slot to the caller.
     tcp_undo_cwnd_reduction() passes undo_cwnd()'s return to tcp_snd_cwnd_set(), which WARNs on a
     value negative as an int, with the return still in RAX. Our undo_cwnd returns a 32-bit window
@@ -375,7 +375,7 @@ def host_defect(report: list[str]) -> str | None:
             rax = int(m.group(1), 16)
             if 0xffffffff80000000 <= rax <= 0xffffffffbfffffff:
                 return (f"undo_cwnd returned the kernel address {rax:#x} (a skipped struct_ops program's "
-                        "unwritten return slot, bench/kernel/KERNEL_BUG.md)")
+                        "unwritten return slot; not a value of ours)")
             return None
     return None
 

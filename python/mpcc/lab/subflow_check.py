@@ -27,8 +27,7 @@ def _join_completed_between(sf: dict | None, in_walk: bool, walk: float, ss_star
       between the two reads; or
     - the walk came before ss began reading, left it out, ss shows it fully established (e), and
       the connection's previous snapshot did not show it able to send (a new join).
-    Seen in the random pattern (CHURN.md §12): 15 of 6,402 comparisons, at two instants when many
-    joins completed at once. Anything else stays a mismatch."""
+    Both happen when many joins complete at once. Anything else stays a mismatch."""
     if sf is None or sf["state"] != "ESTAB" or "j" not in sf.get("flags", ""):
         return False
     established = "e" in sf.get("flags", "")
