@@ -1,7 +1,7 @@
 """Time the 1000 random trials of Tang et al. Example 4 (asynchronous Algorithm 1, update
 probabilities 0.6 and 0.3) and record the result with machine and date.
 
-    .venv/bin/python bench/hetero/bench_example4.py [--trials 1000] [--workers 2]
+    .venv/bin/python bench/hetero/run.py [--trials 1000] [--workers 2]
 
 Target: under a minute for 1000 trials on the 2-core project machine.
 """
