@@ -248,13 +248,13 @@ MOUNTS = {"9p": ("mount -t 9p -o trans=virtio,version=9p2000.L,ro,msize=512000,c
 GUEST_TMPFS = ("/tmp", "/run")
 
 
-def hidden_paths(exe: str, root: Path = ROOT) -> list[str]:
-    """Host folders the check needs that the guest's tmpfs (/tmp, /run) would hide: the checkout and
-    the environment of ``exe`` (its venv, ``exe``'s folder's parent), when they lie under one. The
-    guest puts each back at the same path, so the venv's absolute paths (its python, the editable
-    install's path entry) stay valid. Innermost-first duplicates are dropped (a venv inside the
-    checkout comes with it)."""
-    wanted = [Path(os.path.abspath(root)), Path(os.path.abspath(exe)).parent.parent]
+def hidden_paths(exe: str, root: Path | None = None) -> list[str]:
+    """Host folders the check needs that the guest's tmpfs (/tmp, /run) would hide: the checkout
+    (``root``, :data:`ROOT` by default) and the environment of ``exe`` (its venv: ``exe``'s folder's
+    parent), those that lie under /tmp or /run, without one inside another. The guest puts each
+    back at the same path, so the venv's absolute paths (its python, the editable install's path
+    entry) stay valid. A path with a space or a shell character is refused (ValueError)."""
+    wanted = [Path(os.path.abspath(ROOT if root is None else root)), Path(os.path.abspath(exe)).parent.parent]
     out: list[str] = []
     for p in wanted:
         if any(p == Path(t) or Path(t) in p.parents for t in GUEST_TMPFS) and p != Path(p.anchor):
