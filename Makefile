@@ -75,12 +75,13 @@ reproduce: setup
 bench: setup
 	$(BIN)/python bench/run.py
 
-# every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root);
-# writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel packages: build/kernels/
-# KERNELS=6.12-rt,6.1-cloud,… picks others: Debian's rt and cloud flavours, or package names
+# every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root):
+# `mpcc lab kernels`; writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel
+# packages: build/kernels/. KERNELS=6.12-rt,6.1-cloud,… picks others: Debian's rt and cloud
+# flavours, or package names; ALGOS="balia lia" only those algorithms
 kernels: setup
 	bash scripts/setup-system.sh qemu-system-x86
-	$(BIN)/python bench/kernel/kernels.py $(if $(KERNELS),--kernels $(KERNELS))
+	$(BIN)/mpcc lab kernels $(if $(KERNELS),--kernels $(KERNELS)) $(ALGOS)
 
 clean:
 	rm -rf $(VENV) target $(OUT)

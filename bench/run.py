@@ -16,7 +16,7 @@ HERE = Path(__file__).resolve().parent
 BENCHES = {
     "fluid": ["fluid/run.py"],
     "sim": ["sim/run.py"],
-    "hetero": ["hetero/bench_example4.py"],
+    "hetero": ["hetero/run.py"],
     "linkem": ["linkem/run.py"],
     "kernel": ["kernel/run.py"],
 }

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import tempfile
 
-HERE = Path(__file__).resolve().parent / "scenarios"
+HERE = Path(__file__).resolve().parents[2] / "scenarios" / "audit"
 MPCC = str(Path(__file__).resolve().parents[2] / ".venv/bin/mpcc")
 W = Path(tempfile.mkdtemp(prefix="mpcc-failpaths-"))
 

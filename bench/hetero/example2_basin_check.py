@@ -1,6 +1,6 @@
 """Example 2a Reno-first at fixed FAST α: do the l12/l34 queues dip below the fluid model's saddle
-queue (≈ 3.9·α packets, docs/hetero.md "Basin of the Reno state") shortly before FAST takes l23,
-and stay above it at α = 8.2? Used for docs/hetero.md (Example 2 in the analytic model).
+queue (≈ 3.9·α packets, bench/hetero/RESULTS.md "Basin of the Reno state") shortly before FAST takes l23,
+and stay above it at α = 8.2? Used for bench/hetero/RESULTS.md (Example 2 in the analytic model).
 
 Each (α, seed) runs Reno-first Example 2a (noise on, FAST α fixed, FAST starts at 100 s) with the
 instantaneous queue and the per-flow rates sampled every --dt s (default 2 ms). The simulator does not

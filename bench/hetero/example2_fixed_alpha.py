@@ -1,5 +1,5 @@
 """Example 2a with FAST's α fixed at other values (the paper's Fig. 18 uses α = 8.2): which state
-(Reno holding l12/l34, or FAST holding l23) each start order ends in. Used for docs/hetero.md.
+(Reno holding l12/l34, or FAST holding l23) each start order ends in. Used for bench/hetero/RESULTS.md.
 
     .venv/bin/python bench/hetero/example2_fixed_alpha.py --alpha 8.2 --seeds 1 2 3 [--no-noise]
 """

@@ -1,6 +1,6 @@
 """Example 2a Reno-first: how long the Reno state (Reno holding l12/l34, l23 nearly empty) holds after
 the FAST flows join at 100 s, against FAST's α and FAST's window-update details. Used for
-docs/hetero.md ("Why the Reno state of 2a is lost").
+bench/hetero/RESULTS.md ("Why the Reno state of 2a is lost").
 
 Each run is the scenario file with the FAST groups' parameters replaced (α, and optionally
 update_interval_s, gamma), noise on unless --no-noise. The queues and rates are sampled every

@@ -1,5 +1,5 @@
 """Example 2b (Algorithm 2, w = 1820 s): the α trajectory and the state (which links hold the
-queues) over time, per start order and seed. Used for docs/hetero.md ("Why 2b cycles").
+queues) over time, per start order and seed. Used for bench/hetero/RESULTS.md ("Why 2b cycles").
 
 Per run: every Algorithm-2 update of the FAST flow 1 of group fast-123 (time, α, q, l) is folded into
 600-s rows: α at the end of the row, mean q (ms) and l of the updates in it, and the state string per

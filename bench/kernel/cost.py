@@ -37,7 +37,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-import netlab  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
 from run import bootstrap_ci, bpf_stats, machine, prog_stats  # noqa: E402
 
 BUILTIN = ("reno", "cubic")

@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-import netlab  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
 
 BUILTIN = ("reno", "cubic")
 FIELDS = {"cwnd": r"\bcwnd:(\d+)", "ssthresh": r"\bssthresh:(\d+)", "rtt": r"\brtt:([\d.]+)/",

@@ -39,7 +39,8 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
-import netlab  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
+from mpcc.lab.netlab import bpf_stats  # noqa: E402,F401 (cost.py imports it from here)
 from mpcc.testbed import bpf  # noqa: E402
 
 
@@ -60,17 +61,6 @@ def prog_stats(prefix: str) -> dict[str, tuple[int, int]]:
             c, t = out.get(name, (0, 0))
             out[name] = (c + int(r.get("run_cnt", 0)), t + int(r.get("run_time_ns", 0)))
     return out
-
-
-@contextlib.contextmanager
-def bpf_stats():
-    path = Path("/proc/sys/kernel/bpf_stats_enabled")
-    old = path.read_text().strip()
-    path.write_text("1\n")
-    try:
-        yield
-    finally:
-        path.write_text(old + "\n")
 
 
 ARMS = ("reno", "mpcc_ewtcp", "mpcc_balia")   # mpcc_ewtcp (a = 1) is Reno's rule run as BPF

@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-import netlab  # noqa: E402
+from mpcc.lab import netlab  # noqa: E402
 
 
 def btf_offset(struct: str, member: str) -> int:

@@ -34,7 +34,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
-import netlab  # noqa: E402  (bench/kernel, beside this script)
+from mpcc.lab import netlab  # noqa: E402  (bench/kernel, beside this script)
 
 # first match wins, scanning the stack from the innermost frame outwards
 CLASSES = [

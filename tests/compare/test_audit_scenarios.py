@@ -1,4 +1,4 @@
-"""The audit scenarios of bench/audit/ (RTTs from 2 ms to 400 ms, RED with random loss, a group
+"""The audit scenarios (scenarios/audit/; RTTs from 2 ms to 400 ms, RED with random loss, a group
 starting late and stopping early, a mix of algorithms on one bottleneck, 1 Mb/s and 1 Gb/s links,
 a 1-packet buffer, a 1 Tb/s lossy link) on the fluid model and the simulator: every number is
 finite and physical, the engines' outputs keep their own invariants, and each engine agrees with
@@ -14,7 +14,7 @@ import pytest
 from mpcc import fluid, scenario, sim
 from mpcc.fluid.network import NoFluidModel
 
-FILES = sorted((Path(__file__).resolve().parents[2] / "bench" / "audit" / "scenarios").glob("*.toml"))
+FILES = sorted((Path(__file__).resolve().parents[2] / "scenarios" / "audit").glob("*.toml"))
 
 
 def _finite_nonnegative(res):

@@ -4,13 +4,9 @@ multipath per-flow rates, EWTCP > Semicoupled > LIA > Balia > Coupled (Peng et a
 in the mean over 3 seeds. The order is also checked on the fluid model itself (the independent
 reference). All four sizes: bench/compare/droptail_order.py and RESULTS.md."""
 
-import sys
-from pathlib import Path
-
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "compare"))
-import droptail_order as dto  # noqa: E402
+from mpcc.compare import droptail_order as dto
 
 
 @pytest.mark.parametrize("size", [dto.SIZES[1], dto.SIZES[2]], ids=lambda s: s[0])

@@ -206,3 +206,24 @@ def test_fast_and_reference_linear_algebra_agree():
     b = solver.solve(net, ranges=False, fast=False)
     assert independent_kkt(net, a.x, a.p) < 1e-12 and independent_kkt(net, b.x, b.p) < 1e-12
     assert a.x == pytest.approx(b.x, rel=1e-10) and a.p == pytest.approx(b.p, rel=1e-9)
+
+
+def test_continuation_is_chosen_by_the_algorithms_capability_not_its_type():
+    """The solver continues any rule that declares a non-monotone φ (``monotone_phi = False``); one
+    without a homotopy fails naming the rule instead of being treated as monotone."""
+    from dataclasses import dataclass
+    from types import SimpleNamespace
+
+    from mpcc.algorithms.base import Algorithm
+    from mpcc.algorithms.balia import Balia
+    from mpcc.fluid import continuation as cont
+
+    @dataclass(frozen=True)
+    class Kinked(Algorithm):
+        name = "kinked"
+        monotone_phi = False
+
+    assert Balia.monotone_phi is False and "balia" in cont.HOMOTOPIES
+    net = SimpleNamespace(classes=[SimpleNamespace(algorithm=Kinked())])
+    with pytest.raises(solver.SolverFailure, match="no continuation for kinked"):
+        cont.continuation(net, solver.SolverFailure("barrier path stalled"))

@@ -298,7 +298,7 @@ def test_refusal_for_the_stack_or_the_complexity_limit_names_the_limit():
            "-- END PROG LOAD LOG --\nlibbpf: failed to load object\n")
     msg = bpf.refusal_reason(log, "mpcc_olia", _OBJ)
     assert msg == ("mpcc_olia: this kernel's verifier allows 512 bytes of stack per call chain and counts 544 for "
-                   "a chain of 5 calls (Linux 6.1 rounds each frame up to 32 bytes; bench/kernel/bpf_stack.py "
+                   "a chain of 5 calls (Linux 6.1 rounds each frame up to 32 bytes; python/mpcc/lab/bpf_stack.py "
                    "/x/balia.bpf.o shows the chain)")
     log = ("libbpf: prog 'fast_in_ack_event': -- BEGIN PROG LOAD LOG --\n" + "1: (bf) r1 = r6\n" * 50 +
            "BPF program is too large. Processed 1000001 insn\n"

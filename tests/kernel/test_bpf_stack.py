@@ -1,4 +1,4 @@
-"""bench/kernel/bpf_stack.py: the verifier's combined-stack sum, read from a compiled object, under
+"""python/mpcc/lab/bpf_stack.py: the verifier's combined-stack sum, read from a compiled object, under
 the rounding of Linux 6.1 and of 6.12/6.18 with the JIT; and every program the
 package ships fits the 512-byte limit of both (6.1 refused all but EWTCP before the walk got a
 frame of its own: bench/kernel/kernels.json, docs/kernel.md "Kernels verified")."""
@@ -14,9 +14,7 @@ import pytest
 
 from mpcc.testbed import bpf, bpf_prebuilt
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
-sys.path.insert(0, str(BENCH))
-import bpf_stack  # noqa: E402
+from mpcc.lab import bpf_stack
 
 needs_clang = pytest.mark.skipif(not (shutil.which("clang") and shutil.which("llvm-objdump")),
                                  reason="needs clang and llvm-objdump")

@@ -1,10 +1,10 @@
-"""Short subflow-churn soak (bench/kernel/churn.py; root): 10 MPTCP connections × 20 s over three
+"""Short subflow-churn soak (python/mpcc/lab/churn.py; root): 10 MPTCP connections × 20 s over three
 paths while endpoints are removed/re-added and links taken down/up every second, once with the fixed
 alternating pattern, once with a random one and once with the storm pattern (several paths down
 at once, sub-second outages, path 1's address removed too) from a seed (MPCC_CHURN_SEED, default 7),
 so that the harness is not tuned to one pattern. The rate limits sit in a middle namespace (churn.py's
 default ``bridge`` bottleneck, as the papers' Dummynet box), so their drops are losses in the network. The 10-minute, 100-connection run is the bench
-(bench/kernel/churn.py, results in bench/kernel/CHURN.md). The schedule tests need no root."""
+(python/mpcc/lab/churn.py, results in bench/kernel/CHURN.md). The schedule tests need no root."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
-import churn  # noqa: E402
+from mpcc.lab import churn
 
 SEED = int(os.environ.get("MPCC_CHURN_SEED", "7"))
 

@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
-import pcap  # noqa: E402
-import pcap_rtt  # noqa: E402
-import stall_holders  # noqa: E402
+from mpcc.lab import pcap
+from mpcc.lab import pcap_rtt
+from mpcc.lab import stall_holders
 
 CLI, SRV = "198.18.3.1", "198.18.3.2"
 
@@ -90,7 +89,7 @@ def test_hole_copies_are_found_by_their_own_data_range(tmp_path):
     """One subflow (initial sequence number 1000): a mapping of 3000 bytes at DSN D in two segments,
     then one of 1500 at D + 3000. The hole D + 2000 is in the second segment only (its range starts at
     D + (2501 − 1000) − 1); the server's data ACK D + 3000 (4 octets) fills it at t = 5."""
-    import pcap_hole
+    from mpcc.lab import pcap_hole
 
     D, t0 = 9_000_000_000_000_000_000, 100.0
 
@@ -113,7 +112,7 @@ def test_hole_copies_are_found_by_their_own_data_range(tmp_path):
 def test_conn_profile_groups_connections_and_takes_medians(tmp_path):
     """Three connections over three snapshots: 0 (first) with a big path-1 send buffer, 1 with a
     path-3 subflow, 2 without one; conn_profile groups them (--first 1) and takes medians."""
-    import conn_profile
+    from mpcc.lab import conn_profile
 
     def sf(conn, path, tb, notsent, **kw):
         return {"local": f"198.18.{path}.1:{4000 + 10 * conn + path}", "state": "ESTAB", "token": f"t{conn}",
@@ -143,7 +142,7 @@ def test_conn_profile_groups_connections_and_takes_medians(tmp_path):
 def test_down_counted_places_each_rule_record_in_the_link_timeline(tmp_path):
     """down_counted.py: a record made 0.3 s into path 3's outage that sums path 3's window of 30 counts
     a down route (share 30/40); one made while the link was up, or only its own down route, does not."""
-    import down_counted
+    from mpcc.lab import down_counted
     res = {"algorithm": "balia", "date": "d", "pattern": "file x", "secs": 10, "seed": 0,
            "plan": [[1.0, "link", 3, False], [1.5, "endpoint", 2, False], [2.0, "link", 3, True]],
            "executed": [[101.0, 101.0], [101.5, 101.5], [102.0, 102.0]]}

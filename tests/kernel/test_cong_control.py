@@ -31,8 +31,7 @@ import pytest
 
 from mpcc.testbed.bpf import environment_problem
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
-import netlab  # noqa: E402
+from mpcc.lab import netlab
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()

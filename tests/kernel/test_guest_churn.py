@@ -1,4 +1,4 @@
-"""bench/kernel/guest_churn.py (churn soak in a fresh qemu guest): the parts that need no root, qemu
+"""python/mpcc/lab/guest_churn.py (churn soak in a fresh qemu guest): the parts that need no root, qemu
 or kernel package — flags, the guest's command line, the warning traces taken from a dmesg, the
 huge-window count and the result entry. The guests themselves are recorded in
 bench/kernel/guest_churn.json (CHURN.md §8)."""
@@ -11,9 +11,7 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
-sys.path.insert(0, str(BENCH))
-import guest_churn  # noqa: E402
+from mpcc.lab import guest_churn
 
 
 def test_defaults_and_kernels_list():
@@ -50,8 +48,8 @@ def test_guest_command_survives_the_init_shell_line():
     a = guest_churn.parse_args(["olia(per_ack=1)", "--conns", "7", "--secs", "30", "--rate", "2.5", "--trace"])
     cmd = guest_churn.guest_cmd(a, "olia(per_ack=1)", python="/x/.venv/bin/python")
     argv = shlex.split(" ".join(cmd))
-    assert argv[0] == "/x/.venv/bin/python" and argv[1].endswith("bench/kernel/guest_churn.py")
-    assert argv[2:4] == ["inside", "--out"] and argv[-1] == "olia(per_ack=1)"
+    assert argv[:3] == ["/x/.venv/bin/python", "-m", "mpcc.lab.guest_churn"]
+    assert argv[3:5] == ["inside", "--out"] and argv[-1] == "olia(per_ack=1)"
     for flag, val in (("--conns", "7"), ("--secs", "30"), ("--rate", "2.5")):
         assert argv[argv.index(flag) + 1] == val
     assert "--trace" in argv and "--pm" not in argv       # the in-kernel PM: churn.py's default

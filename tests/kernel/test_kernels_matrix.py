@@ -1,4 +1,4 @@
-"""bench/kernel/kernels.py (`make kernels`): the parts that run without root, qemu or downloads —
+"""python/mpcc/lab/kernels.py (`make kernels`): the parts that run without root, qemu or downloads —
 the initramfs archive, the module dependency walk, the table, and the plan. The guests themselves
 are too long (and download kernels) for CI; their results are recorded in bench/kernel/kernels.json."""
 
@@ -12,10 +12,8 @@ from pathlib import Path
 
 import pytest
 
-BENCH = Path(__file__).resolve().parents[2] / "bench" / "kernel"
-sys.path.insert(0, str(BENCH))
-import guestvm  # noqa: E402
-import kernels  # noqa: E402
+from mpcc.lab import guestvm
+from mpcc.lab import kernels
 
 
 def _ko(depends: str) -> bytes:
@@ -90,7 +88,7 @@ def test_plan_runs_nothing_and_names_the_packages(capsys):
     out = capsys.readouterr().out
     assert rc == 0
     assert "linux-image-6.1.0-" in out and "linux-image-6.12." in out
-    assert "kernels_check.py --via api" in out and "algorithms: balia" in out
+    assert "-m mpcc.lab.kernels_check --via api" in out and "algorithms: balia" in out
 
 
 def test_unknown_kernel_is_one_line_exit_2(capsys):
@@ -165,7 +163,7 @@ def test_bpf_stats_sysctl_is_set_back_even_when_the_check_is_interrupted(tmp_pat
     """kernels_check --bpf-stats turns kernel.bpf_stats_enabled on for its run and sets it back on the
     way out — also on Ctrl-C. (It used to leave it on: on the 6.18 host a host-side check of
     2026-11-25 left it at 1, which adds two clock reads to every BPF call of every later run.)"""
-    import kernels_check
+    from mpcc.lab import kernels_check
     sysctl = Path("/proc/sys/kernel/bpf_stats_enabled")
     before = sysctl.read_text()
     seen = []
@@ -245,6 +243,37 @@ def test_the_initramfs_mounts_over_the_kernels_share(tmp_path, monkeypatch):
         root, out = guestvm.MOUNTS[share]
         assert f"if {root} hostroot $R; then" in init and f"{out} out $R/tmp/out" in init
         assert f"over {share}" in init
+
+
+def test_a_checkout_under_the_guests_tmpfs_is_put_back_at_its_own_path(tmp_path, monkeypatch):
+    """The guest mounts tmpfs over /tmp and /run: a checkout (or venv) there must be held by a bind
+    mount before and put back at the same path after, or the venv's python is not found (exit 127)."""
+    assert guestvm.hidden_paths("/work/x/.venv/bin/python", Path("/work/x")) == []
+    assert guestvm.hidden_paths("/tmp/x/.venv/bin/python", Path("/tmp/x")) == ["/tmp/x"]
+    assert guestvm.hidden_paths("/run/v/bin/python3", Path("/tmp/x")) == ["/tmp/x", "/run/v"]
+    assert guestvm.hidden_paths("/tmp/x/.venv/bin/python", Path("/tmp/x/sub")) == ["/tmp/x/sub", "/tmp/x/.venv"]
+    assert guestvm.hidden_paths("/usr/bin/python3", Path("/tmpfoo/x")) == []     # not under /tmp
+    with pytest.raises(ValueError, match="fix: clone it to a plain path"):
+        guestvm.hidden_paths("/usr/bin/python3", Path("/tmp/a b"))
+    monkeypatch.setattr(guestvm, "BUSYBOX", tmp_path / "busybox")
+    guestvm.BUSYBOX.write_bytes(b"\x7fELF")
+    (tmp_path / "lib" / "modules" / "9.9" / "kernel").mkdir(parents=True)
+    monkeypatch.setattr(guestvm, "ROOT", Path("/tmp/clone"))
+    archive = guestvm.initramfs(tmp_path, "9.9", ["/tmp/clone/.venv/bin/python", "-m", "x"], [], "9p")
+    init = archive[archive.index(b"#!/bin/busybox sh"):].split(b"poweroff -f")[0].decode()
+    hold, tmpfs, back = (init.index(x) for x in ("mount -o bind $R$d /keep$d", "mount -t tmpfs tmp $R/tmp",
+                                                   "mount -o bind /keep$d $R$d"))
+    assert hold < tmpfs < back and init.count("for d in /tmp/clone; do") == 2
+    assert "test -x \"$0\"' /tmp/clone/.venv/bin/python; then" in init
+
+
+def test_a_guest_without_a_result_says_why_in_one_line(tmp_path):
+    console = "mpcc-guest: cannot run the check: /tmp/x/.venv/bin/python is not visible in the guest\n"
+    reason = guestvm.no_result_reason(console, "", "", tmp_path)
+    assert "\n" not in reason and "cannot run the check: /tmp/x/.venv/bin/python is not visible" in reason
+    log = "Traceback (most recent call last):\n  ...\nModuleNotFoundError: No module named 'mpcc'\n"
+    reason = guestvm.no_result_reason("mpcc-guest: running the check on 6.12\nmpcc-guest: exit 1\n", log, "", tmp_path)
+    assert "\n" not in reason and "exit 1; ModuleNotFoundError: No module named 'mpcc'" in reason
 
 
 def test_virtiofsd_missing_is_one_line_with_the_fix(tmp_path, monkeypatch):

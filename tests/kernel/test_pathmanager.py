@@ -1,4 +1,4 @@
-"""The re-joining path manager (mpcc.testbed.pathmanager; root): in a two-namespace lab with three
+"""The re-joining path manager (mpcc.pm; root): in a two-namespace lab with three
 paths, a path whose link is down when the connection opens is never joined by upstream's in-kernel
 path manager, and is joined by ``mpcc kernel pm`` once the link comes up. Also: it sets pm_type
 back on exit, joins from each ``--source``, and does all of it over IPv6.
@@ -6,7 +6,7 @@ back on exit, joins from each ``--source``, and does all of it over IPv6.
 The scenario deliberately removes no address while data is queued: on 6.18.44 a REMOVE_ADDR that
 closed the initial subflow of a connection under this path manager hit a kernel divide error once
 (bench/kernel/KERNEL_BUG_PUSH_PENDING.md), which hangs the host's MPTCP netlink; the storm soak with
-this path manager is a bench run (bench/kernel/churn.py --pm rejoin, CHURN.md §14), not CI."""
+this path manager is a bench run (python/mpcc/lab/churn.py --pm rejoin, CHURN.md §14), not CI."""
 
 from __future__ import annotations
 
@@ -21,18 +21,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-sys.path.insert(0, str(ROOT / "bench" / "kernel"))
-import netlab  # noqa: E402
+from mpcc.lab import netlab
 
 pytestmark = [pytest.mark.kernel,
               pytest.mark.skipif(os.geteuid() != 0 or not Path("/proc/sys/net/mptcp/pm_type").exists(),
                                  reason="needs root and a kernel with the user-space MPTCP path manager")]
-CHURN = str(ROOT / "bench" / "kernel" / "churn.py")
+CHURN = ["-m", "mpcc.lab.churn"]
 PORT = 5402
 
 
 def _pm(lab, log: Path, *args) -> subprocess.Popen:
-    p = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.testbed.pathmanager",
+    p = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, "-m", "mpcc.pm",
                           "--ready", "--log", str(log), *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          text=True, env={**os.environ, "PYTHONPATH": str(ROOT / "python")})
     assert p.stdout.readline().strip() == "ready", p.stderr.read()
@@ -57,10 +56,10 @@ def _one_connection(lab, secs: float) -> tuple[subprocess.Popen, subprocess.Pope
     IPv6) and one MPTCP connection (reno) from the client to ``lab.server`` for ``secs``; return
     (sink, sender)."""
     bind = [lab.bind] if hasattr(lab, "bind") else []
-    sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, CHURN, "sink", str(PORT), "1",
+    sink = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, *CHURN, "sink", str(PORT), "1",
                              str(secs), *bind], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
     assert sink.stdout.readline().strip() == "ready"
-    send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, CHURN, "send", lab.server,
+    send = subprocess.Popen(["ip", "netns", "exec", lab.ns["cli"], sys.executable, *CHURN, "send", lab.server,
                              str(PORT), "1", str(secs), "reno"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
                             text=True)
     return sink, send

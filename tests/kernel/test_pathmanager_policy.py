@@ -1,4 +1,4 @@
-"""The re-joining path manager's policy and request encoding (mpcc.testbed.pathmanager; no root,
+"""The re-joining path manager's policy and request encoding (mpcc.pm; no root,
 no kernel): which slots a connection should have, when a missing one is joined again, and the
 SUBFLOW_CREATE message as the kernel will parse it. The kernel half is test_pathmanager.py."""
 
@@ -10,9 +10,9 @@ import sys
 
 import pytest
 
-from mpcc.testbed import pathmanager as pm
-from mpcc.testbed.pathmanager import (EV_ANNOUNCED, EV_CLOSED, EV_CREATED, EV_ESTABLISHED, EV_REMOVED,
-                                      EV_SUB_CLOSED, EV_SUB_ESTABLISHED, Join, Rejoin)
+from mpcc import pm
+from mpcc.pm import (EV_ANNOUNCED, EV_CLOSED, EV_CREATED, EV_ESTABLISHED, EV_REMOVED,
+                     EV_SUB_CLOSED, EV_SUB_ESTABLISHED, Join, Rejoin)
 
 TOKEN = 7
 
@@ -142,7 +142,7 @@ def test_server_side_connections_and_closed_connections_are_not_followed():
 
 
 def test_subflow_create_request_nests_both_addresses_with_the_flag_and_decodes_back():
-    command, _ = pm._messages()
+    command, _ = pm.messages()
     msg = pm.create_request(command, Join(0xA1B2C3D4, "", "10.0.2.2", 5301), "10.0.2.1", 3)
     msg["header"]["type"] = 0x20
     msg.encode()
@@ -166,7 +166,7 @@ def test_subflow_create_request_nests_both_addresses_with_the_flag_and_decodes_b
 
 
 def test_an_ipv6_subflow_create_request_carries_both_addresses_as_ipv6():
-    command, _ = pm._messages()
+    command, _ = pm.messages()
     msg = pm.create_request(command, Join(9, "", "fd00:2::2", 5301), "fd00:2::1", 1)
     msg["header"]["type"] = 0x20
     msg.encode()
@@ -183,7 +183,7 @@ def test_an_ipv6_subflow_create_request_carries_both_addresses_as_ipv6():
                                         (["--source", "10.0.0.300"], "--source"),
                                         (["--source", "ff02::1"], "unicast"), (["--source", "::"], "unicast")])
 def test_bad_settings_are_one_line_and_exit_2(args, word):
-    for cmd in ([sys.executable, "-m", "mpcc.testbed.pathmanager"],
+    for cmd in ([sys.executable, "-m", "mpcc.pm"],
                 [sys.executable, "-c", "import sys; from mpcc.cli import main; sys.exit(main())", "kernel", "pm"]):
         p = subprocess.run([*cmd, *args], capture_output=True, text=True, timeout=60)
         assert p.returncode == 2, (cmd, p.stderr)

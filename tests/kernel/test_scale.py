@@ -1,6 +1,6 @@
-"""Short scale run (bench/kernel/scale.py; root): 50 concurrent MPTCP connections with 2, 3 and 4
+"""Short scale run (python/mpcc/lab/scale.py; root): 50 concurrent MPTCP connections with 2, 3 and 4
 subflows over unshaped veth, with BPF Balia and with the kernel's cubic. The 1,000-connection run
-with memory per connection is the bench (bench/kernel/scale.py, bench/kernel/RESULTS.md §11);
+with memory per connection is the bench (python/mpcc/lab/scale.py, bench/kernel/RESULTS.md §11);
 memory is measured there, not asserted here."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
 
 CONNS = 50
 
@@ -24,7 +23,7 @@ def scale_run(request):
     problem = bpf.environment_problem()
     if problem:
         pytest.skip(problem)
-    import scale
+    from mpcc.lab import scale
     return scale.run(request.param, conns=CONNS, secs=3.0)
 
 

@@ -1,4 +1,4 @@
-"""bench/kernel/netlab.tracefs: the tracepoint tools (test_cong_control, ssthresh_watch.py,
+"""mpcc.lab.netlab.tracefs: the tracepoint tools (test_cong_control, ssthresh_watch.py,
 xmit_trace.py) mount tracefs for themselves and leave the machine's mount table as they found it."""
 
 from __future__ import annotations
@@ -10,8 +10,7 @@ from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "bench" / "kernel"))
-import netlab  # noqa: E402
+from mpcc.lab import netlab
 
 pytestmark = [pytest.mark.kernel,
               pytest.mark.skipif(os.geteuid() != 0, reason="needs root (mount)")]

@@ -40,6 +40,7 @@ def decrease_factor(alpha: np.ndarray) -> np.ndarray:
 @dataclass(frozen=True)
 class Balia(Algorithm):
     name = "balia"
+    monotone_phi = False     # the decrease factor's cap min(α, 1.5): φ_r grows for 1 < α_r < 1.5
 
     def on_ack(self, cwnd, rtt, **state):
         w, t = as_arrays(cwnd, rtt)

@@ -46,6 +46,10 @@ class Algorithm:
     name: ClassVar[str] = "abstract"
     #: True when the fluid model (3) of Peng et al. describes the algorithm (OLIA and FAST: no).
     fluid_model: ClassVar[bool] = True
+    #: False when φ_r of eq. (7) can grow with the route's own rate (condition C2 of Peng et al.
+    #: fails): the fluid equilibrium need not be unique and the solver may need a continuation
+    #: (mpcc.fluid.continuation) from a rule with a unique equilibrium.
+    monotone_phi: ClassVar[bool] = True
     #: Per-route state (beyond cwnd and rtt) the algorithm reads, e.g. OLIA's loss intervals.
     state_keys: ClassVar[tuple[str, ...]] = ()
     params: dict[str, Any] = field(default_factory=dict, compare=False)

@@ -412,7 +412,7 @@ def explain(engine: str, ref: str, group: str, r: int, path: tuple[str, ...], ro
                    f"full in {100 * rwnd:.0f}%")
         extra.append(f"window full in only {100 * full:.0f}% of samples: the subflow had window room and nothing to "
                      f"send the rest of the time ({why}; a window that is not full does not grow — "
-                     f"docs/testbed.md, bench/kernel/RESULTS.md §7–8, §13)")
+                     f"docs/testbed.md)")
     if extra:
         lines.append(f"{name}: " + "; ".join(extra))
     return lines

@@ -56,8 +56,9 @@ class _BaliaHomotopy(balia.Balia):
 def _with_lambda(net: Network, lam: float, mu: float = 0.0) -> Network:
     from dataclasses import replace
 
-    classes = tuple(replace(c, algorithm=_BaliaHomotopy(params=c.algorithm.params, lam=lam, mu=mu))
-                    if isinstance(c.algorithm, balia.Balia) else c for c in net.classes)
+    classes = tuple(c if c.algorithm.monotone_phi else
+                    replace(c, algorithm=HOMOTOPIES[c.algorithm.name](params=c.algorithm.params, lam=lam, mu=mu))
+                    for c in net.classes)
     return replace(net, classes=classes)
 
 
@@ -177,6 +178,22 @@ class _ArcLength:
                 raise SolverFailure("arc-length continuation turned back past its start")
             h = min(h_max, 1.5 * h) if its <= 3 else h
         raise SolverFailure(f"arc-length continuation did not reach the end in {max_steps} steps (s = {s:.4f})")
+
+
+#: the rules with a non-monotone φ (``Algorithm.monotone_phi`` False) by name → the homotopy
+#: from a rule with a unique equilibrium (λ = 0) to theirs (λ = 1), smoothed by μ
+HOMOTOPIES = {"balia": _BaliaHomotopy}
+
+
+def continuation(net: Network, failure: SolverFailure, **kw):
+    """The equilibrium of a network with non-monotone-φ sources after the barrier path stalled
+    (``failure``): the continuation of their homotopy (:data:`HOMOTOPIES`); ``failure`` re-raised,
+    naming the rule, for one that has none."""
+    missing = sorted({c.algorithm.name for c in net.classes
+                      if not c.algorithm.monotone_phi and c.algorithm.name not in HOMOTOPIES})
+    if missing:
+        raise SolverFailure(f"{failure}; no continuation for {', '.join(missing)} (its phi is not monotone)")
+    return balia_continuation(net, failure, **kw)
 
 
 def balia_continuation(net: Network, failure: SolverFailure, t1: float = 1e-6, t_min: float = 1e-13,

@@ -42,16 +42,15 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..algorithms.balia import Balia
 from .barrier import initial_point, solve_path
-from .continuation import balia_continuation
+from .continuation import balia_continuation, continuation
 from .network import Network
 from .newton import DEBUG, ZERO, NewtonSystem, SolverFailure, phi_all, phi_jac
 from .polish import kkt_residuals, polish_exact
 from .ranges import degenerate_sources, equilibrium_ranges
 
 __all__ = ["Equilibrium", "SolverFailure", "solve", "kkt_residuals", "phi_all", "phi_jac", "equilibrium_ranges",
-           "balia_continuation"]
+           "balia_continuation", "continuation"]
 
 
 @dataclass
@@ -101,16 +100,16 @@ def solve(net: Network, *, ranges: bool = True, fast: bool = True) -> Equilibriu
         return None
 
     try:
-        # with published Balia sources the barrier path may stall (non-monotone φ): give it a
-        # shorter budget before the continuation takes over
-        has_balia = any(isinstance(c.algorithm, Balia) for c in net.classes)
+        # with sources whose φ is not monotone (published Balia) the barrier path may stall: give
+        # it a shorter budget before the continuation takes over
+        monotone = all(c.algorithm.monotone_phi for c in net.classes)
         x, p, it, _ = solve_path(sysm, x0, p0, m, nl, polish, early=True if fast else None,
-                                  max_iter=150 if has_balia and fast else 600)
+                                  max_iter=600 if monotone or not fast else 150)
         it = sysm.steps          # every Newton linearisation: barrier path and polish
     except SolverFailure as failure:
-        if not any(isinstance(c.algorithm, Balia) for c in net.classes):
+        if monotone:
             raise
-        x, p, it = balia_continuation(net, failure)
+        x, p, it = continuation(net, failure)
         it += sysm.steps         # plus the steps of the failed barrier attempt
     res = kkt_residuals(net, x, p)
     xe = np.where(x > 0, x, ZERO * np.maximum(net.capacity.max(), 1.0))

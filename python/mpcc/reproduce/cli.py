@@ -184,7 +184,7 @@ def tang2010(ctx, out_dir, trials, runs, runs2, workers, no_packet, no_kernel, f
     path = write_index(out_dir, "Tang, Wei, Low, Chiang (2010): reproduction report",
                        "Examples 3 and 4 (multiple equilibria, Algorithm 1, 1000 random trials) and, unless "
                        "--no-packet, the packet-level Examples 1 and 2; file names follow the paper's figure "
-                       "numbers. Table I paper | sim | kernel: table1/results.md. See docs/hetero.md for the "
+                       "numbers. Table I paper | sim | kernel: table1/results.md. See bench/hetero/RESULTS.md for the "
                        "comparison with the paper.")
     click.echo(f"wrote {path} (open it first)")
     if errors:

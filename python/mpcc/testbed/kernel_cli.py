@@ -24,7 +24,7 @@ import click
 from ..ranges import Number
 from ..errors import MpccError
 from . import bpf
-from .pathmanager import MAX_RETRY_S, RETRY_S   # stdlib only at import: pyroute2 loads when the PM runs
+from ..pm.policy import MAX_RETRY_S, RETRY_S   # stdlib only at import: pyroute2 loads when the PM runs
 
 _PARAM_OPTIONS = [
     click.option("--param", "-p", "param", multiple=True, metavar="NAME=VALUE",
@@ -176,7 +176,7 @@ def pm_cmd(retry, max_retry, sources, log_path):
     """Run a user-space MPTCP path manager in this network namespace until Ctrl-C: it keeps one
     subflow per peer address (and per --source), and re-joins a path whose join was refused or
     whose subflow closed (docs/kernel.md, "A path manager that re-joins")."""
-    from . import pathmanager
+    from .. import pm as pathmanager
 
     summary = pathmanager.run(retry, max_retry, sources, log_path)
     click.echo(json.dumps(summary))

@@ -143,7 +143,49 @@ pub struct Periodic<'a> {
     pub rtt_n: &'a [u64],
 }
 
-/// One congestion-control algorithm. The engine makes one instance per connection
+/// The pure rules of an algorithm: I_r, D_r, the smallest and the resulting window after a loss
+/// and (delay-based algorithms) the periodic window, as functions of one connection's windows
+/// and RTTs — no state, no engine hook. This is what `spec/vectors/algorithms.json` checks
+/// (`tests/vectors.rs`), the same in Python and BPF. Every [`Controller`] is a `Rule` through its
+/// rule methods, so an algorithm is still one file with one `impl Controller`; an engine drives
+/// the stateful [`Controller`] (hooks, timers, per-connection instances) and nothing else needs it.
+pub trait Rule {
+    fn name(&self) -> &'static str;
+    /// I_r(w): window increase of route `r` for one ACK on route `r` (packets).
+    fn on_ack(&self, sf: &Subflows, r: usize) -> f64;
+    /// D_r(w): window decrease of route `r` for one loss on route `r` (packets).
+    fn on_loss(&self, sf: &Subflows, r: usize) -> f64;
+    /// Smallest window after a loss.
+    fn min_cwnd(&self, n_routes: usize) -> f64;
+    /// max(w_r − D_r, min_cwnd).
+    fn cwnd_after_loss(&self, sf: &Subflows, r: usize) -> f64;
+    /// The periodic window of a delay-based rule (FAST eq. (1)); None for loss-based ones.
+    fn periodic_window(&self, sf: &Subflows, r: usize) -> Option<f64>;
+}
+
+impl<C: Controller + ?Sized> Rule for C {
+    fn name(&self) -> &'static str {
+        Controller::name(self)
+    }
+    fn on_ack(&self, sf: &Subflows, r: usize) -> f64 {
+        Controller::on_ack(self, sf, r)
+    }
+    fn on_loss(&self, sf: &Subflows, r: usize) -> f64 {
+        Controller::on_loss(self, sf, r)
+    }
+    fn min_cwnd(&self, n_routes: usize) -> f64 {
+        Controller::min_cwnd(self, n_routes)
+    }
+    fn cwnd_after_loss(&self, sf: &Subflows, r: usize) -> f64 {
+        Controller::cwnd_after_loss(self, sf, r)
+    }
+    fn periodic_window(&self, sf: &Subflows, r: usize) -> Option<f64> {
+        Controller::periodic_window(self, sf, r)
+    }
+}
+
+/// One congestion-control algorithm: its [`Rule`] (the methods up to `periodic_window`) and the
+/// engine hooks below. The engine makes one instance per connection
 /// ([`Controller::connection`]), so per-connection and per-subflow state lives in the
 /// algorithm's own struct, updated through the hooks below (all optional).
 pub trait Controller: Send + Sync {

@@ -34,7 +34,7 @@ from .sim import packet_fig9_10_data, packet_fig11_data, packet_fig12_data
 __all__ = ["reproduce", "comparison", "sim_available", "LEVELS"]
 
 
-#: Sizes of the runs: "full" (the figures in docs/mtc.md), "quick" (--quick), "smoke" (tests).
+#: Sizes of the runs: "full" (the figures in bench/mtc/RESULTS.md), "quick" (--quick), "smoke" (tests).
 LEVELS = {
     "full": dict(ns9=(1, 2, 3, 4, 6, 8), g9=(0.05, 0.5, 1.0, 2.0), cyc=40, warm=10, orbit=(1, 2, 3, 4, 6),
                  fig8=101, flap_n=(2, 3, 4), rounds=20000, replicas=4, trace_rounds=6000,

@@ -26,7 +26,7 @@ def packet_fig9_10_data(ns=(1, 2, 3, 4, 6, 8), buffers=(2, 10, 21, 42, 84), dura
     The runs use ns-2's exact timing (``host_jitter_s = 0``), as the report's runs: with the
     simulator's default 1 ms of ACK jitter a 2-packet buffer (γ ≈ 0.05) starves the flow (U ≈ 0.07
     instead of the report's 0.75; 3 packets and more are unaffected), as it does on the kernel —
-    ACK-clocked 2–3-packet bursts against one free slot (bench/kernel/RESULTS.md §14.1)."""
+    ACK-clocked 2–3-packet bursts against one free slot."""
     c_mbps, d_s, pkt = 5.0, 0.1, 1500
     w0 = c_mbps * 1e6 * d_s / (8 * pkt)
     out = {"n": list(ns), "buffer_pkts": list(buffers), "gamma": [b / w0 for b in buffers], "w0": w0,

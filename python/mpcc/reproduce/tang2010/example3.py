@@ -21,7 +21,7 @@ from .paper import EXAMPLE3_CASES, EXAMPLE3_K, PAPER_EXAMPLE3
 # fit of the paper's Case-1/Case-2 equilibria and p_1* = 0.222, then rounded) so that the network
 # has three equilibria: two stable ones, reached from the Case-1 and Case-2 starts, and an
 # unstable one between them.  Our Case-1 equilibrium and optimum are close to the paper's; our
-# Case-2 equilibrium is not (see docs/hetero.md).
+# Case-2 equilibrium is not (bench/hetero/RESULTS.md, Example 3).
 EXAMPLE3_UTILITIES = {
     "s1_1": (8.0, 6.483e-9), "s1_2": (2.0, 7.234e-4), "s1_3": (8.0, 6.483e-9),
     "s2_1": (0.5, 0.2307), "s2_2": (0.5, 0.2307),
