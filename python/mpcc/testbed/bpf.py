@@ -320,7 +320,7 @@ def refusal_reason(log: str, kname: str, obj: Path) -> str:
     if m:
         return (f"{kname}: this kernel's verifier allows 512 bytes of stack per call chain and counts "
                 f"{m.group(2)} for a chain of {m.group(1)} calls (Linux 6.1 rounds each frame up to 32 bytes; "
-                f"bench/kernel/bpf_stack.py {obj} shows the chain)")
+                f"python/mpcc/lab/bpf_stack.py {obj} shows the chain)")
     m = re.search(r"BPF program is too large\. Processed (\d+) insn", log)
     if m:
         return (f"{kname}: this kernel's verifier gave up after {m.group(1)} instructions (its limit; an older "
