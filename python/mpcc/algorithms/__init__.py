@@ -23,6 +23,7 @@ from .mtcp import MTCP_VARIANTS
 if TYPE_CHECKING:
     from .balia import Balia
     from .coupled import Coupled
+    from .epsilon import Epsilon
     from .ewtcp import Ewtcp
     from .fast import Fast
     from .generalized import Generalized
@@ -67,6 +68,7 @@ REGISTRY = _Registry({
     "coupled": ("coupled.Coupled", {}),
     "semicoupled": ("semicoupled.Semicoupled", {}),
     "lia": ("lia.Lia", {}),
+    "epsilon": ("epsilon.Epsilon", {"epsilon": (1.0, (lambda v: 0 <= v <= 2, "a number in [0, 2]"))}),
     "olia": ("olia.Olia", {}),
     "balia": ("balia.Balia", {}),
     "generalized": ("generalized.Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
@@ -167,4 +169,4 @@ def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
 
 __all__ = ["Algorithm", "get", "NAMES", "REGISTRY", "PENG_ALGORITHMS", "AlgorithmSpecError",
            "Reno", "Ewtcp", "Coupled", "Semicoupled", "Lia", "Olia", "Balia", "Generalized",
-           "Mstcp", "Mtcp", "Fast", "Scalable"]
+           "Mstcp", "Mtcp", "Fast", "Scalable", "Epsilon"]
