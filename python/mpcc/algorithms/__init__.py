@@ -68,7 +68,6 @@ REGISTRY = _Registry({
     "coupled": ("coupled.Coupled", {}),
     "semicoupled": ("semicoupled.Semicoupled", {}),
     "lia": ("lia.Lia", {}),
-    "epsilon": ("epsilon.Epsilon", {"epsilon": (1.0, (lambda v: 0 <= v <= 2, "a number in [0, 2]"))}),
     "olia": ("olia.Olia", {}),
     "balia": ("balia.Balia", {}),
     "generalized": ("generalized.Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
@@ -81,6 +80,7 @@ REGISTRY = _Registry({
                            # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
                            "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
                            "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+    "epsilon": ("epsilon.Epsilon", {"epsilon": (1.0, (lambda v: 0 <= v <= 2, "a number in [0, 2]"))}),
 })
 
 
