@@ -125,7 +125,8 @@ def test_olia_epsilon_sets():
 
 
 def test_single_route_reduces_to_reno():
-    for name in ["ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized"]:
+    for name in ["ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized", "epsilon",
+                 {"name": "epsilon", "epsilon": 0.0}, {"name": "epsilon", "epsilon": 0.5}, {"name": "epsilon", "epsilon": 2.0}]:
         a = algorithms.get(name)
         assert a.on_ack([17.0], [0.05])[0] == pytest.approx(1 / 17)
         assert a.on_loss([17.0], [0.05])[0] == pytest.approx(8.5)
