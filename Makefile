@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup setup-parts system test reproduce bench clean linkem kernels bpf-prebuilt
+.PHONY: setup setup-parts system test reproduce bench clean linkem kernels bpf-prebuilt check-algorithm
 
 PREBUILT = python/mpcc/testbed/bpf_prebuilt/index.json
 
@@ -82,6 +82,11 @@ bench: setup
 kernels: setup
 	bash scripts/setup-system.sh qemu-system-x86
 	$(BIN)/mpcc lab kernels $(if $(KERNELS),--kernels $(KERNELS)) $(ALGOS)
+
+# every check a new algorithm must pass (docs/algorithms.md, "Adding an algorithm"), one line each;
+# the kernel check needs root (it takes the bench lock), GUESTS=1 adds the 6.1 / 6.12 guests
+check-algorithm: setup
+	$(BIN)/python scripts/check_algorithm.py $(ALGO)
 
 clean:
 	rm -rf $(VENV) target $(OUT)

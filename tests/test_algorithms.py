@@ -41,6 +41,15 @@ def ref_increase(name, w, t, r, p):
         return p["a"]
     if name == "mtcp":
         return p.get("a", 1.0) / ((1 - p["alpha"]) * w[r] + p["alpha"] * sum(w))
+    if name == "scalable":  # Kelly 2003: w <- w + a per ACK
+        return p.get("a", 0.01)
+    if name == "epsilon":  # htsim mtcp.cpp COUPLED_EPSILON: inflate_window with compute_alfa's a
+        e, total = p.get("epsilon", 1.0), sum(w)
+        a = 1.0
+        if 0 < e < 2:
+            maxt = max(w[k] ** (e / 2) / t[k] for k in range(n))
+            a = total * maxt ** (1 / (1 - e / 2)) / X ** (1 / (1 - e / 2))
+        return min(a * (a * w[r]) ** (1 - e) / total ** (2 - e), 1 / w[r])
     raise KeyError(name)
 
 
@@ -57,10 +66,27 @@ def ref_decrease(name, w, t, r, p):
     if name == "mtcp":  # Jiang (2)
         cut = p.get("b", 0.5) * ((1 - p["beta"]) * w[r] + p["beta"] * sum(w))
         return w[r] - max(w[r] - cut, 1.0) if w[r] >= 1 else 0.0
+    if name == "scalable":  # Kelly 2003: w <- w - b w per loss
+        return p.get("b", 0.125) * w[r]
     return w[r] / 2
 
 
-SCALAR = ["reno", "ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized", "mstcp", "mtcp"]
+SCALAR = ["reno", "ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized", "mstcp", "mtcp",
+          "scalable", "epsilon"]
+#: Algorithms with state beyond (w, τ), checked against their papers by the named tests below.
+STATEFUL = {"olia": "test_olia_epsilon_sets", "fast": "test_fast_update_equilibrium"}
+
+
+def test_every_registry_algorithm_has_an_independent_transcription():
+    """A new algorithm cannot pass on vectors its own reference generated: every name in the
+    registry has a scalar transcription here (SCALAR, with vectors) or a named paper test
+    (STATEFUL). Fix for a failure: add the paper's rule to ref_increase / ref_decrease and the
+    name to SCALAR, and a variant to mpcc.vectors.VECTOR_ALGORITHMS."""
+    missing = sorted(set(algorithms.REGISTRY) - set(SCALAR) - set(STATEFUL))
+    assert not missing, f"no independent transcription for {missing}"
+    assert all(callable(globals().get(test)) for test in STATEFUL.values())
+    covered = {c["algorithm"]["name"] for c in _cases()}
+    assert set(SCALAR) <= covered, f"no vectors for {sorted(set(SCALAR) - covered)}"
 
 
 def _cases():
@@ -99,7 +125,8 @@ def test_olia_epsilon_sets():
 
 
 def test_single_route_reduces_to_reno():
-    for name in ["ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized"]:
+    for name in ["ewtcp", "coupled", "semicoupled", "lia", "balia", "generalized", "epsilon",
+                 {"name": "epsilon", "epsilon": 0.0}, {"name": "epsilon", "epsilon": 0.5}, {"name": "epsilon", "epsilon": 2.0}]:
         a = algorithms.get(name)
         assert a.on_ack([17.0], [0.05])[0] == pytest.approx(1 / 17)
         assert a.on_loss([17.0], [0.05])[0] == pytest.approx(8.5)
@@ -218,3 +245,14 @@ def test_olia_per_ack_counter_reference_by_hand():
     assert per_ack_counter(0.9 / 1024) == (0, 0)
     assert per_ack_counter(1.0) == (1024, 1)
     assert per_ack_counter(-2.5 / 1024) == (-2, 512)
+
+
+def test_vectors_of_one_algorithm_do_not_depend_on_the_others(monkeypatch):
+    """Each variant's random inputs are seeded from its own tag: inserting a variant before
+    another, or reordering the list, leaves every other variant's cases unchanged."""
+    before = {c["id"]: c for c in vectors.build()["cases"]}
+    shuffled = [{"name": "ewtcp", "a": 0.75}] + list(reversed(vectors.VECTOR_ALGORITHMS))
+    monkeypatch.setattr(vectors, "VECTOR_ALGORITHMS", shuffled)
+    after = {c["id"]: c for c in vectors.build()["cases"]}
+    assert set(after) - set(before) and set(before) <= set(after)
+    assert all(after[cid] == case for cid, case in before.items())

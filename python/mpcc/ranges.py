@@ -135,6 +135,7 @@ R: dict[str, Range] = {
     "ewtcp.a": Range(0, 100, "", "1.0", lo_open=True),
     "scalable.a": Range(0, 100, "packets", "0.01", lo_open=True),
     "scalable.b": Range(1e-3, 1, "", "0.125", hi_open=True),
+    "epsilon.epsilon": Range(0, 2, "", "1.0"),
     "generalized.beta": Range(0, 10, "", "0.2"),
     "generalized.eta": Range(0, 100, "", "0.5"),
     "generalized.n": Range(1, 64, "", "2", zero_ok=False),

@@ -28,6 +28,7 @@ the mean queueing delay q_s (a whole number of 1/8 µs, the kernel's srtt unit) 
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 from pathlib import Path
@@ -64,6 +65,9 @@ VECTOR_ALGORITHMS: list[dict] = [
     # Tang et al. Algorithm 2: the paper's Example 1b setting and one far from it
     {"name": "fast", "alpha": 50.0, "gamma": 0.5, "adapt_interval_s": 120.0, "adapt_w": 125.0, "adapt_delta": 0.1},
     {"name": "fast", "alpha": 20.0, "gamma": 1.0, "adapt_interval_s": 10.0, "adapt_w": 1820.0, "adapt_delta": 0.25},
+    # the ε-family: both ends (htsim's a = 1), LIA (ε = 1) and two interior points
+    {"name": "epsilon", "epsilon": 0.0}, {"name": "epsilon", "epsilon": 0.5}, {"name": "epsilon"},
+    {"name": "epsilon", "epsilon": 1.5}, {"name": "epsilon", "epsilon": 2.0},
 ]
 
 #: the kernel's RTT unit (srtt_us: 1/8 µs) per second; the adapt steps' q_s are whole multiples
@@ -121,14 +125,20 @@ def _adapt_steps(algo, rng) -> list[dict]:
              "alpha_next": algo.adapt(a, q, lost / sent)} for a, q, lost, sent in steps]
 
 
+def _seed(tag: str, stream: str) -> int:
+    """The random inputs of one algorithm variant are seeded from its own tag (``describe()``)
+    and the stream's name: adding, removing or reordering a variant never changes another's."""
+    return int.from_bytes(hashlib.sha256(f"{tag}/{stream}".encode()).digest()[:8], "little")
+
+
 def build() -> dict:
-    rng = np.random.default_rng(20261122)
-    rng_adapt = np.random.default_rng(20261124)   # separate: the other cases do not move
-    rng_old = np.random.default_rng(20261125)     # likewise, FAST's w_old
     cases = []
     for spec in VECTOR_ALGORITHMS:
         algo = algorithms.get(spec)
         tag = algo.describe()
+        rng = np.random.default_rng(_seed(tag, "cases"))
+        rng_adapt = np.random.default_rng(_seed(tag, "adapt"))   # FAST's Algorithm 2 steps
+        rng_old = np.random.default_rng(_seed(tag, "old"))       # FAST's w_old
         for k, (label, cwnd, rtt) in enumerate(_connections(rng)):
             cwnd, rtt = np.asarray(cwnd, float), np.asarray(rtt, float)
             state = _state(algo, label, cwnd, rtt, rng)
@@ -164,6 +174,44 @@ def build() -> dict:
                       "note": "for floating-point engines; fixed-point engines state their own bound"},
         "cases": cases,
     }
+
+
+MATH_PATH = SPEC_PATH.with_name("math.json")
+#: the stated bounds of bpf/include/mpcc_math.h's mn_log2 / mn_exp2 / mn_pow (docs/algorithms.md)
+MATH_BOUNDS = {"log2_abs": 2.0**-28, "exp2_rel": 2.0**-29, "pow_rel": 2.0**-28}   # pow: × (1 + |y|)
+
+
+def build_math() -> dict:
+    """Vectors for the fixed-point log2, exp2 and pow, computed with Python's float math (an
+    independent computation; its own error, ~1e-15 relative, is far below the bounds). A number
+    is given exactly as the header stores it, a = m·2^e with m ∈ [2^31, 2^32); exponents y in
+    Q32 (y_q32 = y·2^32). pow covers the ranges the rules use: windows 1..10^6 packets, ratios
+    down to 10^-6, exponents in [−2, 2]."""
+    rng = np.random.default_rng(_seed("mathlib", "cases"))
+    lo, hi = 2**31, 2**32
+
+    def mantissa_exponent(v: float) -> tuple[int, int]:
+        m, e = math.frexp(v)                       # v = m·2^e, m ∈ [0.5, 1)
+        return int(m * 2**32), e - 32              # truncated to 32 bits, as mn_from does
+
+    numbers = [(lo, -31), (lo, 0), (hi - 1, -31), (3037000499, -31), (3037000500, -31),
+               (3037000501, -31), (lo + 1, -31), (hi - 1, 100), (lo, -200)]
+    numbers += [(int(m), int(e)) for m, e in zip(rng.integers(lo, hi, 150), rng.integers(-80, 80, 150))]
+    numbers += [mantissa_exponent(float(w)) for w in (1.0, 1.5, 2.0, 3.0, 10.0, 1e6)]
+    log2 = [{"m": m, "e": e, "log2": math.log2(m) + e} for m, e in numbers]
+    ys = [0, 1, -1, 2**32, -(2**32), 2**31, -(2**31), 2**32 - 1, -(2**32) + 1, 40 * 2**32, -40 * 2**32 - 1]
+    ys += [int(v) for v in rng.integers(-60 * 2**32, 60 * 2**32, 150)]
+    exp2 = [{"y_q32": y, "exp2": 2.0 ** (y / 2**32)} for y in ys]
+    pow_ = []
+    windows = [1.0, 2.0, 1.5, 7.0, 1e6] + list(rng.uniform(1, 1e6, 60)) + list(rng.uniform(1e-6, 1, 20))
+    exponents = [0.0, 0.5, 1.0, -1.0, 0.25, 0.75, -0.5, 2.0, -2.0] + list(rng.uniform(-2, 2, 40))
+    for k, w in enumerate(windows):
+        m, e = mantissa_exponent(float(w))
+        for y in (exponents[k % len(exponents)], exponents[(7 * k + 3) % len(exponents)]):
+            yq = round(y * 2**32)
+            pow_.append({"m": m, "e": e, "y_q32": yq, "pow": math.exp2(yq / 2**32 * (math.log2(m) + e))})
+    return {"schema": 1, "generator": "mpcc.vectors.build_math (python float math)",
+            "bounds": MATH_BOUNDS, "log2": log2, "exp2": exp2, "pow": pow_}
 
 
 def compare(a: dict, b: dict, rel: float = 1e-12) -> list[str]:
@@ -205,6 +253,10 @@ def write(out):
     Path(out).parent.mkdir(parents=True, exist_ok=True)
     Path(out).write_text(json.dumps(doc, indent=1) + "\n")
     click.echo(f"wrote {len(doc['cases'])} cases to {out}")
+    if Path(out).resolve() == SPEC_PATH:
+        math_doc = build_math()
+        MATH_PATH.write_text(json.dumps(math_doc, indent=1) + "\n")
+        click.echo(f"wrote {sum(len(math_doc[k]) for k in ('log2', 'exp2', 'pow'))} math cases to {MATH_PATH}")
 
 
 @command.command("check")
@@ -218,6 +270,8 @@ def check(path):
                         f"(fix: use spec/vectors/algorithms.json or `mpcc vectors write`)") from None
     for p in problems[:20]:
         click.echo(p, err=True)
+    if Path(path).resolve() == SPEC_PATH and json.loads(MATH_PATH.read_text()) != json.loads(json.dumps(build_math())):
+        problems.append(f"{MATH_PATH.name} differs from mpcc.vectors.build_math()")
     if problems:
         raise click.ClickException(f"{len(problems)} differences; run `mpcc vectors write` if the change is intended")
     click.echo("vectors match the reference")

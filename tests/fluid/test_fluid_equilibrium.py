@@ -227,3 +227,20 @@ def test_continuation_is_chosen_by_the_algorithms_capability_not_its_type():
     net = SimpleNamespace(classes=[SimpleNamespace(algorithm=Kinked())])
     with pytest.raises(solver.SolverFailure, match="no continuation for kinked"):
         cont.continuation(net, solver.SolverFailure("barrier path stalled"))
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.0, 1.5, 2.0])
+def test_epsilon_family_fig1(load, eps):
+    # Wischik et al. (NSDI 2011) choose a so that for 0 < ε < 2 the multipath flow takes what one
+    # TCP would on its best route, √(2/p)/min_r τ_r: on Fig. 1 every route sees the bottleneck's
+    # p, so X τ1 = x_sp τ_sp. At ε = 2 every route is Reno: x_r τ_r = x_sp τ_sp on each. With
+    # X + x_sp = c.
+    sc = load("fig1.toml")
+    eq = fluid.equilibrium(sc, algorithm=algorithms.get({"name": "epsilon", "epsilon": eps}))
+    r = path_rates(eq)
+    t1, t2, tsp = (sc.path_delay_s((a, "bottleneck")) for a in ("access1", "access2", "access-sp"))
+    c = sc.capacity_pps(sc.link("bottleneck"))
+    ratio = tsp / t1 if eps < 2 else tsp / t1 + tsp / t2          # X / x_sp
+    assert sum(r["mp"]) == pytest.approx(c * ratio / (1 + ratio), rel=REL)
+    assert r["sp"][0] == pytest.approx(c / (1 + ratio), rel=REL)
+    assert independent_kkt(eq.network, eq.x, eq.p) < 1e-12

@@ -354,10 +354,13 @@ def test_plain_tcp_socket_falls_back_to_reno(two_paths):
 # --- the kernel computes what the host build computes ------------------------------------------
 # every algorithm whose I_r reads the siblings, with its default parameters, plus the generalized
 # family at a point that takes the √ of ‖x‖_2 and MTCP fully coupled (own-route algorithms: the
-# EWTCP, MSTCP and FAST tests below)
+# EWTCP, MSTCP and FAST tests below); the ε-family also at two interior points, since its default
+# ε = 1 takes w_r^(1−ε) = w_r^0 without a logarithm
 OWN_ROUTE = ("ewtcp", "scalable", "mstcp", "fast")
 TRACED = [a for a in ALGOS if a not in OWN_ROUTE] + ["generalized(beta=0.5, eta=1.0, n=2)", "fully-coupled",
-                                                     "olia(per_ack=1)"]
+                                                     "olia(per_ack=1)",
+                                                     # mn_pow with a positive and a negative 1 − ε
+                                                     "epsilon(epsilon=0.5)", "epsilon(epsilon=1.5)"]
 
 
 @pytest.fixture(scope="module")

@@ -306,4 +306,20 @@ def test_refusal_for_the_stack_or_the_complexity_limit_names_the_limit():
            "-- END PROG LOAD LOG --\nlibbpf: prog 'fast_in_ack_event': failed to load: -7\n")
     msg = bpf.refusal_reason(log, "mpcc_fast", _OBJ)
     assert "\n" not in msg and "r1 = r6" not in msg
-    assert msg.startswith("mpcc_fast: this kernel's verifier gave up after 1000001 instructions (its limit;")
+    assert msg.startswith("mpcc_fast: the verifier's instruction limit: it walked 1000001 instructions without "
+                          "finishing, up to 27 states per instruction (likely cause: paths that multiply")
+    assert "older" not in msg and msg.endswith("(full log: bpftool -d struct_ops register /x/balia.bpf.o)")
+
+
+@pytest.mark.parametrize("line, cause", [
+    ("back-edge from insn 40 to 12", "the verifier cannot bound a loop"),
+    ("infinite loop detected at insn 31", "the verifier cannot bound a loop"),
+    ("The sequence of 8193 jumps is too complex.", "the verifier's limit of pending branches was reached after 8193 jumps"),
+    ("invalid write to stack R10 off=-520 size=8", "one function's frame needs 520 bytes"),
+])
+def test_refusal_names_the_likely_cause_from_the_verifiers_text(line, cause):
+    log = ("libbpf: prog 'epsilon_cong_avoid': -- BEGIN PROG LOAD LOG --\n" + "1: (bf) r1 = r6\n" * 5 + line +
+           "\nprocessed 4000 insns (limit 1000000) max_states_per_insn 3 total_states 90\n"
+           "-- END PROG LOAD LOG --\nlibbpf: failed to load object\n")
+    msg = bpf.refusal_reason(log, "mpcc_epsilon", _OBJ)
+    assert msg.startswith(f"mpcc_epsilon: {cause}") and "likely cause" in msg and "\n" not in msg, msg

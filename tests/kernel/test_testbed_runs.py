@@ -82,7 +82,8 @@ def test_cli_reports_a_bad_testbed_table_in_one_line(tmp_path):
 # --- on the kernel ------------------------------------------------------------------------------------
 @pytest.mark.kernel
 @needs_root
-@pytest.mark.parametrize("algorithm", ["reno", "balia"])
+@pytest.mark.kernel
+@pytest.mark.parametrize("algorithm", ["reno", "balia", "epsilon"])
 def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm):
     if algorithm != "reno" and algorithm not in _bpf_algorithms():
         pytest.skip(f"BPF loader/algorithm {algorithm} not available")

@@ -108,3 +108,20 @@ def test_sim_matches_fluid_engine_within_10_percent(algo):
     for name in ("mp", "sp"):  # equilibrium rate of every flow
         got, want = r.groups[name].rate_mbps, f.groups[name].rate_mbps
         assert abs(got - want) <= 0.1 * want, (algo, name, got, want)
+
+
+@pytest.mark.parametrize("eps", [0.5, 1.5])
+def test_sim_matches_fluid_epsilon_family_within_10_percent(eps):
+    """The ε-family (Wischik et al. 2011): the fluid equilibrium from the Python reference's φ
+    (eq. 7), as for LIA and Balia above; ε enters the scenario as an inline table."""
+    spec = {"name": "epsilon", "epsilon": eps}
+    a, reno, u, tau = algorithms.get(spec), algorithms.get("reno"), C / N, 0.02
+    gap = lambda x2: a.fluid_phi([u, x2], [tau, tau])[1] - reno.fluid_phi([u - x2], [tau])[0]
+    x2 = brentq(gap, 1e-9 * u, (1 - 1e-9) * u, xtol=1e-12)
+    s = scenario.loads(FIG2.format(n=N, algo="epsilon").replace(
+        'algorithm = "epsilon"', f'algorithm = {{name = "epsilon", epsilon = {eps}}}'))
+    r = sim.run(s, seed=1, sample_interval_s=0).result
+    got = {"mp": r.groups["mp"].rate_mbps, "route 1": r.groups["mp"].path_rate_mbps[0], "sp": r.groups["sp"].rate_mbps}
+    want = {"mp": u + x2, "route 1": u, "sp": u - x2}
+    for k in want:
+        assert abs(got[k] - want[k]) <= 0.1 * want[k], (eps, got, want)

@@ -23,6 +23,7 @@ from .mtcp import MTCP_VARIANTS
 if TYPE_CHECKING:
     from .balia import Balia
     from .coupled import Coupled
+    from .epsilon import Epsilon
     from .ewtcp import Ewtcp
     from .fast import Fast
     from .generalized import Generalized
@@ -79,6 +80,7 @@ REGISTRY = _Registry({
                            # Tang et al. Algorithm 2 (α adaptation); adapt_interval_s = 0 turns it off
                            "adapt_interval_s": (0.0, _NONNEG), "adapt_w": (125.0, _POSITIVE),
                            "adapt_delta": (0.1, (lambda v: 0 < v < 1, "a number in (0, 1)"))}),
+    "epsilon": ("epsilon.Epsilon", {"epsilon": (1.0, (lambda v: 0 <= v <= 2, "a number in [0, 2]"))}),
 })
 
 
@@ -167,4 +169,4 @@ def get(spec: str | Mapping[str, Any] | Algorithm) -> Algorithm:
 
 __all__ = ["Algorithm", "get", "NAMES", "REGISTRY", "PENG_ALGORITHMS", "AlgorithmSpecError",
            "Reno", "Ewtcp", "Coupled", "Semicoupled", "Lia", "Olia", "Balia", "Generalized",
-           "Mstcp", "Mtcp", "Fast", "Scalable"]
+           "Mstcp", "Mtcp", "Fast", "Scalable", "Epsilon"]

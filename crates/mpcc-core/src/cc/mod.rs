@@ -28,7 +28,8 @@ algorithms!(
     mstcp,
     mtcp,
     fast,
-    scalable
+    scalable,
+    epsilon
 );
 
 pub use balia::Balia;
