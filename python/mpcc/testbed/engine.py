@@ -143,6 +143,8 @@ class RawRun:
     errors: str = ""
     diag: dict = field(default_factory=dict)  # testbed.diag: MIB deltas, chrono stats
     msk: np.ndarray | None = None  # structured rows of the MPTCP connection-level CSV (multipath flows)
+    connect: dict = field(default_factory=dict)  # traffic.send's set-up record (connect.json)
+    health: Any = None  # health.Health of the run
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
@@ -165,6 +167,18 @@ RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]
 LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
            ("drops_tail", "i8"), ("drops_red", "i8"), ("drops_loss", "i8"), ("marks", "i8"), ("bytes_out", "i8"),
            ("tx_errors", "i8")]
+
+
+def start_offsets(s: Scenario, gi: int, seed: int) -> list[float]:
+    """Each flow of group ``gi`` starts sending at start_s + U[0, jitter), jitter = the [sim]
+    table's start_jitter_s capped at 10 % of the group's active time: the simulator's start
+    (crates/mpcc-core/src/sim/mod.rs), so identical flows are desynchronised alike."""
+    from ..scenario import engine_options
+    g = s.groups[gi]
+    active = max(0.0, min(g.stop_s, s.duration_s) - g.start_s)
+    jitter = max(0.0, min(float(engine_options(s, "sim")["start_jitter_s"]), 0.1 * active))
+    rng = np.random.default_rng([seed, gi])
+    return [float(x) for x in rng.uniform(0.0, jitter, g.count)] if jitter > 0 else [0.0] * g.count
 
 
 class RunFailed(EnvironmentProblem):
@@ -196,26 +210,42 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "msk_csv": str(run_dir / "msk.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
+        for gi, gp in enumerate(plan["groups"]):
+            gp["start_offsets"] = start_offsets(s, gi, st.seed)
         for bi, b in enumerate(s.background):
             plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
                                        "mean_on_s": b.mean_on_s, "mean_off_s": b.mean_off_s, "start_s": b.start_s,
                                        "stop_s": b.stop_s, "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
+        from . import health
+        from .traffic import connect_budget_s
+        bpf_before = health.bpf_counters()
+        n_flows = sum(g.count for g in s.groups)
+        setup_budget = connect_budget_s(n_flows) + 10.0   # + Python start-up of both processes
+        plan["connect_json"] = str(run_dir / "connect.json")
+        plan["max_s"] = setup_budget + s.duration_s + 10.0
         py = [sys.executable, "-m", "mpcc.testbed.traffic"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
         send_log = open(run_dir / "sender.log", "w")
-        # both processes start before t0 (Python start-up takes a few hundred ms). Not shorter: with
-        # t0 1 s ahead, the first SYNs of up to half the flows of Peng's Table III were lost (they
-        # connected at the 1 s retry, and 1–3 runs in 6 lost a flow altogether; 2026-11-24)
-        t0 = time.monotonic() + 2.0
-        plan["t0"] = t0
         _write_plan(run_dir, plan)
         rp = r.spawn([*py, "recv", str(run_dir / "plan.json")], topo.server_ns, stdout=subprocess.PIPE, stderr=recv_log, env=env)
         line = rp.stdout.readline()
         if b"ready" not in line:
             raise EnvironmentProblem(f"testbed receiver failed to start (fix: read {run_dir / 'receiver.log'}, "
                                      f"then run `mpcc testbed --cleanup` and retry)")
-        sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stderr=send_log, env=env)
+        # the sender sets up every connection and subflow on the idle network (traffic.establish),
+        # then prints "t0 <CLOCK_MONOTONIC>": the run's clock starts there, set-up not counted
+        sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stdout=subprocess.PIPE,
+                     stderr=send_log, env=env)
+        t0 = _wait_t0(sp, time.monotonic() + setup_budget)
+        if t0 is None:
+            with contextlib.suppress(Exception):
+                sp.wait(timeout=5)
+            send_log.flush()
+            why = [ln for ln in (run_dir / "sender.log").read_text().splitlines() if ln.strip()]
+            what = why[-1] if why else f"connection set-up did not finish in {setup_budget:.0f} s"
+            raise RunFailed(f"testbed: {what} (fix: read {run_dir / 'sender.log'}; every attempt's reason is "
+                            f"there and in {run_dir / 'connect.json'})")
         end = t0 + s.duration_s
         while time.monotonic() < end + 1.0:
             time.sleep(0.2)
@@ -239,6 +269,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         rp.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         code = sp.returncode
+        bpf_after = health.bpf_counters()
         diag_out = {"chrono": chrono, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
                     "mib_server": diag.mib_delta(mib0["server"], diag.mib(topo.server_ns))}
     send_log.close()
@@ -252,10 +283,40 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         seen = set(sender["flow"][sender["group"] == gi].tolist())
         missing = [k for k in range(g.count) if k not in seen]
         if missing:
-            raise RunFailed(f"testbed: group {g.name} flow {missing[0]} never connected "
-                            f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'})")
-    return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
-                  _read_csv(run_dir / "msk.csv", MSK_DT))
+            raise RunFailed(f"testbed: group {g.name} flow {missing[0]} connected but was never sampled "
+                            f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'} and "
+                            f"{run_dir / 'connect.json'})")
+    raw = RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
+                 _read_csv(run_dir / "msk.csv", MSK_DT), _read_json(run_dir / "connect.json"))
+    # linkem writes its timing file when it exits (the namespaces are gone by now)
+    raw.health = health.of_run(s, raw, bpf_before, bpf_after, sorted(run_dir.glob("linkem-*-timing.json")))
+    return raw
+
+
+def _wait_t0(sp: subprocess.Popen, deadline: float) -> float | None:
+    """The sender's ``t0 <seconds>`` line, or None if it exited or the deadline passed first."""
+    import select
+    buf = b""
+    while time.monotonic() < deadline:
+        ready, _, _ = select.select([sp.stdout], [], [], 0.2)
+        if ready:
+            chunk = os.read(sp.stdout.fileno(), 256)
+            if not chunk:
+                return None
+            buf += chunk
+            if b"\n" in buf:
+                head = buf.split(b"\n", 1)[0].split()
+                return float(head[1]) if len(head) == 2 and head[0] == b"t0" else None
+        elif sp.poll() is not None:
+            return None
+    return None
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except (OSError, ValueError):
+        return {}
 
 
 def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
@@ -300,6 +361,7 @@ class Summary:
     limits: dict[int, list[dict[str, float]]] = field(default_factory=dict)
     # multipath group -> connection_limits(): why its subflows sat idle (MPTCP connection level)
     connection: dict[int, dict[str, float]] = field(default_factory=dict)
+    health: dict = field(default_factory=dict)  # health.Health.record() of the run (+ "attempts")
 
 
 def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
@@ -434,7 +496,8 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
             sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
             sub["retrans"] += list(rows["total_retrans"])
-    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn)
+    hl = raw.health.record() if raw.health is not None else {}
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn, hl)
 
 
 def _nanmean(values) -> float:
@@ -480,9 +543,13 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                                           **{k: int(sum(v.get(k, 0) for v in vals))
                                              for k in ("drops", "marks", "arrivals", "drops_tail", "drops_red", "drops_loss")},
                                           "utilisation": mean("load_mbps") / l.capacity_mbps})
+    from . import health
+    hl = [sm.health for sm in summaries if sm.health]
     return RunResult("testbed", s.name, groups, links,
                      extra={"runs": len(summaries), "duration_s": s.duration_s, "warmup_s": warmup_s,
-                            "sample_ms": st.sample_ms, "kernel": os.uname().release})
+                            "sample_ms": st.sample_ms, "kernel": os.uname().release,
+                            "health": health.aggregate(hl, sum(h.get("attempts", 1) for h in hl))
+                            if len(hl) == len(summaries) and hl else None})
 
 
 def _kernel_names(ccs: list[str], stack: contextlib.ExitStack) -> list[str]:
@@ -535,9 +602,14 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
                 for i in range(st.runs):
                     tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
-                    raw = run_with_retry(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
-                                         work / f"run{i}", tick, on_built)
+                    from . import health
+                    raw, _, n = health.run_healthy(
+                        lambda k, i=i, tick=tick: (lambda r: (r, r.health))(run_with_retry(
+                            s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
+                            work / (f"run{i}" if k == 0 else f"run{i}-again{k}"), tick, on_built)),
+                        warn=lambda m: print(f"mpcc testbed: {m}", file=sys.stderr))
                     summaries.append(summarise(s, raw, warmup))
+                    summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
         if out_dir:
             from . import output
