@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import EnvironmentProblem, MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
-from . import netns, topology
+from . import health, netns, topology
 
 BUILTIN_CC = ("reno", "cubic")  # kernel congestion controls usable without BPF
 
@@ -169,18 +169,6 @@ LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"),
            ("tx_errors", "i8")]
 
 
-def start_offsets(s: Scenario, gi: int, seed: int) -> list[float]:
-    """Each flow of group ``gi`` starts sending at start_s + U[0, jitter), jitter = the [sim]
-    table's start_jitter_s capped at 10 % of the group's active time: the simulator's start
-    (crates/mpcc-core/src/sim/mod.rs), so identical flows are desynchronised alike."""
-    from ..scenario import engine_options
-    g = s.groups[gi]
-    active = max(0.0, min(g.stop_s, s.duration_s) - g.start_s)
-    jitter = max(0.0, min(float(engine_options(s, "sim")["start_jitter_s"]), 0.1 * active))
-    rng = np.random.default_rng([seed, gi])
-    return [float(x) for x in rng.uniform(0.0, jitter, g.count)] if jitter > 0 else [0.0] * g.count
-
-
 class RunFailed(EnvironmentProblem):
     """One run of the traffic failed (a flow could not connect, a sender error) after its retry.
     Callers that run many cells catch this per cell and keep the others."""
@@ -211,16 +199,14 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                 "msk_csv": str(run_dir / "msk.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
         for gi, gp in enumerate(plan["groups"]):
-            gp["start_offsets"] = start_offsets(s, gi, st.seed)
+            gp["start_offsets"] = startup.start_offsets(s, gi, st.seed)
         for bi, b in enumerate(s.background):
             plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
                                        "mean_on_s": b.mean_on_s, "mean_off_s": b.mean_off_s, "start_s": b.start_s,
                                        "stop_s": b.stop_s, "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
-        from . import health
-        from .traffic import connect_budget_s
+        from . import startup
         bpf_before = health.bpf_counters()
-        n_flows = sum(g.count for g in s.groups)
-        setup_budget = connect_budget_s(n_flows) + 10.0   # + Python start-up of both processes
+        setup_budget = startup.budget_s(s)
         plan["connect_json"] = str(run_dir / "connect.json")
         plan["max_s"] = setup_budget + s.duration_s + 10.0
         py = [sys.executable, "-m", "mpcc.testbed.traffic"]
@@ -237,15 +223,11 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         # then prints "t0 <CLOCK_MONOTONIC>": the run's clock starts there, set-up not counted
         sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stdout=subprocess.PIPE,
                      stderr=send_log, env=env)
-        t0 = _wait_t0(sp, time.monotonic() + setup_budget)
+        t0 = startup.wait_t0(sp, time.monotonic() + setup_budget)
         if t0 is None:
             with contextlib.suppress(Exception):
                 sp.wait(timeout=5)
-            send_log.flush()
-            why = [ln for ln in (run_dir / "sender.log").read_text().splitlines() if ln.strip()]
-            what = why[-1] if why else f"connection set-up did not finish in {setup_budget:.0f} s"
-            raise RunFailed(f"testbed: {what} (fix: read {run_dir / 'sender.log'}; every attempt's reason is "
-                            f"there and in {run_dir / 'connect.json'})")
+            raise RunFailed(startup.setup_failure(run_dir, setup_budget))
         end = t0 + s.duration_s
         while time.monotonic() < end + 1.0:
             time.sleep(0.2)
@@ -287,36 +269,10 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                             f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'} and "
                             f"{run_dir / 'connect.json'})")
     raw = RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
-                 _read_csv(run_dir / "msk.csv", MSK_DT), _read_json(run_dir / "connect.json"))
+                 _read_csv(run_dir / "msk.csv", MSK_DT), startup.read_json(run_dir / "connect.json"))
     # linkem writes its timing file when it exits (the namespaces are gone by now)
     raw.health = health.of_run(s, raw, bpf_before, bpf_after, sorted(run_dir.glob("linkem-*-timing.json")))
     return raw
-
-
-def _wait_t0(sp: subprocess.Popen, deadline: float) -> float | None:
-    """The sender's ``t0 <seconds>`` line, or None if it exited or the deadline passed first."""
-    import select
-    buf = b""
-    while time.monotonic() < deadline:
-        ready, _, _ = select.select([sp.stdout], [], [], 0.2)
-        if ready:
-            chunk = os.read(sp.stdout.fileno(), 256)
-            if not chunk:
-                return None
-            buf += chunk
-            if b"\n" in buf:
-                head = buf.split(b"\n", 1)[0].split()
-                return float(head[1]) if len(head) == 2 and head[0] == b"t0" else None
-        elif sp.poll() is not None:
-            return None
-    return None
-
-
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text())
-    except (OSError, ValueError):
-        return {}
 
 
 def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
@@ -543,7 +499,6 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                                           **{k: int(sum(v.get(k, 0) for v in vals))
                                              for k in ("drops", "marks", "arrivals", "drops_tail", "drops_red", "drops_loss")},
                                           "utilisation": mean("load_mbps") / l.capacity_mbps})
-    from . import health
     hl = [sm.health for sm in summaries if sm.health]
     return RunResult("testbed", s.name, groups, links,
                      extra={"runs": len(summaries), "duration_s": s.duration_s, "warmup_s": warmup_s,
@@ -602,12 +557,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
                 for i in range(st.runs):
                     tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
-                    from . import health
-                    raw, _, n = health.run_healthy(
-                        lambda k, i=i, tick=tick: (lambda r: (r, r.health))(run_with_retry(
-                            s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
-                            work / (f"run{i}" if k == 0 else f"run{i}-again{k}"), tick, on_built)),
-                        warn=lambda m: print(f"mpcc testbed: {m}", file=sys.stderr))
+                    raw, n = health.healthy_run(lambda d, i=i, tick=tick: run_with_retry(
+                        s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}), d, tick, on_built), work / f"run{i}")
                     summaries.append(summarise(s, raw, warmup))
                     summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)

@@ -205,3 +205,15 @@ def run_healthy(attempt: Callable[[int], tuple[Any, Health]], extra_attempts: in
         if warn and k < extra_attempts:
             warn(f"run unsound ({'; '.join(h.reasons)}); running it again ({k + 1} of {extra_attempts})")
     return value, h, 1 + extra_attempts
+
+
+def healthy_run(run: Callable[[Path], Any], run_dir: Path, extra_attempts: int = EXTRA_ATTEMPTS) -> tuple[Any, int]:
+    """``run(dir)`` (a RawRun with ``.health``) in ``run_dir``, again in ``run_dir``-again1, -again2
+    … while its health is unsound (:func:`run_healthy`); returns the run kept and the attempts."""
+    import sys
+
+    def attempt(k):
+        raw = run(run_dir if k == 0 else run_dir.with_name(f"{run_dir.name}-again{k}"))
+        return raw, raw.health if raw.health is not None else Health().judge()
+    raw, _, n = run_healthy(attempt, extra_attempts, warn=lambda m: print(f"mpcc testbed: {m}", file=sys.stderr))
+    return raw, n
