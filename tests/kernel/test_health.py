@@ -68,6 +68,7 @@ def test_run_healthy_retries_until_sound_and_is_bounded():
         return f"run{k}", seq[min(k, 1)]
     value, h, n = health.run_healthy(attempt)
     assert (value, h.sound, n, calls) == ("run1", True, 2, [0, 1])
+    assert h.discarded == [["1 samples with an implausible window"]] and h.record()["discarded"] == h.discarded
     never = lambda k: (k, health.Health(subflows_not_joined=1).judge())  # noqa: E731
     value, h, n = health.run_healthy(never, extra_attempts=2)
     assert (value, h.sound, n) == (2, False, 3)

@@ -123,6 +123,8 @@ class Health:
     linkem_late: int | None = None
     linkem_releases: int = 0
     reasons: list[str] = field(default_factory=list)
+    #: the reasons of the attempts of this run that were unsound and run again (healthy_run)
+    discarded: list[list[str]] = field(default_factory=list)
 
     @property
     def sound(self) -> bool:
@@ -198,12 +200,16 @@ def run_healthy(attempt: Callable[[int], tuple[Any, Health]], extra_attempts: in
     """Call ``attempt(k)`` (k = 0, 1, …) until its health is sound, at most 1 + ``extra_attempts``
     times. Returns the first sound attempt's value, or the last one if none was sound (its
     Health says why), and the number of attempts."""
+    seen: list[list[str]] = []
     for k in range(1 + extra_attempts):
         value, h = attempt(k)
+        h.discarded = list(seen)
         if h.sound:
             return value, h, k + 1
+        seen.append(list(h.reasons))
         if warn and k < extra_attempts:
             warn(f"run unsound ({'; '.join(h.reasons)}); running it again ({k + 1} of {extra_attempts})")
+    h.discarded = seen[:-1]
     return value, h, 1 + extra_attempts
 
 
