@@ -230,8 +230,11 @@ def establish(g: dict, k: int, pacer: Pacer, log, rng: random.Random) -> tuple[s
                         break
                     time.sleep(0.02)
             except OSError as e:
-                why = f"connect: errno {e.errno} ({errno.errorcode.get(e.errno, '?')}): {e.strerror or e}" \
-                    if e.errno else f"connect: {e}"
+                first = {j: a for a, j in g["routes"].items()}.get(0)   # the initial subflow's route
+                why = (f"connect on route 0 ({first}): "
+                       + (f"errno {e.errno} ({errno.errorcode.get(e.errno, '?')}): {e.strerror or e}" if e.errno
+                          else f"{e} (no answer in {CONNECT_TIMEOUT_S:g} s)" if isinstance(e, socket.timeout)
+                          else str(e)))
                 rec["failures"].append(why)
                 print(f"group {g['name']} flow {k} attempt {attempt + 1}: {why}", file=log, flush=True)
                 if s is not None:
