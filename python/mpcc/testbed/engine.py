@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import EnvironmentProblem, MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
-from . import health, netns, topology
+from . import health, netns, startup, topology
 
 BUILTIN_CC = ("reno", "cubic")  # kernel congestion controls usable without BPF
 
@@ -204,7 +204,6 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
                                        "mean_on_s": b.mean_on_s, "mean_off_s": b.mean_off_s, "start_s": b.start_s,
                                        "stop_s": b.stop_s, "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
-        from . import startup
         bpf_before = health.bpf_counters()
         setup_budget = startup.budget_s(s)
         plan["connect_json"] = str(run_dir / "connect.json")
