@@ -115,7 +115,7 @@ def test_report_has_one_health_line_per_kernel_cell(tmp_path):
 
     rep, _ = rp.reproduce(["fluid"], ("ewtcp", "balia"), out=None, progress=False)
     sound = health.aggregate([health.Health(bpf_repairs=0).judge().record()])
-    bad = health.aggregate([health.Health(bpf_repairs=4).judge().record()] * 3, attempts=9)
+    bad = health.aggregate([health.Health(bpf_repairs=4, bpf_unrepaired=4).judge().record()] * 3, attempts=9)
     rp.engine_column(rep, "testbed", {"table3": {"ewtcp": {"mp": (2.9, 0.1), "sp": (1.0, 0.1)},
                                                   "balia": {"mp": (2.5, 0.1), "sp": (1.5, 0.1)}},
                                       "table4": {}, "table5": {}, "fig3": {},
@@ -124,5 +124,5 @@ def test_report_has_one_health_line_per_kernel_cell(tmp_path):
     section = text.split("## " + rp.T3)[1].split("## ")[0]
     assert f"- ewtcp: {health.line(sound)}" in section
     assert "- balia: health: UNSOUND (3 runs, 6 re-run unsound;" in section
-    assert "run 0: 4 BPF program calls skipped or repaired" in section
+    assert "run 0: 4 BPF program skips not repaired" in section
     assert rep.to_dict()["columns"]["testbed"]["health"][rp.T3]["balia"]["sound"] is False

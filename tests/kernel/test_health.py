@@ -40,18 +40,19 @@ def test_implausible_windows_counts_garbage_and_windows_no_path_holds():
 def test_verdict_names_every_failed_criterion_and_ignores_connect_retries():
     h = health.Health(bpf_repairs=None, connect_retries=3, linkem_late=1, linkem_releases=10_000).judge()
     assert h.sound and h.record()["sound"] is True
-    h = health.Health(bpf_repairs=2, implausible_windows=5, subflows_not_joined=1, linkem_tx_errors=1,
-                      linkem_late=11, linkem_releases=10_000).judge()
+    assert health.Health(bpf_repairs=40, bpf_unrepaired=0).judge().sound    # repaired: counted, not unsound
+    h = health.Health(bpf_repairs=2, bpf_unrepaired=2, implausible_windows=5, subflows_not_joined=1,
+                      linkem_tx_errors=1, linkem_late=11, linkem_releases=10_000).judge()
     assert not h.sound and len(h.reasons) == 5
     assert any("BPF" in r for r in h.reasons) and any("late" in r for r in h.reasons)
 
 
 def test_aggregate_and_line():
-    a = health.Health(bpf_repairs=0).judge().record()
-    b = health.Health(bpf_repairs=1).judge().record()
+    a = health.Health(bpf_repairs=0, bpf_unrepaired=0).judge().record()
+    b = health.Health(bpf_repairs=1, bpf_unrepaired=1).judge().record()
     cell = health.aggregate([a, b], attempts=4)
     assert cell["sound"] is False and cell["bpf_repairs"] == 1 and cell["attempts"] == 4
-    assert cell["reasons"] == ["run 1: 1 BPF program calls skipped or repaired"]
+    assert cell["reasons"] == ["run 1: 1 BPF program skips not repaired"]
     line = health.line(cell)
     assert line.startswith("health: UNSOUND (2 runs, 2 re-run unsound;") and "\n" not in line
     assert health.aggregate([health.Health().judge().record()])["bpf_repairs"] is None   # not measured
@@ -79,6 +80,7 @@ def test_bpf_counters_are_used_when_the_loader_offers_them(monkeypatch):
     monkeypatch.setattr(bpf, "health_counters", lambda: {"repaired": 7, "skipped": 1}, raising=False)
     assert health.bpf_counters() == {"repaired": 7, "skipped": 1}
     assert health.counter_delta({"repaired": 5, "skipped": 1}, {"repaired": 7, "skipped": 1}) == 2
+    assert health.counter_deltas({"x": 2**64 - 1}, {"x": 1}) == {"x": 2}      # wrapped at 2^64
     monkeypatch.setattr(bpf, "health_counters", lambda: None, raising=False)
     assert health.bpf_counters() is None and health.counter_delta(None, {"x": 1}) is None
 

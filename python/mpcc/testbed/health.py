@@ -1,10 +1,13 @@
 """Health of a kernel run: what, besides the congestion controls under test, could have touched
 its numbers. Counted per run, from the run's own records:
 
-``bpf_repairs``          struct_ops program invocations the platform skipped or the compat layer
-                         repaired during the run (``mpcc.testbed.bpf.health_counters()`` after −
-                         before, summed; None = not measured: the default build is loaded, or the
-                         loader does not offer the counters).
+``bpf_repairs``          evidence of struct_ops programs the platform skipped, repaired by the
+                         compat layer or not, during the run (``mpcc.testbed.bpf.health_counters()``
+                         after − before, summed; each kind in ``bpf_counters``; None = not
+                         measured: the default build is loaded, or the loader does not offer them).
+``bpf_unrepaired``       of those, the kinds :data:`BPF_UNREPAIRED` names: skips whose effect the
+                         compat layer could not undo (ACKs that reached no cong_control, a rate
+                         sample it could not read, a skipped init).
 ``implausible_windows``  sender samples (tcp_info of one subflow) whose window no path could
                          hold: cwnd or ssthresh above TCP_INFINITE_SSTHRESH (0x7fffffff; a skipped
                          ssthresh() returns stack garbage such as 0x81104110), or cwnd above
@@ -18,9 +21,11 @@ its numbers. Counted per run, from the run's own records:
                          ``over_1ms``), of ``linkem_releases``; None = the linkem build does not
                          report it.
 
-Verdict: a run is *sound* when bpf_repairs (if measured), implausible_windows,
+Verdict: a run is *sound* when bpf_unrepaired (if measured), implausible_windows,
 subflows_not_joined and linkem_tx_errors are 0 and linkem_late ≤ :data:`LATE_SHARE` of the
-releases. Otherwise it is unsound, with one reason per failed criterion.
+releases. Otherwise it is unsound, with one reason per failed criterion. A repaired skip restores
+the algorithm's own value and does not make a run unsound by itself; one whose damage reached a
+window shows as an implausible window.
 """
 
 from __future__ import annotations
@@ -33,6 +38,8 @@ from typing import Any, Callable
 import numpy as np
 
 TCP_INFINITE_SSTHRESH = 0x7FFFFFFF
+#: health_counters() kinds that record a skip the compat layer did not repair (bpf/compat/mpcc_records.h)
+BPF_UNREPAIRED = ("unseen_delivery_runs", "rate_sample_unreadable", "init_skipped")
 #: A release ≥ 1 ms late delays that packet by a tenth of a 10 ms link; up to 1 in 1,000 such
 #: releases moves a run's rates by far less than its confidence interval.
 LATE_SHARE = 1e-3
@@ -78,10 +85,16 @@ def bpf_counters() -> dict[str, int] | None:
     return dict(out) if out is not None else None
 
 
-def counter_delta(before: dict[str, int] | None, after: dict[str, int] | None) -> int | None:
+def counter_deltas(before: dict[str, int] | None, after: dict[str, int] | None) -> dict[str, int] | None:
+    """Per-kind increase of monotonic counters (mod 2^64), None if either side is not measured."""
     if before is None or after is None:
         return None
-    return int(sum(max(0, int(after.get(k, 0)) - int(before.get(k, 0))) for k in after))
+    return {k: (int(after[k]) - int(before.get(k, 0))) % (1 << 64) for k in after}
+
+
+def counter_delta(before: dict[str, int] | None, after: dict[str, int] | None) -> int | None:
+    d = counter_deltas(before, after)
+    return None if d is None else int(sum(d.values()))
 
 
 def linkem_timing(paths: list[Path]) -> tuple[int | None, int]:
@@ -116,6 +129,8 @@ def linkem_tx_errors(links: dict[str, np.ndarray]) -> int:
 @dataclass
 class Health:
     bpf_repairs: int | None = None
+    bpf_unrepaired: int | None = None
+    bpf_counters: dict[str, int] | None = None
     implausible_windows: int = 0
     connect_retries: int = 0
     subflows_not_joined: int = 0
@@ -132,8 +147,8 @@ class Health:
 
     def judge(self) -> "Health":
         r = []
-        if self.bpf_repairs:
-            r.append(f"{self.bpf_repairs} BPF program calls skipped or repaired")
+        if self.bpf_unrepaired:
+            r.append(f"{self.bpf_unrepaired} BPF program skips not repaired")
         if self.implausible_windows:
             r.append(f"{self.implausible_windows} samples with an implausible window")
         if self.subflows_not_joined:
@@ -155,7 +170,9 @@ def of_run(s, raw, bpf_before: dict | None = None, bpf_after: dict | None = None
     """The health of one run from its RawRun (engine.RawRun) and the counters around it."""
     c = raw.connect or {}
     late, n = linkem_timing(timing_files or [])
-    return Health(bpf_repairs=counter_delta(bpf_before, bpf_after),
+    d = counter_deltas(bpf_before, bpf_after)
+    return Health(bpf_repairs=None if d is None else sum(d.values()), bpf_counters=d,
+                  bpf_unrepaired=None if d is None else sum(d.get(k, 0) for k in BPF_UNREPAIRED),
                   implausible_windows=implausible_windows(s, raw.sender),
                   connect_retries=int(c.get("retries", 0)),
                   subflows_not_joined=int(c.get("subflows_not_joined", 0)),
@@ -169,7 +186,8 @@ def aggregate(runs: list[dict[str, Any]], attempts: int | None = None) -> dict[s
     def total(k):
         vals = [r.get(k) for r in runs]
         return None if any(v is None for v in vals) or not vals else int(sum(vals))
-    out: dict[str, Any] = {k: total(k) for k in ("bpf_repairs", "implausible_windows", "connect_retries",
+    out: dict[str, Any] = {k: total(k) for k in ("bpf_repairs", "bpf_unrepaired", "implausible_windows",
+                                                  "connect_retries",
                                                   "subflows_not_joined", "linkem_tx_errors", "linkem_late",
                                                   "linkem_releases")}
     out["sound"] = all(r.get("sound", False) for r in runs) and bool(runs)
@@ -189,7 +207,7 @@ def line(h: dict[str, Any] | None) -> str:
     head = "sound" if h.get("sound") else "UNSOUND"
     why = "" if h.get("sound") else " — " + "; ".join(h.get("reasons", [])[:3])
     return (f"health: {head} ({runs} runs{f', {extra} re-run unsound' if extra else ''}; "
-            f"bpf repairs {nm(h.get('bpf_repairs'))}, implausible windows {h.get('implausible_windows', 0)}, "
+            f"bpf repairs {nm(h.get('bpf_repairs'))} (unrepaired {nm(h.get('bpf_unrepaired'))}), implausible windows {h.get('implausible_windows', 0)}, "
             f"connect retries {h.get('connect_retries', 0)}, subflows not joined {h.get('subflows_not_joined', 0)}, "
             f"linkem late {nm(h.get('linkem_late'))}/{h.get('linkem_releases', 0)}, "
             f"tx errors {h.get('linkem_tx_errors', 0)}){why}")
