@@ -126,3 +126,5 @@ def test_report_has_one_health_line_per_kernel_cell(tmp_path):
     assert "- balia: health: UNSOUND (3 runs, 6 re-run unsound;" in section
     assert "run 0: 4 BPF program skips not repaired" in section
     assert rep.to_dict()["columns"]["testbed"]["health"][rp.T3]["balia"]["sound"] is False
+    md = rep.markdown()         # results.md: the same lines, once per table
+    assert md.count(f"- ewtcp: {health.line(sound)}") == 1 and "- balia: health: UNSOUND" in md

@@ -44,7 +44,7 @@ def write_report(rep: Reproduction, out: Path, budget: Budget) -> Path:
         table_bars(rep, t, figs, stem)
         lines += [f"## {t}", "", f"![{t}: paper, fluid, sim, kernel](figures/{stem}.png)", ""]
         lines += _table_markdown(rep, t)
-        lines += health_lines(rep, t)
+        lines += rep.health_lines(t)
     sim_shade = (40.0, 80.0)
     kern_shade = tuple(budget.table5.sp_s)
     traces = {s: rep.traces.get(s, {}).get("fig3", {}) for s in ("sim", "testbed")}
@@ -85,17 +85,6 @@ def redraw(out: Path) -> Path:
     rep.traces = json.loads(traces.read_text()) if traces.exists() else {}
     names = {m.get("budget") for m in rep.columns.values()} - {None}
     return write_report(rep, out, BUDGETS.get(names.pop(), QUICK) if len(names) == 1 else QUICK)
-
-
-def health_lines(rep: Reproduction, table: str) -> list[str]:
-    """One line per kernel cell of ``table``: its health (mpcc.testbed.health.line)."""
-    from ...testbed.health import line
-    cells = rep.columns.get("testbed", {}).get("health", {}).get(table)
-    if not cells:
-        return []
-    out = ["Kernel health per cell (what could have touched its numbers; docs/testbed.md):", ""]
-    out += [f"- {a}: {line(h) if h else 'health: not measured (the cell failed)'}" for a, h in cells.items()]
-    return out + [""]
 
 
 def _table_markdown(rep: Reproduction, table: str) -> list[str]:
