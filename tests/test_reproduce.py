@@ -109,3 +109,27 @@ def test_report_redraws_from_saved_files(tmp_path):
     (tmp_path / "REPORT.md").unlink()
     text = redraw(tmp_path).read_text()
     assert "| ewtcp | 2.75 ± 0.005 | 3 |" in text and "](figures/table3.png)" in text
+
+
+def test_report_has_one_health_line_per_kernel_cell(tmp_path):
+    """Every kernel cell of a table carries its health (mpcc.testbed.health) in REPORT.md; a cell
+    whose runs never became sound says UNSOUND and why."""
+    from mpcc.reproduce.peng2016.budget import QUICK
+    from mpcc.reproduce.peng2016.report import write_report
+    from mpcc.testbed import health
+
+    rep, _ = rp.reproduce(["fluid"], ("ewtcp", "balia"), out=None, progress=False)
+    sound = health.aggregate([health.Health(bpf_repairs=0).judge().record()])
+    bad = health.aggregate([health.Health(bpf_repairs=4, bpf_unrepaired=4).judge().record()] * 3, attempts=9)
+    rp.engine_column(rep, "testbed", {"table3": {"ewtcp": {"mp": (2.9, 0.1), "sp": (1.0, 0.1)},
+                                                  "balia": {"mp": (2.5, 0.1), "sp": (1.5, 0.1)}},
+                                      "table4": {}, "table5": {}, "fig3": {},
+                                      "health": {"table3": {"ewtcp": sound, "balia": bad}}}, QUICK)
+    text = write_report(rep, tmp_path, QUICK).read_text()
+    section = text.split("## " + rp.T3)[1].split("## ")[0]
+    assert f"- ewtcp: {health.line(sound)}" in section
+    assert "- balia: health: UNSOUND (3 runs, 6 re-run unsound;" in section
+    assert "run 0: 4 BPF program skips not repaired" in section
+    assert rep.to_dict()["columns"]["testbed"]["health"][rp.T3]["balia"]["sound"] is False
+    md = rep.markdown()         # results.md: the same lines, once per table
+    assert md.count(f"- ewtcp: {health.line(sound)}") == 1 and "- balia: health: UNSOUND" in md

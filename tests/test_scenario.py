@@ -137,6 +137,56 @@ def test_cli_file_that_is_not_a_readable_regular_file(tmp_path, kind):
     assert p.returncode == 2 and want in p.stderr and len(p.stderr.strip().splitlines()) == 1, p.stderr
 
 
+def _deep(n: int) -> str:
+    return GOOD + "x = " + "[" * n + "]" * n + "\n"
+
+
+@pytest.mark.parametrize("depth", [40, 400, 10_000])
+def test_too_deep_toml_is_one_line_error(depth):
+    """10,000 nested arrays exhausted tomllib's recursion (a RecursionError traceback); 40 and
+    400 levels parse but are past MAX_TOML_DEPTH. All three are the same one-line error."""
+    with pytest.raises(ScenarioError) as e:
+        sc.loads(_deep(depth), "deep.toml")
+    assert "nested more than 32 levels" in str(e.value) and "fix:" in str(e.value)
+
+
+def test_nesting_up_to_the_limit_is_not_refused_for_depth():
+    doc = sc.decode_toml("x = " + "[" * (sc.MAX_TOML_DEPTH - 1) + "]" * (sc.MAX_TOML_DEPTH - 1))
+    assert "x" in doc
+
+
+def test_too_large_toml_is_refused_without_reading_it_whole(tmp_path):
+    f = tmp_path / "big.toml"
+    with open(f, "w") as out:
+        out.write(GOOD)
+        out.write("# padding\n" * (sc.MAX_TOML_BYTES // 10 + 1))
+    with pytest.raises(ScenarioError) as e:
+        sc.load(f)
+    assert "too large" in str(e.value) and f"limit is {sc.MAX_TOML_BYTES}" in str(e.value)
+    with pytest.raises(ScenarioError, match="too large"):
+        sc.loads(f.read_text(), "big.toml")
+
+
+@pytest.mark.parametrize("kind", ["deep", "large"])
+def test_cli_too_deep_or_too_large_toml_is_one_line_exit_2(tmp_path, kind):
+    f = tmp_path / f"{kind}.toml"
+    f.write_text(_deep(10_000) if kind == "deep" else GOOD + "# pad\n" * (sc.MAX_TOML_BYTES // 6 + 1))
+    for cmd in (["check"], ["sim", "--json", "-q"]):
+        p = subprocess.run([sys.executable, "-m", "mpcc.cli", *cmd, str(f)], capture_output=True, text=True,
+                           timeout=60)
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and "(fix:" in lines[0] and str(f) in lines[0], p.stderr
+        assert ("nested more than" if kind == "deep" else "too large") in lines[0]
+
+
+def test_hetero_file_too_deep_is_one_line_error(tmp_path):
+    from mpcc.hetero import model
+    f = tmp_path / "net.toml"
+    f.write_text("x = " + "[" * 10_000 + "]" * 10_000 + "\n")
+    with pytest.raises(ScenarioError, match="nested more than"):
+        model.load(f)
+
+
 def test_background_traffic():
     s = sc.loads(GOOD + '\n[[background]]\nname = "u"\npath = ["l2"]\nrate_mbps = 2.0\nmean_on_s = 1.0\nmean_off_s = 0.5\nstart_s = 2.0\n')
     b = s.background[0]

@@ -137,7 +137,7 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[
                                  "sim_sent": float(np.mean([r.groups[g.name].extra["sent_pkts"] for r in sims])),
                                  "testbed_route_limits": res.groups[g.name].extra.get("route_limits")}
         if out_dir and g.multipath:
-            t0 = json.loads((out_dir / "run0" / "plan.json").read_text())["t0"]
+            t0 = json.loads((out_dir / "run0" / "connect.json").read_text())["t0"]  # traffic.send
             out["groups"][g.name]["testbed_msk"] = msk_limits(out_dir / "run0", s.groups.index(g),
                                                               t0 + warmup_s, t0 + s.duration_s)
     out["server_counters"] = counters.get(-1, {})

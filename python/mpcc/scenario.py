@@ -431,31 +431,80 @@ def engine_options(scenario: "Scenario", table: str, overrides: Mapping[str, Any
     return out
 
 
+#: Largest TOML input file accepted, bytes. Scenario and network files are a few KiB (the largest
+#: bundled one is under 10 KiB); the cap keeps a wrong or hostile file from being read whole.
+MAX_TOML_BYTES = 1 << 20
+#: Deepest nesting of arrays/tables accepted. A scenario needs 5 (document → groups → table →
+#: paths → route); tomllib recurses per level and exhausts Python's stack near 300-500.
+MAX_TOML_DEPTH = 32
+
+
+def _too_large(source: str, n: int) -> ScenarioError:
+    return ScenarioError(source, "(file)", f"too large for a TOML input: {n} bytes, the limit is {MAX_TOML_BYTES} "
+                         f"({MAX_TOML_BYTES >> 20} MiB)", "give the scenario file itself; inputs are a few KiB")
+
+
+def _too_deep(source: str) -> ScenarioError:
+    return ScenarioError(source, "(syntax)", f"arrays or tables nested more than {MAX_TOML_DEPTH} levels deep",
+                         "flatten the nesting; a scenario needs at most 5 levels (paths = [[\"link1\"]])")
+
+
+def _depth(doc: Any) -> int:
+    """Nesting depth of decoded TOML (iterative: a deep document must not exhaust the stack)."""
+    deepest, todo = 0, [(doc, 1)]
+    while todo:
+        v, d = todo.pop()
+        deepest = max(deepest, d)
+        if d > MAX_TOML_DEPTH:
+            break
+        if isinstance(v, dict):
+            todo += [(x, d + 1) for x in v.values()]
+        elif isinstance(v, list):
+            todo += [(x, d + 1) for x in v]
+    return deepest
+
+
+def _decode(text: str, source: str) -> dict[str, Any]:
+    if len(text) > MAX_TOML_BYTES:
+        raise _too_large(source, len(text.encode("utf-8", "surrogatepass")))
+    try:
+        doc = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+    except RecursionError:       # tomllib recurses once per nested array / inline table
+        raise _too_deep(source) from None
+    if _depth(doc) > MAX_TOML_DEPTH:
+        raise _too_deep(source)
+    return doc
+
+
 def read_toml(path: str | Path, where: str = "scenarios/") -> dict[str, Any]:
     """Decode a TOML input file; any problem is a one-line :class:`ScenarioError`. Shared by
-    every TOML input of the project (scenarios, heterogeneous networks)."""
+    every TOML input of the project (scenarios, heterogeneous networks). Files over
+    :data:`MAX_TOML_BYTES` or nested deeper than :data:`MAX_TOML_DEPTH` are refused."""
     p = os.fspath(path)
     if not os.path.isfile(p):
         if os.path.exists(p):      # a directory, device or FIFO (reading a FIFO would block)
             raise ScenarioError(p, "(file)", "not a regular file", "give the path of a TOML file")
         raise ScenarioError(p, "(file)", "no such file", f"check the path; bundled files live in {where}")
     try:
-        with open(p, encoding="utf-8") as f:   # TOML is UTF-8
-            return tomllib.loads(f.read())
+        with open(p, "rb") as f:
+            data = f.read(MAX_TOML_BYTES + 1)     # never more than the cap, whatever stat says
+            if len(data) > MAX_TOML_BYTES:
+                raise _too_large(p, max(os.fstat(f.fileno()).st_size, len(data)))
+        # TOML is UTF-8; newlines as text mode reads them (a lone CR is a newline too)
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")
     except PermissionError:
         raise ScenarioError(p, "(file)", "permission denied", "make the file readable (chmod a+r)") from None
     except UnicodeDecodeError:
         raise ScenarioError(p, "(file)", "not a UTF-8 text file", "save the file as UTF-8 TOML") from None
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(p, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+    return _decode(text, p)
 
 
 def decode_toml(text: str, source: str = "<string>") -> dict[str, Any]:
-    """Decode TOML text; a syntax error is a one-line :class:`ScenarioError`."""
-    try:
-        return tomllib.loads(text)
-    except tomllib.TOMLDecodeError as e:
-        raise ScenarioError(source, "(syntax)", f"invalid TOML: {e}", "fix the TOML syntax at the position shown") from None
+    """Decode TOML text; a syntax error, a too-large or too-deep document is a one-line
+    :class:`ScenarioError`."""
+    return _decode(text, source)
 
 
 def load(path: str | Path) -> Scenario:

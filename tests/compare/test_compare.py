@@ -277,3 +277,27 @@ def test_testbed_idle_route_names_the_connection_level_limit_it_measured():
     text = " ".join(explain("testbed", "sim", "mp", 0, ("a",), row, None))
     assert "window full in only 70%" in text
     assert "no data to hand out in 95%" in text and "send buffer" in text and "full in 2%" in text
+
+
+def test_print_shows_one_health_line_for_the_testbed():
+    """The kernel's numbers carry their health (mpcc.testbed.health) in compare's table output."""
+    from types import SimpleNamespace
+
+    from rich.console import Console
+
+    from mpcc.compare.engines import EngineRun
+    from mpcc.compare.report import print_comparison
+    from mpcc.testbed import health
+    s = scenario.loads(RED_TWO_LINKS)
+    groups = {g.name: GroupResult("reno", g.count, 1.0, [0.5] * len(g.paths), {}) for g in s.groups}
+    links = {l.name: LinkResult(1.0, 0.01) for l in s.links}
+    cell = health.aggregate([health.Health(bpf_repairs=0).judge().record(),
+                             health.Health(bpf_repairs=0, implausible_windows=3).judge().record()], attempts=3)
+    tb = RunResult("testbed", "two-red", groups, links, extra={"health": cell})
+    c = SimpleNamespace(runs={"testbed": EngineRun("testbed", tb)}, scenario=s, diagnosis=[],
+                        differences={"pairs": [], "groups": {}})
+    con = Console(record=True, width=400)
+    print_comparison(c, con)
+    lines = [ln for ln in con.export_text().splitlines() if "health:" in ln]
+    assert lines == ["testbed " + health.line(cell)]
+    assert "UNSOUND (2 runs, 1 re-run unsound;" in lines[0] and "run 1: 3 samples with an implausible window" in lines[0]

@@ -113,17 +113,27 @@ impl Hist {
         self.max_ns
     }
 
-    /// `{"n":…,"mean_us":…,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…}`
+    /// Durations of at least `us` µs (exact: the buckets are 1 µs wide, `us` ≤ RANGE_US).
+    pub fn count_at_least_us(&self, us: usize) -> u64 {
+        self.buckets[us.min(Self::RANGE_US)..].iter().sum()
+    }
+
+    /// Lateness the testbed's health check counts (`over_1ms`): a release 1 ms late adds 1 ms
+    /// to that packet's RTT, a tenth of a 10 ms link delay.
+    pub const LATE_US: usize = 1000;
+
+    /// `{"n":…,"mean_us":…,"p50_us":…,"p99_us":…,"p999_us":…,"max_us":…,"over_1ms":…}`
     pub fn json(&self) -> String {
         let us = |ns: u64| ns as f64 / 1e3;
         format!(
-            "{{\"n\":{},\"mean_us\":{:.3},\"p50_us\":{:.3},\"p99_us\":{:.3},\"p999_us\":{:.3},\"max_us\":{:.3}}}",
+            "{{\"n\":{},\"mean_us\":{:.3},\"p50_us\":{:.3},\"p99_us\":{:.3},\"p999_us\":{:.3},\"max_us\":{:.3},\"over_1ms\":{}}}",
             self.count,
             self.mean_ns() / 1e3,
             us(self.quantile_ns(0.5)),
             us(self.quantile_ns(0.99)),
             us(self.quantile_ns(0.999)),
-            us(self.max_ns)
+            us(self.max_ns),
+            self.count_at_least_us(Self::LATE_US)
         )
     }
 }
@@ -133,6 +143,17 @@ impl Hist {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn count_at_least_us_counts_exactly_the_durations_from_the_threshold_up() {
+        let mut h = Hist::default();
+        for ns in [0, 999_999, 1_000_000, 1_000_001, 5_000_000, 200_000_000_000] {
+            h.record(ns);
+        }
+        assert_eq!(h.count_at_least_us(Hist::LATE_US), 4);   // 1 ms, 1 ms + 1 ns, 5 ms, 200 s
+        assert_eq!(h.count_at_least_us(0), 6);
+        assert!(h.json().ends_with(",\"over_1ms\":4}"));
+    }
 
     #[test]
     fn spin_tuner_covers_the_wakeup_latency_within_its_bounds() {

@@ -92,6 +92,9 @@ def print_comparison(c, console: Console | None = None) -> None:
     for e, r in c.runs.items():
         if not r.ok:
             console.print(f"[bold]{e}[/bold] could not run: {r.error}", markup=True, highlight=False)
+        elif r.result.engine == "testbed":     # what could have touched the kernel's numbers
+            from ..testbed.health import line
+            console.print(f"{e} {line(r.result.extra.get('health'))}", markup=False, highlight=False)
     if c.diagnosis:
         console.print("[bold]Diagnosis[/bold] (differences above the threshold; docs/compare.md explains each quantity)")
         for line in c.diagnosis:

@@ -129,10 +129,23 @@ class Reproduction:
         """JSON of :meth:`to_dict` (NaN and infinities as null)."""
         return json.dumps(_clean(self.to_dict()), indent=indent)
 
+    def health_lines(self, table: str) -> list[str]:
+        """One line per kernel cell of ``table`` from ``columns["testbed"]["health"][table]``
+        ({algorithm: mpcc.testbed.health.aggregate record}); nothing when there is none."""
+        from ..testbed.health import line
+        cells = self.columns.get("testbed", {}).get("health", {}).get(table)
+        if not cells:
+            return []
+        out = ["Kernel health per cell (what could have touched its numbers; docs/testbed.md):", ""]
+        out += [f"- {a}: {line(h) if h else 'health: not measured (the cell failed)'}" for a, h in cells.items()]
+        return out + [""]
+
     def markdown(self) -> str:
         srcs = self.sources()
         lines = [f"# {self.paper} reproduction", ""]
-        for (table, quantity) in dict.fromkeys((r.table, r.quantity) for r in self.rows):
+        pairs = list(dict.fromkeys((r.table, r.quantity) for r in self.rows))
+        last = {t: q for t, q in pairs}
+        for (table, quantity) in pairs:
             lines += [f"## {table}: {quantity}", "",
                       "| algorithm | " + " | ".join("kernel" if s == "testbed" else s for s in srcs) + " |",
                       "|---" * (len(srcs) + 1) + "|"]
@@ -142,6 +155,8 @@ class Reproduction:
             lines.append("")
             if self.setup_line(table):
                 lines += [f"Runs — {self.setup_line(table)}. † = shorter than the paper's experiment.", ""]
+            if last[table] == quantity:
+                lines += self.health_lines(table)
         for s, meta in self.columns.items():
             lines.append(f"- **{s}**: " + (f"unavailable — {meta['error']}" if meta.get("error") else meta.get("notes", "")))
         return "\n".join(lines) + "\n"

@@ -57,6 +57,8 @@ def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sampl
         click.echo(res.to_json())
     else:
         res.print()
+        from .health import line
+        click.echo(line(res.extra.get("health")))
         if out:
             click.echo(f"wrote {out}/result.json, subflows.parquet, links.parquet, cwnd.png")
 

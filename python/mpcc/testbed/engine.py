@@ -29,7 +29,7 @@ import numpy as np
 from ..errors import EnvironmentProblem, MpccError, ScenarioError
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
-from . import netns, topology
+from . import health, netns, startup, topology
 
 BUILTIN_CC = ("reno", "cubic")  # kernel congestion controls usable without BPF
 
@@ -143,6 +143,8 @@ class RawRun:
     errors: str = ""
     diag: dict = field(default_factory=dict)  # testbed.diag: MIB deltas, chrono stats
     msk: np.ndarray | None = None  # structured rows of the MPTCP connection-level CSV (multipath flows)
+    connect: dict = field(default_factory=dict)  # traffic.send's set-up record (connect.json)
+    health: Any = None  # health.Health of the run
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
@@ -198,26 +200,35 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "msk_csv": str(run_dir / "msk.csv"),
                 "groups": [topo.group_plan(gi, cc) for gi, cc in enumerate(ccs)], "background": []}
+        for gi, gp in enumerate(plan["groups"]):
+            gp["start_offsets"] = startup.start_offsets(s, gi, st.seed)
         for bi, b in enumerate(s.background):
             plan["background"].append({"name": b.name, **topo.background_plan(bi), "rate_mbps": b.rate_mbps,
                                        "mean_on_s": b.mean_on_s, "mean_off_s": b.mean_off_s, "start_s": b.start_s,
                                        "stop_s": b.stop_s, "packet_bytes": s.packet_bytes, "seed": st.seed * 1000 + bi})
+        bpf_before = health.bpf_counters()
+        setup_budget = startup.budget_s(s)
+        plan["connect_json"] = str(run_dir / "connect.json")
+        plan["max_s"] = setup_budget + s.duration_s + 10.0
         py = [sys.executable, "-m", "mpcc.testbed.traffic"]
         env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
         recv_log = open(run_dir / "receiver.log", "w")
         send_log = open(run_dir / "sender.log", "w")
-        # both processes start before t0 (Python start-up takes a few hundred ms). Not shorter: with
-        # t0 1 s ahead, the first SYNs of up to half the flows of Peng's Table III were lost (they
-        # connected at the 1 s retry, and 1–3 runs in 6 lost a flow altogether; 2026-11-24)
-        t0 = time.monotonic() + 2.0
-        plan["t0"] = t0
         _write_plan(run_dir, plan)
         rp = r.spawn([*py, "recv", str(run_dir / "plan.json")], topo.server_ns, stdout=subprocess.PIPE, stderr=recv_log, env=env)
         line = rp.stdout.readline()
         if b"ready" not in line:
             raise EnvironmentProblem(f"testbed receiver failed to start (fix: read {run_dir / 'receiver.log'}, "
                                      f"then run `mpcc testbed --cleanup` and retry)")
-        sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stderr=send_log, env=env)
+        # the sender sets up every connection and subflow on the idle network (traffic.establish),
+        # then prints "t0 <CLOCK_MONOTONIC>": the run's clock starts there, set-up not counted
+        sp = r.spawn([*py, "send", str(run_dir / "plan.json")], topo.client_ns, stdout=subprocess.PIPE,
+                     stderr=send_log, env=env)
+        t0 = startup.wait_t0(sp, time.monotonic() + setup_budget)
+        if t0 is None:
+            with contextlib.suppress(Exception):
+                sp.wait(timeout=5)
+            raise RunFailed(startup.setup_failure(run_dir, setup_budget))
         end = t0 + s.duration_s
         while time.monotonic() < end + 1.0:
             time.sleep(0.2)
@@ -241,6 +252,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         rp.send_signal(signal.SIGTERM)
         time.sleep(0.3)
         code = sp.returncode
+        bpf_after = health.bpf_counters()
         diag_out = {"chrono": chrono, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
                     "mib_server": diag.mib_delta(mib0["server"], diag.mib(topo.server_ns))}
     send_log.close()
@@ -254,10 +266,14 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         seen = set(sender["flow"][sender["group"] == gi].tolist())
         missing = [k for k in range(g.count) if k not in seen]
         if missing:
-            raise RunFailed(f"testbed: group {g.name} flow {missing[0]} never connected "
-                            f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'})")
-    return RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
-                  _read_csv(run_dir / "msk.csv", MSK_DT))
+            raise RunFailed(f"testbed: group {g.name} flow {missing[0]} connected but was never sampled "
+                            f"({len(missing)} of {g.count} flows) (fix: read {run_dir / 'sender.log'} and "
+                            f"{run_dir / 'connect.json'})")
+    raw = RawRun(t0, sender, _read_csv(run_dir / "receiver.csv", RECEIVER_DT), links, errors, diag_out,
+                 _read_csv(run_dir / "msk.csv", MSK_DT), startup.read_json(run_dir / "connect.json"))
+    # linkem writes its timing file when it exits (the namespaces are gone by now)
+    raw.health = health.of_run(s, raw, bpf_before, bpf_after, sorted(run_dir.glob("linkem-*-timing.json")))
+    return raw
 
 
 def run_with_retry(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
@@ -409,6 +425,7 @@ class Summary:
     limits: dict[int, list[dict[str, float]]] = field(default_factory=dict)
     # multipath group -> connection_limits(): why its subflows sat idle (MPTCP connection level)
     connection: dict[int, dict[str, float]] = field(default_factory=dict)
+    health: dict = field(default_factory=dict)  # health.Health.record() of the run (+ "attempts")
 
 
 def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
@@ -543,7 +560,8 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
             sub["rate_mbps"] += list(np.where(dt > 0, 8 * inc / np.where(dt > 0, dt, 1) / 1e6, 0.0))
             sub["ssthresh_pkts"] += list(np.minimum(rows["ssthresh"], 2**31 - 1))
             sub["retrans"] += list(rows["total_retrans"])
-    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn)
+    hl = raw.health.record() if raw.health is not None else {}
+    return Summary(flow_rate, goodput, path_rate, link, sub, links_ts, raw.diag, limits, conn, hl)
 
 
 def _nanmean(values) -> float:
@@ -589,9 +607,12 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                                           **{k: int(sum(v.get(k, 0) for v in vals))
                                              for k in ("drops", "marks", "arrivals", "drops_tail", "drops_red", "drops_loss")},
                                           "utilisation": mean("load_mbps") / l.capacity_mbps})
+    hl = [sm.health for sm in summaries if sm.health]
     return RunResult("testbed", s.name, groups, links,
                      extra={"runs": len(summaries), "duration_s": s.duration_s, "warmup_s": warmup_s,
-                            "sample_ms": st.sample_ms, "kernel": os.uname().release})
+                            "sample_ms": st.sample_ms, "kernel": os.uname().release,
+                            "health": health.aggregate(hl, sum(h.get("attempts", 1) for h in hl))
+                            if len(hl) == len(summaries) and hl else None})
 
 
 def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
@@ -632,9 +653,11 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
                 for i in range(st.runs):
                     tick = (lambda x, i=i: pb.update(task, completed=i * s.duration_s + x)) if pb else None
-                    raw = run_with_retry(s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}),
-                                         work / f"run{i}", tick, on_built, bed)
+                    raw, n = health.healthy_run(lambda d, i=i, tick=tick: run_with_retry(
+                        s, knames, Settings(**{**st.__dict__, "seed": st.seed + i}), d, tick, on_built, bed),
+                        work / f"run{i}")
                     summaries.append(summarise(s, raw, warmup))
+                    summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
         if out_dir:
             from . import output

@@ -25,6 +25,7 @@ import ctypes
 import errno
 import fcntl
 import json
+import math
 import os
 import random
 import signal
@@ -152,54 +153,200 @@ def _sleep_until(t: float, stop: threading.Event) -> bool:
             return False
 
 
+# --- connection set-up -----------------------------------------------------------------------
+#: Connection set-up before the run's clock starts (the simulator has no handshake: its flows
+#: send from start_s). Every connection and every MPTCP subflow is established on the idle
+#: network and confirmed, then held until all are; t0 = all ready + T0_MARGIN_S.
+CONNECT_PARALLEL = 16    # handshakes (SYN, MP_JOINs) in progress at once
+CONNECT_GAP_S = 0.005    # between two connection starts: a 16-SYN burst fits a 20-packet buffer
+CONNECT_TIMEOUT_S = 4.0  # one attempt's connect(): covers the kernel's SYN retransmits at 1 s and 3 s
+JOIN_TIMEOUT_S = 4.0     # one attempt's wait for every route's subflow (MP_JOIN SYN retransmits alike)
+CONNECT_ATTEMPTS = 4     # per connection; between them a back-off of BACKOFF_S · 2^attempt (+ jitter)
+BACKOFF_S = 0.25
+T0_MARGIN_S = 0.3        # from "all ready" to t0: every flow thread wakes before its start
+TCP_ESTABLISHED = 1
+
+
+def connect_budget_s(n_flows: int) -> float:
+    """Upper bound of the set-up phase's length for ``n_flows`` connections (the engine's wait)."""
+    per_flow = CONNECT_ATTEMPTS * (CONNECT_TIMEOUT_S + JOIN_TIMEOUT_S) + BACKOFF_S * 2 ** CONNECT_ATTEMPTS
+    return per_flow + n_flows * CONNECT_GAP_S * CONNECT_ATTEMPTS + n_flows / CONNECT_PARALLEL * 2.0 + 5.0
+
+
+def joined_routes(s: socket.socket, routes: dict[str, int], multipath: bool) -> set[int]:
+    """Routes (by index) on which connection ``s`` has an ESTABLISHED subflow."""
+    subs = mptcp_subflows(s.fileno()) if multipath else tcp_subflow(s)
+    return {routes[local] for local, i in subs if local in routes and i["state"] == TCP_ESTABLISHED}
+
+
+class Pacer:
+    """At most CONNECT_PARALLEL set-ups in flight, starts at least CONNECT_GAP_S apart."""
+
+    def __init__(self) -> None:
+        self.sem = threading.Semaphore(CONNECT_PARALLEL)
+        self.lock = threading.Lock()
+        self.next = 0.0
+
+    def slot(self) -> None:
+        with self.lock:
+            t = max(time.monotonic(), self.next)
+            self.next = t + CONNECT_GAP_S
+        d = t - time.monotonic()
+        if d > 0:
+            time.sleep(d)
+
+
+def establish(g: dict, k: int, pacer: Pacer, log, rng: random.Random) -> tuple[socket.socket | None, dict]:
+    """Connect flow ``k`` of group ``g`` and wait until every route has its subflow. A failed
+    attempt (connect error, no subflow list, a route that did not join in JOIN_TIMEOUT_S) closes
+    the socket and tries again after a back-off. Returns the socket (None if the connection never
+    came up) and its record: attempts, the reason of each failed attempt, routes joined."""
+    n_routes = len(g["routes"])
+    rec = {"group": g["name"], "flow": k, "attempts": 0, "failures": [], "routes": n_routes, "joined": 0}
+    best: tuple[socket.socket | None, set[int]] = (None, set())
+    for attempt in range(CONNECT_ATTEMPTS):
+        if attempt:
+            time.sleep(BACKOFF_S * 2 ** (attempt - 1) * (1 + rng.random()))
+        rec["attempts"] = attempt + 1
+        s = None
+        with pacer.sem:
+            pacer.slot()
+            try:
+                proto = IPPROTO_MPTCP if g["multipath"] else socket.IPPROTO_TCP
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
+                s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, g["cc"].encode())
+                if g.get("bind_addr"):
+                    s.bind((g["bind_addr"], 0))
+                s.settimeout(CONNECT_TIMEOUT_S)
+                s.connect((g["server_addr"], g["port"]))
+                # 8 bytes name the flow to the receiver; for MPTCP they also complete the
+                # connection (fully established), after which the path manager adds the subflows
+                s.sendall(HEADER.pack(g["index"], k))
+                deadline = time.monotonic() + JOIN_TIMEOUT_S
+                joined: set[int] = set()
+                while time.monotonic() < deadline:
+                    joined = joined_routes(s, g["routes"], g["multipath"])
+                    if len(joined) == n_routes:
+                        break
+                    time.sleep(0.02)
+            except OSError as e:
+                first = {j: a for a, j in g["routes"].items()}.get(0)   # the initial subflow's route
+                why = (f"connect on route 0 ({first}): "
+                       + (f"errno {e.errno} ({errno.errorcode.get(e.errno, '?')}): {e.strerror or e}" if e.errno
+                          else f"{e} (no answer in {CONNECT_TIMEOUT_S:g} s)" if isinstance(e, socket.timeout)
+                          else str(e)))
+                rec["failures"].append(why)
+                print(f"group {g['name']} flow {k} attempt {attempt + 1}: {why}", file=log, flush=True)
+                if s is not None:
+                    s.close()
+                continue
+        if len(joined) == n_routes:
+            if best[0] is not None:
+                best[0].close()
+            rec["joined"] = n_routes
+            return s, rec
+        missing = sorted(set(range(n_routes)) - joined)
+        addr = {j: a for a, j in g["routes"].items()}
+        why = (f"subflow of route {', '.join(f'{j} ({addr.get(j)})' for j in missing)} not established in "
+               f"{JOIN_TIMEOUT_S:g} s ({len(joined)} of {n_routes} routes joined"
+               + ("; no MPTCP subflow list: fell back to TCP?" if g["multipath"] and not joined else "") + ")")
+        rec["failures"].append(why)
+        print(f"group {g['name']} flow {k} attempt {attempt + 1}: {why}", file=log, flush=True)
+        if joined and len(joined) > len(best[1]):     # keep the best partial connection as a last resort
+            if best[0] is not None:
+                best[0].close()
+            best = (s, joined)
+        else:
+            s.close()
+    rec["joined"] = len(best[1])
+    return best[0], rec
+
+
 # --- sender --------------------------------------------------------------------------------------
 def send(plan: dict) -> None:
-    t0 = plan["t0"]
+    """Set up every connection (see :func:`establish`), then report ``t0 <monotonic>`` on stdout
+    and run the traffic on that clock: group g sends in [t0 + start_s, t0 + stop_s]. A
+    connection that never came up ends the set-up with one line on stderr and exit 3; a subflow
+    that never joined is recorded (connect.json) and the flow runs on the routes it has."""
     stop = threading.Event()
+    go = threading.Event()
+    clock = {"t0": math.inf}
     socks: dict[tuple[int, int], socket.socket] = {}
     lock = threading.Lock()
     errors: list[str] = []
+    records: list[dict] = []
+    pacer = Pacer()
+    log = sys.stderr
 
     def flow(g: dict, k: int) -> None:
-        if not _sleep_until(t0 + g["start_s"], stop):
-            return
-        try:
-            enter_netns(g.get("netns"))
-            proto = IPPROTO_MPTCP if g["multipath"] else socket.IPPROTO_TCP
-            s = socket.socket(socket.AF_INET, socket.SOCK_STREAM, proto)
-            s.setsockopt(socket.IPPROTO_TCP, TCP_CONGESTION, g["cc"].encode())
-            if g.get("bind_addr"):
-                s.bind((g["bind_addr"], 0))
-            # a blocking connect: the kernel's own SYN retransmissions (tcp_syn_retries, 1 s
-            # doubling) recover a SYN lost in a full queue; only the run's end cuts it short
-            s.settimeout(max(1.0, t0 + g["stop_s"] - time.monotonic()))
-            s.connect((g["server_addr"], g["port"]))
-            s.sendall(HEADER.pack(g["index"], k))
-        except OSError as e:
-            errors.append(f"group {g['name']} flow {k}: connect: {e}")
+        enter_netns(g.get("netns"))
+        rng = random.Random(g["index"] * 100003 + k)
+        s, rec = establish(g, k, pacer, log, rng)
+        with lock:
+            records.append(rec)
+        if s is None:
             return
         with lock:
             socks[(g["index"], k)] = s
-        buf = bytes(65536)
-        s.settimeout(0.2)
-        end = t0 + g["stop_s"]
-        while time.monotonic() < end and not stop.is_set():
-            try:
-                s.send(buf)
-            except socket.timeout:
-                pass
-            except OSError as e:
-                errors.append(f"group {g['name']} flow {k}: {e}")
-                break
+        go.wait()
+        t0 = clock["t0"]
+        offsets = g.get("start_offsets") or [0.0] * g["count"]
+        if _sleep_until(t0 + g["start_s"] + offsets[k], stop):
+            buf = bytes(65536)
+            s.settimeout(0.2)
+            end = t0 + g["stop_s"]
+            while time.monotonic() < end and not stop.is_set():
+                try:
+                    s.send(buf)
+                except socket.timeout:
+                    pass
+                except OSError as e:
+                    errors.append(f"group {g['name']} flow {k}: {e}")
+                    break
         with lock:
             socks.pop((g["index"], k), None)
         s.close()
 
     threads = [threading.Thread(target=flow, args=(g, k), daemon=True)
                for g in plan["groups"] for k in range(g["count"])]
-    threads += [threading.Thread(target=background, args=(b, t0, stop), daemon=True) for b in plan["background"]]
+    t_setup = time.monotonic()
     for th in threads:
         th.start()
+    deadline = t_setup + connect_budget_s(len(threads))
+    while time.monotonic() < deadline:
+        with lock:
+            if len(records) == len(threads):
+                break
+        time.sleep(0.01)
+    with lock:
+        recs = sorted(records, key=lambda r: (r["group"], r["flow"]))
+    done = {(r["group"], r["flow"]) for r in recs}
+    lost = [r for r in recs if r["joined"] == 0]
+    unfinished = [(g["name"], k) for g in plan["groups"] for k in range(g["count"]) if (g["name"], k) not in done]
+    summary = {"setup_s": time.monotonic() - t_setup, "flows": recs,
+               "retries": sum(r["attempts"] - 1 for r in recs),
+               "subflows_not_joined": sum(r["routes"] - r["joined"] for r in recs if r["joined"] > 0)}
+    if lost or unfinished:
+        _write_json(plan.get("connect_json"), summary)
+        if lost:
+            r = lost[0]
+            print(f"group {r['group']} flow {r['flow']} could not connect in {r['attempts']} attempts "
+                  f"({len(lost)} of {len(threads)} flows failed): {r['failures'][-1]}", file=log, flush=True)
+        else:
+            gname, k = unfinished[0]
+            print(f"group {gname} flow {k}: connection set-up still running after {deadline - t_setup:.0f} s "
+                  f"({len(unfinished)} of {len(threads)} flows unfinished)", file=log, flush=True)
+        sys.exit(3)
+    t0 = time.monotonic() + T0_MARGIN_S
+    summary["t0"] = t0
+    _write_json(plan.get("connect_json"), summary)
+    clock["t0"] = t0
+    print(f"t0 {t0:.6f}", flush=True)
+    go.set()
+    bg = [threading.Thread(target=background, args=(b, t0, stop), daemon=True) for b in plan["background"]]
+    for th in bg:
+        th.start()
+    threads += bg
     routes = {g["index"]: g["routes"] for g in plan["groups"]}
     mp = {g["index"]: g["multipath"] for g in plan["groups"]}
     end = t0 + plan["duration_s"]
@@ -209,7 +356,7 @@ def send(plan: dict) -> None:
         out.write("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
                   "rwnd_limited_us,sndbuf_limited_us\n")
         msk.write("t,group,flow,outq,notsent,sndbuf,snd_wnd,bytes_retrans,sub_notsent\n")
-        nxt = max(time.monotonic(), t0)
+        nxt = t0
         while time.monotonic() < end + 0.05:
             _sleep_until(nxt, threading.Event())
             nxt += dt
@@ -236,6 +383,15 @@ def send(plan: dict) -> None:
     if errors:
         print("\n".join(sorted(set(errors))[:10]), file=sys.stderr)
         sys.exit(3)
+
+
+def _write_json(path: str | None, obj: dict) -> None:
+    if not path:
+        return
+    tmp = path + ".tmp"
+    with open(tmp, "w") as f:
+        json.dump(obj, f, indent=1)
+    os.replace(tmp, path)
 
 
 def background(b: dict, t0: float, stop: threading.Event) -> None:
@@ -322,11 +478,13 @@ def recv(plan: dict) -> None:
         threading.Thread(target=udp_sink, args=(port,), daemon=True).start()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     print("ready", flush=True)
-    t0, dt = plan["t0"], plan["sample_s"]
-    end = t0 + plan["duration_s"] + 0.5
+    # samples from the start (connections set up before t0 count 0 bytes) until SIGTERM; max_s
+    # bounds a receiver whose testbed vanished
+    dt = plan["sample_s"]
+    end = time.monotonic() + plan["max_s"]
     with open(plan["receiver_csv"], "w") as out:
         out.write("t,group,flow,bytes\n")
-        nxt = max(time.monotonic(), t0)
+        nxt = time.monotonic()
         while time.monotonic() < end and not stop.is_set():
             _sleep_until(nxt, stop)
             nxt += dt

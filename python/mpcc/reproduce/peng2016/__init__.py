@@ -84,6 +84,9 @@ def engine_column(rep: Reproduction, source: str, summary: dict, budget: Budget)
                            "setup": {t: v["text"] for t, v in setup.items()},
                            "shortened": [t for t, v in setup.items() if v["shortened"]],
                            "failed_cells": failures}
+    if "health" in summary:     # kernel cells: {table title: {algorithm: health record}}
+        titles = {"table3": T3, "table4": T4, "table5": T5, "fig3": F3}
+        rep.columns[source]["health"] = {titles[k]: v for k, v in summary["health"].items() if k in titles}
     rep.traces[source] = summary.get("traces", {})
 
 

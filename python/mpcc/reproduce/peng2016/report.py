@@ -44,6 +44,7 @@ def write_report(rep: Reproduction, out: Path, budget: Budget) -> Path:
         table_bars(rep, t, figs, stem)
         lines += [f"## {t}", "", f"![{t}: paper, fluid, sim, kernel](figures/{stem}.png)", ""]
         lines += _table_markdown(rep, t)
+        lines += rep.health_lines(t)
     sim_shade = (40.0, 80.0)
     kern_shade = tuple(budget.table5.sp_s)
     traces = {s: rep.traces.get(s, {}).get("fig3", {}) for s in ("sim", "testbed")}

@@ -66,7 +66,8 @@ def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: f
                                      _sub(out, f"table3-{a}"), progress, bed=tb)
         cell = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
                 for gi, g in enumerate(("mp", "sp"))}
-        return {**cell, **{f"{g}_per_run": r.groups[g].extra["rate_per_run_mbps"] for g in ("mp", "sp")}}
+        return {**cell, **{f"{g}_per_run": r.groups[g].extra["rate_per_run_mbps"] for g in ("mp", "sp")},
+                "health": r.extra.get("health")}
 
     with _session(bed) as tb:
         res = _cells(_algos(algorithms), measure)
@@ -87,7 +88,8 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
         g = r.groups["mp"]
         return {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
                 "path_rate_mbps": g.path_rate_mbps,
-                "runs_using_3g": sum(1 for sm in sms if np.mean([p[1] for p in sm.path_rate[0]]) >= 0.5)}
+                "runs_using_3g": sum(1 for sm in sms if np.mean([p[1] for p in sm.path_rate[0]]) >= 0.5),
+                "health": r.extra.get("health")}
 
     with _session(bed) as tb:
         res = _cells(_algos(algorithms), measure)
@@ -117,7 +119,7 @@ def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | No
         return {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
                 "convergence_per_run_s": conv,
                 "sp_total_mbps": r.groups["sp"].rate_mbps * r.groups["sp"].count,
-                "trace": route_trace(sms[0], route=1, step_s=0.1)}
+                "trace": route_trace(sms[0], route=1, step_s=0.1), "health": r.extra.get("health")}
 
     with _session(bed) as tb:
         res = _cells(_algos(algorithms), measure)
@@ -173,7 +175,7 @@ def fig3(algorithm: str = "balia", duration_s: float = 30.0, warmup_s: float = 5
             "aggregate_std": float(agg.std()), "aggregate_cv": float(agg.std() / agg.mean()),
             "routes": {int(k): {"mean": float(cw[i].mean()), "std": float(cw[i].std())} for i, k in enumerate(routes)},
             "rate_mbps": g.rate_mbps, "duration_s": duration_s, "warmup_s": warmup_s,
-            "trace": {"time_s": times.tolist(), "cwnd": cw.tolist()}}
+            "trace": {"time_s": times.tolist(), "cwnd": cw.tolist()}, "health": r.extra.get("health")}
 
 
 def window_arrays(sub: dict, warmup_s: float) -> tuple[np.ndarray, ...]:
@@ -264,6 +266,10 @@ def reproduce(algorithms=ALGORITHMS, budget=None, seed: int = 1, out: Path | Non
         "traces": {"fig3": {label(a): f3[a]["trace"] for a in ok(f3)},
                    "table5": {a: t5[a]["trace"] for a in ok(t5)}},
         "runs": b.table3.runs,
+        # each kernel cell's health (mpcc.testbed.health.aggregate; None for a failed cell)
+        "health": {t: {label(a): (c.get("health") if isinstance(c, dict) else None)
+                       for a, c in cells.items() if a != "setup"}
+                   for t, cells in (("table3", t3), ("table4", t4), ("table5", t5), ("fig3", f3))},
         "notes": (f"Linux {__import__('os').uname().release} MPTCP + BPF struct_ops, linkem ({b.name} budget); "
                   f"Tables III/IV: {b.table3.runs}/{b.table4.runs} runs × {b.table3.duration_s:g}/"
                   f"{b.table4.duration_s:g} s ({b.table3.warmup_s:g}/{b.table4.warmup_s:g} s warm-up); Table V: "
