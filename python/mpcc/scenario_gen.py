@@ -27,9 +27,14 @@ import tomli_w
 from . import algorithms, scenario
 from .scenario import Scenario
 
-#: Every algorithm once (aliases such as ``max`` = LIA left out; MTCP's presets are drawn as
-#: random (α, β)).
-ALGORITHMS = tuple(algorithms.REGISTRY)
+#: The algorithms drawn by default, in a fixed list (aliases such as ``max`` = LIA left out;
+#: MTCP's presets are drawn as random (α, β)). Fixed, not the registry: a seed names the same
+#: network whatever algorithms are added later (the recorded results of generated networks stay
+#: reproducible); a newer algorithm is drawn by passing ``algorithms_`` (e.g. :data:`ALL`).
+ALGORITHMS = ("reno", "ewtcp", "scalable", "coupled", "semicoupled", "lia", "olia", "balia", "generalized",
+              "mstcp", "mtcp", "fast")
+#: Every algorithm of the registry.
+ALL = tuple(algorithms.REGISTRY)
 #: Those with a fluid model (3) of Peng et al. (``Algorithm.fluid_model``).
 FLUID_ALGORITHMS = tuple(n for n in ALGORITHMS if algorithms.get(n).fluid_model)
 

@@ -1,23 +1,19 @@
 """Summaries of kernel runs: one run's raw samples (:class:`engine.RawRun`) → a :class:`Summary`
 (per-flow and per-route rates over each group's measurement window, what limited each subflow,
 the MPTCP connection level, link loads and prices, time series), and the runs of a scenario →
-a :class:`mpcc.results.RunResult` (engine "testbed")."""
+a :class:`mpcc.results.RunResult` (engine "testbed"). ``RawRun`` and ``Settings`` are
+:mod:`mpcc.testbed.engine`'s (annotations only: no import, so no cycle)."""
 
 from __future__ import annotations
 
 import math
 import os
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
 import numpy as np
 
 from ..results import GroupResult, LinkResult, RunResult
 from ..scenario import Scenario
 from . import health
-
-if TYPE_CHECKING:
-    from .engine import RawRun, Settings
 
 def _interp(t: np.ndarray, v: np.ndarray, at: float) -> float:
     """Cumulative counter at time ``at`` (linear between samples, clamped at the ends)."""
