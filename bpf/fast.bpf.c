@@ -240,7 +240,7 @@ static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params
 	a.lost = (__u32)(mpcc_signals(tp) - ca->ad_lost);
 	a.sent = (__u32)(tp->data_segs_out - ca->ad_sent);
 	ca->adapted = mpcc_on_adapt(&a, p);
-	mpcc_record_adapt(&a, ca->adapted);
+	MPCC_TRACE_ADAPT(&a, ca->adapted);
 	ca->ad_stamp = now ? now : 1;
 	ca->ad_q_sum = 0;
 	ca->ad_q_n = 0;
@@ -308,4 +308,38 @@ static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc
 }
 #endif
 
-MPCC_STRUCT_OPS(fast);
+#ifdef __bpf__   /* the struct_ops programs (the host build, mpcc_host.h, is the rule alone) */
+SEC("struct_ops")
+void BPF_PROG(fast_init, struct sock *sk)
+{
+	mpcc_init(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	mpcc_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fast_ssthresh, struct sock *sk)
+{
+	return mpcc_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fast_undo_cwnd, struct sock *sk)
+{
+	return mpcc_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+	.init		= (void *)fast_init,
+	.cong_avoid	= (void *)fast_cong_avoid,
+	.ssthresh	= (void *)fast_ssthresh,
+	.undo_cwnd	= (void *)fast_undo_cwnd,
+	MPCC_COMPAT_OPS
+	.name		= MPCC_KERNEL_STR,
+};
+#endif

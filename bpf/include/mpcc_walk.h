@@ -96,11 +96,6 @@ static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_
  * 1,000,000 instructions (66,000 without; 52,000 either way on 6.18). */
 #define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
 
-/* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h); every algorithm has it
- * since the walk has a frame of its own (below; OLIA had no stack left for its two locals before). */
-#ifndef MPCC_SEEN_TORN_CHECK
-#define MPCC_SEEN_TORN_CHECK 1
-#endif
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
  * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
@@ -117,9 +112,6 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 #if MPCC_LOSS_INTERVAL
 	struct mpcc_ca *myca = inet_csk_ca(sk);
 #endif
-	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
-	struct mpcc_seen *seen = NULL;
-	__u64 walk_start = 0;
 #if MPCC_LOSS_INTERVAL
 	__u64 my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
 #endif
@@ -135,13 +127,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
 	if (!msk)
 		return -1;
-	if (trace_on && *trace_on) {
-		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
-		if (seen && MPCC_SEEN_TORN_CHECK)   /* marks the per-CPU record as this walk's (below) */
-			seen->ktime_ns = walk_start = bpf_ktime_get_ns();
-		if (seen)
-			__builtin_memset(seen->silent, 0, sizeof(seen->silent));
-	}
+	MPCC_WALK_BEGIN(msk);
 	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
 	pos = BPF_CORE_READ(msk, conn_list.next);
 
@@ -159,8 +145,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		pos = BPF_CORE_READ(pos, next);
 		if (k >= MPCC_MAX_ROUTES)
 			break;
-		if (seen)
-			seen->lport[k] = BPF_CORE_READ(ssk, __sk_common.skc_num);
+		MPCC_WALK_PORT(k, BPF_CORE_READ(ssk, __sk_common.skc_num));
 		if (ssk == sk) {
 			*self = k;
 			found = 1;
@@ -188,9 +173,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			continue;
 		if (mpcc_route_silent(tp->tcp_mstamp, BPF_CORE_READ(stp, rack.mstamp),
 				      BPF_CORE_READ(stp, packets_out), srtt)) {
-			if (seen)   /* at the list position: a counter of its own multiplied the states the
-				     * verifier walks past its 1,000,000-instruction limit (balia, 6.18) */
-				seen->silent[i & (MPCC_MAX_ROUTES - 1)] = BPF_CORE_READ(ssk, __sk_common.skc_num);
+			MPCC_WALK_SILENT(i, BPF_CORE_READ(ssk, __sk_common.skc_num));
 			continue;
 		}
 		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
@@ -221,8 +204,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		if (k >= MPCC_MAX_ROUTES)
 			k = MPCC_MAX_ROUTES - 1;
 		*self = k;
-		if (seen)
-			seen->lport[k] = sk->__sk_common.skc_num;
+		MPCC_WALK_PORT(k, sk->__sk_common.skc_num);
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 #if MPCC_LOSS_INTERVAL
@@ -232,23 +214,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
 	}
-	/* The record is per-CPU scratch: another walk on this CPU (a softirq's, or after preemption
-	 * in process context) may have refilled it meanwhile; then this one is torn: drop it. */
-	if (seen && (!MPCC_SEEN_TORN_CHECK || seen->ktime_ns == walk_start)) {
-		__u32 token = BPF_CORE_READ(msk, token);
-		__u64 now = bpf_ktime_get_ns();
-
-		seen->ktime_ns = now;
-		seen->n = c->n;
-		seen->self = *self;
-		for (i = 0; i < MPCC_MAX_ROUTES; i++) {
-			seen->cwnd[i] = (__u32)(c->cwnd[i] >> MPCC_CWND_SHIFT);
-			seen->srtt[i] = (__u32)c->rtt[i];
-		}
-		bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
-		if (MPCC_SEEN_TORN_CHECK && seen->ktime_ns != now)   /* refilled while being copied */
-			bpf_map_delete_elem(&mpcc_seen, &token);
-	}
+	MPCC_WALK_END(c, *self, msk);
 	return 0;
 }
 

@@ -38,7 +38,8 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
         index = json.loads(z.read(PREFIX + bpf_prebuilt.INDEX))
     objects = index["objects"]
     # every bpf/<algorithm>.bpf.c with its defaults, and every common set, by kernel name
-    wanted = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
+    wanted = [bpf.variant(sp, b) for b in bpf_prebuilt.PREBUILT_BUILDS
+              for sp in [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]]
     for sp in wanted:
         ent = objects.get(sp.stem)
         assert ent is not None, f"{sp.describe()} not in the wheel's index"
@@ -50,7 +51,7 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
         for ent in objects.values():
             assert z.read(PREFIX + ent["file"])[:4] == b"\x7fELF"
         # the sources they were built from, byte for byte (names, parameters and the clang fallback)
-        for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *(bpf.BPF_DIR / "include").glob("*.h")]:
+        for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *bpf.source_headers()]:
             assert z.read(PREFIX + "src/" + str(f.relative_to(bpf.BPF_DIR))) == f.read_bytes(), f.name
 
 

@@ -485,16 +485,27 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
                             "sample_ms": st.sample_ms, "kernel": os.uname().release})
 
 
-def _kernel_names(ccs: list[str], stack: contextlib.ExitStack) -> list[str]:
+def _kernel_names(ccs: list[str], stack: contextlib.ExitStack, builds: list[str] | None = None) -> list[str]:
+    """Kernel names of the groups' congestion controls, loading (and holding in ``stack``) the BPF
+    ones; ``builds`` collects each BPF registration's one-line build notice (bpf.Registration.notice)."""
     out = []
     bpf = None
     for a in ccs:
         name, needs_bpf = kernel_cc(a)
         if needs_bpf:
             bpf = _bpf()
-            stack.enter_context(bpf.load(a))
+            reg = stack.enter_context(bpf.load(a))
+            if builds is not None and reg.notice() not in builds:
+                builds.append(reg.notice())
         out.append(name)
     return out
+
+
+def _bpf_build(notices: list[str]) -> str | None:
+    """The build name of the BPF registrations a run used (RunResult.extra["bpf_build"]): one
+    name, or the names joined with "+" if they differ; None without BPF."""
+    names = sorted({n.split()[2] for n in notices})
+    return "+".join(names) if names else None
 
 
 def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
@@ -526,10 +537,13 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="mpcc-testbed-"))
     summaries = []
     knames: list[str] = []
+    notices: list[str] = []
     keep_work = False       # a failure whose message names a log in ``work`` keeps it
     try:
         with contextlib.ExitStack() as stack:
-            knames = _kernel_names(ccs, stack)
+            knames = _kernel_names(ccs, stack, notices)
+            for line in notices:
+                print(f"mpcc testbed: {line}", file=sys.stderr)
             bar = _progress(progress, st.runs * s.duration_s)
             with bar as pb:
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
@@ -539,6 +553,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                                          work / f"run{i}", tick, on_built)
                     summaries.append(summarise(s, raw, warmup))
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
+        if _bpf_build(notices):
+            res.extra["bpf_build"] = _bpf_build(notices)
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))
@@ -556,6 +572,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from . import output
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             res = result(s, _labels(ccs, knames), summaries, st, warmup)
+            if _bpf_build(notices):
+                res.extra["bpf_build"] = _bpf_build(notices)
             res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))
