@@ -71,7 +71,7 @@ static __noinline void mpcc_repair_unwritten(struct sock *sk)
 	prior = tp->prior_cwnd;
 	if (prior && prior <= MPCC_TCP_INFINITE_SSTHRESH)
 		tp->snd_cwnd = prior;
-	ss = mpcc_ssthresh(sk);
+	ss = MPCC_SSTHRESH(sk);
 	tp->snd_ssthresh = ss;
 	if (cwnd < tp->snd_cwnd)
 		tp->snd_cwnd = cwnd;
@@ -83,7 +83,7 @@ static __noinline void mpcc_repair_unwritten(struct sock *sk)
 static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 acked)
 {
 	if (sk)
-		mpcc_cong_avoid(sk, ack, acked);
+		MPCC_CONG_AVOID(sk, ack, acked);
 }
 
 /* The window-jump check around it (in cong_control's frame): snd_cwnd more than doubled since

@@ -16,7 +16,7 @@ static __noinline void mpcc_late_init(struct sock *sk)
 {
 	if (!sk)
 		return;
-	mpcc_init(sk);
+	MPCC_INIT(sk);
 	mpcc_jump(sk, MPCC_JUMP_LATE_INIT, tcp_sk(sk)->snd_cwnd, tcp_sk(sk)->delivered);
 }
 

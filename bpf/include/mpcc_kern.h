@@ -31,6 +31,9 @@ extern void tcp_cong_avoid_ai(struct tcp_sock *tp, __u32 w, __u32 acked) __ksym;
 /* the ops table's .name: the kernel name of this parameter set (bpf_sources.py) */
 #define MPCC_KERNEL_STR MPCC_STR(MPCC_KERNEL_SYM)
 
+#ifndef MPCC_ALGO_CA
+#define MPCC_ALGO_CA
+#endif
 #if MPCC_COMPAT
 #include "../compat/mpcc_compat_ca.h"
 #else
@@ -48,40 +51,28 @@ struct mpcc_ca {
 	__u32 inc_cwnd; /* snd_cwnd when inc was computed */
 	__u16 inc_age;  /* ACK events since inc was computed (≤ MPCC_REFRESH_ACKS) */
 	MPCC_COMPAT_CA_FLAGS
-#if MPCC_LOSS_INTERVAL   /* a sibling reads the two from our CA area (mpcc_walk.h) */
-	__u64 loss1;    /* OLIA: bytes_acked at the loss before the last one */
-	__u64 loss2;    /* OLIA: bytes_acked at the last loss */
-#endif
-#if MPCC_PER_ACK_MODE
-	__s64 cnt;      /* per-ACK update: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
-#endif
-#if MPCC_PERIODIC
-	__u64 upd_stamp; /* tcp_mstamp (µs) of the last periodic update */
-	/* MPCC_ADAPT (mpcc_algo.h): the slow-timescale interval under way and its result */
-	__u64 adapted;   /* the adapted parameter (FAST: α · 2^32); 0 = as loaded */
-	__u64 ad_stamp;  /* tcp_mstamp (µs) at the start of the interval; 0 = none yet */
-	__u64 ad_q_sum;  /* Σ srtt − baseRTT over the interval's periodic updates, 1/8 µs */
-	__u32 ad_q_n;    /* number of those samples */
-	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */
-	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
-#endif
+	MPCC_ALGO_CA    /* the algorithm file's own fields (mpcc_algo.h) */
 	MPCC_COMPAT_CA_TAIL
 };
 _Static_assert(sizeof(struct mpcc_ca) <= sizeof(((struct inet_connection_sock *)0)->icsk_ca_priv),
 	       "struct mpcc_ca must fit in the socket's congestion-control area");
 
-#if MPCC_ADAPT
-/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update; defined by the
- * algorithm file (FAST: bpf/fast.bpf.c). */
-static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now);
+/* An algorithm file whose callbacks do more than the shared ones names its own (mpcc_algo.h);
+ * the compat layer calls them through these names. */
+#ifdef MPCC_INIT
+static __always_inline void MPCC_INIT(struct sock *sk);
+#else
+#define MPCC_INIT mpcc_init
 #endif
-#if MPCC_WINDOW_HISTORY
-/* Each subflow's windows at its last periodic updates (mpcc_algo.h), kept by the algorithm file. */
-static __always_inline void mpcc_history_init(struct sock *sk);
-static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p);
-static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w);
-/* The subflow's baseRTT over its life (1/8 µs), given the one from the current tcp_min_rtt. */
-static __always_inline __u64 mpcc_history_base_rtt(struct sock *sk, __u64 base);
+#ifdef MPCC_CONG_AVOID
+static __always_inline void MPCC_CONG_AVOID(struct sock *sk, __u32 ack, __u32 acked);
+#else
+#define MPCC_CONG_AVOID mpcc_cong_avoid
+#endif
+#ifdef MPCC_SSTHRESH
+static __always_inline __u32 MPCC_SSTHRESH(struct sock *sk);
+#else
+#define MPCC_SSTHRESH mpcc_ssthresh
 #endif
 
 /* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
@@ -161,118 +152,21 @@ static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
 static __always_inline void mpcc_init(struct sock *sk)
 {
 	struct mpcc_ca *ca = inet_csk_ca(sk);
-	struct tcp_sock *tp = tcp_sk(sk);
 
 	ca->acc = 0;
 	ca->inc = 0;
 	ca->inc_cwnd = 0;
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* compute on the first ACK */
-#if MPCC_LOSS_INTERVAL
-	ca->loss1 = tp->bytes_acked;
-	ca->loss2 = ca->loss1;
-#endif
-#if MPCC_PER_ACK_MODE
-	ca->cnt = 0;
-#endif
-#if MPCC_PERIODIC
-	ca->upd_stamp = 0;
-	ca->adapted = 0;
-	ca->ad_stamp = 0;
-#endif
-#if MPCC_WINDOW_HISTORY
-	mpcc_history_init(sk);
-#endif
 #if MPCC_COMPAT
 	mpcc_compat_init(sk, ca);
 #endif
-	(void)tp;
 }
 
-#if MPCC_PER_ACK_MODE
-/* The per-ACK update (mpcc_algo.h; mptcp_olia.c's cong_avoid): once per ACK, slow start by one
- * packet while w ≤ ssthresh (Linux 3.11's tcp_slow_start), else I_r afresh through the counter. */
-static __always_inline void mpcc_cong_avoid_per_ack(struct sock *sk)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct mpcc_ca *ca = inet_csk_ca(sk);
-	__s64 inc;
-	__s32 step;
-
-	if (!tcp_is_cwnd_limited(sk))
-		return;
-	if (tp->snd_cwnd <= tp->snd_ssthresh) {
-		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
-			tp->snd_cwnd++;
-		return;
-	}
-	if (mpcc_compute_inc(sk, &inc) < 0) {
-		tcp_cong_avoid_ai(tp, tp->snd_cwnd, 1);
-		return;
-	}
-	step = mpcc_counter_step(&ca->cnt, mpcc_counter_increment(inc));
-	if (step > 0 && tp->snd_cwnd < tp->snd_cwnd_clamp)
-		tp->snd_cwnd++;
-	else if (step < 0 && tp->snd_cwnd > 1)
-		tp->snd_cwnd--;
-}
-#endif
-
-#if MPCC_PERIODIC
-/* The periodic update (mpcc_algo.h): every mpcc_update_interval_us(p), w_r ← mpcc_on_update,
- * rounded to the nearest packet, at least min_cwnd and at most snd_cwnd_clamp. An increase is
- * applied only while the subflow is cwnd-limited (as every window increase in Linux). */
-static __always_inline void mpcc_periodic(struct sock *sk)
-{
-	struct tcp_sock *tp = tcp_sk(sk);
-	struct mpcc_ca *ca = inet_csk_ca(sk);
-	const struct mpcc_params p = { MPCC_PARAM_VALUES };
-	struct mpcc_conn c = {};
-	__u32 self = 0, floor;
-	__u64 now = tp->tcp_mstamp, w;
-
-	if (ca->upd_stamp && now - ca->upd_stamp < mpcc_update_interval_us(&p))
-		return;
-	if (!tp->srtt_us)
-		return;
-	ca->upd_stamp = now ? now : 1;
-	if (MPCC_OWN_ROUTE || mpcc_gather(sk, &c, &self, 0) < 0) {
-		c = (struct mpcc_conn){};
-		self = 0;
-		mpcc_fill_own(sk, &c);
-	}
-	self &= MPCC_MAX_ROUTES - 1;
-#if MPCC_ADAPT
-	mpcc_adapt(sk, &p, now);
-#endif
-	c.adapted = ca->adapted;
-#if MPCC_WINDOW_HISTORY
-	c.w_old = mpcc_history_w_old(sk, &p);
-	c.base_rtt[self] = mpcc_history_base_rtt(sk, c.base_rtt[self]);
-#endif
-	w = mpcc_on_update(&c, self, &p);
-	MPCC_TRACE(2, &c, self, 0, w, 0, 1, 0);
-	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;
-	floor = mpcc_min_cwnd(c.n);
-	if (w < floor)
-		w = floor;
-	if (w > tp->snd_cwnd_clamp)
-		w = tp->snd_cwnd_clamp;
-	if (w != tp->snd_cwnd && (w < tp->snd_cwnd || tcp_is_cwnd_limited(sk))) {
-		tp->snd_cwnd = (__u32)w;
-		ca->acc = 0;
-	}
-#if MPCC_WINDOW_HISTORY
-	mpcc_history_push(sk, &p, tp->snd_cwnd);   /* the window this update leaves in force */
-#endif
-}
-#endif
-
-/* cong_avoid(sk, ack, acked), as tcp_reno_cong_avoid: nothing unless cwnd-limited, slow start
- * by tcp_slow_start(), then I_r per ACKed packet into the accumulator, which moves snd_cwnd by
- * whole packets when it passes ±1 (as tcp_cong_avoid_ai's snd_cwnd_cnt; OLIA's ε_r < 0 can make
- * I_r negative). A plain TCP socket (no MPTCP) runs tcp_reno_cong_avoid itself. The kernel calls
- * it only outside CWR/Recovery and when tcp_may_raise_cwnd() allows. */
-static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
+/* The increase I_r per ACKed packet (acked of them), as tcp_cong_avoid_ai: into the
+ * accumulator, which moves snd_cwnd by whole packets when it passes ±1 and keeps the remainder
+ * (as snd_cwnd_cnt; OLIA's ε_r < 0 can make I_r negative). I_r is recomputed when snd_cwnd
+ * changed, or after MPCC_REFRESH_ACKS ACKs. Not an MPTCP subflow (the walk fails): Reno's step. */
+static __always_inline void mpcc_cong_avoid_ai(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mpcc_ca *ca = inet_csk_ca(sk);
@@ -280,35 +174,6 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	__s64 acc;
 	__u64 whole;
 
-#if MPCC_PERIODIC
-	if (!tp->is_mptcp && !MPCC_OWN_ROUTE) {
-		tcp_reno_cong_avoid(sk, ack, acked);
-		return;
-	}
-	mpcc_periodic(sk);
-#else
-	if (!tp->is_mptcp) {
-		tcp_reno_cong_avoid(sk, ack, acked);
-		return;
-	}
-#if MPCC_PER_ACK_MODE
-	const struct mpcc_params p = { MPCC_PARAM_VALUES };
-
-	if (MPCC_PER_ACK(&p)) {
-		mpcc_cong_avoid_per_ack(sk);
-		return;
-	}
-#endif
-#endif
-	if (!tcp_is_cwnd_limited(sk))
-		return;
-#if !MPCC_PERIODIC
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
-#endif
 	if (tp->snd_cwnd != ca->inc_cwnd || ca->inc_age >= MPCC_REFRESH_ACKS) {
 		if (mpcc_compute_inc(sk, &ca->inc) < 0) {
 			tcp_cong_avoid_ai(tp, tp->snd_cwnd, acked);
@@ -337,6 +202,28 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 	ca->acc = acc;
 }
 
+/* cong_avoid(sk, ack, acked), as tcp_reno_cong_avoid: nothing unless cwnd-limited, slow start
+ * by tcp_slow_start(), then mpcc_cong_avoid_ai. A plain TCP socket (no MPTCP) runs
+ * tcp_reno_cong_avoid itself. The kernel calls it only outside CWR/Recovery and when
+ * tcp_may_raise_cwnd() allows. */
+static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!tp->is_mptcp) {
+		tcp_reno_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tcp_in_slow_start(tp)) {
+		acked = tcp_slow_start(tp, acked);
+		if (!acked)
+			return;
+	}
+	mpcc_cong_avoid_ai(sk, acked);
+}
+
 /* tcp_reno_ssthresh: max(snd_cwnd / 2, 2) (a plain TCP socket). */
 static __always_inline __u32 mpcc_reno_ssthresh(const struct tcp_sock *tp)
 {
@@ -358,12 +245,6 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	__u32 self;
 	__u64 w, dec;
 
-#if MPCC_LOSS_INTERVAL
-	if (tp->bytes_acked != ca->loss2) {   /* a new loss interval */
-		ca->loss1 = ca->loss2;
-		ca->loss2 = tp->bytes_acked;
-	}
-#endif
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
 	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
 		return MPCC_SSTHRESH_RET(sk, mpcc_reno_ssthresh(tp), 0);

@@ -23,14 +23,16 @@
 #ifndef MPCC_WALK_H
 #define MPCC_WALK_H
 
-/* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two
- * losses (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
-static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64 loss2)
-{
-	__u64 since = bytes_acked - loss2, between = loss2 - loss1;
-
-	return since > between ? since : between;
-}
+/* What an algorithm reads of each route besides its window and RTT (OLIA's ℓ) it fills itself:
+ * MPCC_ROUTE_SELF(c, k, sk) for the subflow running the callback, MPCC_ROUTE_SIBLING(c, k, sk,
+ * ssk) for another (ssk: read with CO-RE probe reads only), defined by the algorithm file. */
+#ifdef MPCC_ROUTE_SELF
+static __always_inline void MPCC_ROUTE_SELF(struct mpcc_conn *c, __u32 k, struct sock *sk);
+static __always_inline void MPCC_ROUTE_SIBLING(struct mpcc_conn *c, __u32 k, struct sock *sk, struct sock *ssk);
+#else
+#define MPCC_ROUTE_SELF(c, k, sk) do { } while (0)
+#define MPCC_ROUTE_SIBLING(c, k, sk, ssk) do { } while (0)
+#endif
 
 /* baseRTT in the unit of srtt_us (1/8 µs) from the kernel's windowed minimum RTT (µs,
  * tcp_min_rtt(); net.ipv4.tcp_min_rtt_wlen, 300 s by default); srtt when there is no sample. */
@@ -41,14 +43,7 @@ static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
 	return (min_rtt_us != ~0U && b) ? b : srtt;
 }
 
-/* c->ell, c->base_rtt exist only for the algorithms that read them (mpcc_math.h). */
-static __always_inline void mpcc_set_ell(struct mpcc_conn *c, __u32 k, __u64 ell)
-{
-#if MPCC_LOSS_INTERVAL
-	c->ell[k & (MPCC_MAX_ROUTES - 1)] = ell;
-#endif
-}
-
+/* c->base_rtt exists only for the algorithms that read it (mpcc_math.h). */
 static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
 {
 #if MPCC_PERIODIC
@@ -109,12 +104,6 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	struct mptcp_subflow_context *sf, *ctx;
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
-#if MPCC_LOSS_INTERVAL
-	struct mpcc_ca *myca = inet_csk_ca(sk);
-#endif
-#if MPCC_LOSS_INTERVAL
-	__u64 my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
-#endif
 	__u32 i, found = 0;
 
 	c->n = 0;
@@ -151,9 +140,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			found = 1;
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-#if MPCC_LOSS_INTERVAL
-			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-#endif
+			MPCC_ROUTE_SELF(c, k, sk);
 			if (MPCC_WALK_BASE_RTT)
 				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
@@ -183,19 +170,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		c->rtt[k] = srtt;
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
-#if MPCC_LOSS_INTERVAL
-		{
-			struct { __u64 loss1, loss2; } oca = {};   /* two fields of struct mpcc_ca:
-								 * only they, to keep the stack small */
-
-			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
-			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
-				bpf_probe_read_kernel(&oca, sizeof(oca),
-					(void *)__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv) +
-					__builtin_offsetof(struct mpcc_ca, loss1));
-			mpcc_set_ell(c, k, mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2));
-		}
-#endif
+		MPCC_ROUTE_SIBLING(c, k, sk, ssk);
 		c->n = k + 1;
 	}
 	if (!found) {   /* not (yet) on the list: count it anyway */
@@ -207,9 +182,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		MPCC_WALK_PORT(k, sk->__sk_common.skc_num);
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-#if MPCC_LOSS_INTERVAL
-		mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-#endif
+		MPCC_ROUTE_SELF(c, k, sk);
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
