@@ -112,7 +112,8 @@ def test_installed_wheel_compiles_a_new_parameter_set_from_its_own_sources(wheel
         assert p.returncode == 0, p.stderr
         assert sp.kernel_name in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
         # compiled into the user's cache, not into the installed package
-        assert list((tmp_path / "cache" / "mpcc" / "bpf").glob(f"{sp.stem}.bpf.o"))
+        stem = bpf.variant(sp, bpf.selected_build()[0]).stem
+        assert list((tmp_path / "cache" / "mpcc" / "bpf").glob(f"{stem}.bpf.o"))
     finally:
         subprocess.run([*run, "kernel", "unload", sp.kernel_name], env=env, cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)
