@@ -2,7 +2,7 @@
 /*
  * mpcc_walk.h — the routes the coupled rule sees: the walk over the MPTCP connection's subflows
  * (mpcc_gather) that fills struct mpcc_conn (windows, RTTs, OLIA's ℓ, baseRTT) for the rule.
- * Included by mpcc_kern.h once the socket accessors, struct mpcc_ca and the records are defined.
+ * Included by mpcc_kern.h once the socket accessors and struct mpcc_ca are defined.
  *
  * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
  * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
@@ -64,17 +64,11 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 }
 
 /* A silent route: packets in flight, and the newest packet it delivered (tp->rack.mstamp: that
- * packet's send time, µs) was sent more than max(2·srtt, 200 ms) before now (tcp_mstamp of the
- * subflow running the callback, the same clock). Its ACKs have stopped — in the churn soaks, a link
- * that went down (bench/kernel/CHURN.md §11) — and it is not counted. The papers' sums run over the
- * routes' rates x_r = w_r/τ_r (Peng et al. eq. (7): Balia's α_r = max_k x_k / x_r); a route that
- * delivers nothing has rate 0, but its window stays whole until its retransmission timer fires,
- * which with RTT variance takes 1-2 s (RTO = srtt + 4·rttvar). Counted meanwhile, a dead window
- * held a median 89 % of the sum in the 1,684 records that had one (balia soak): the live routes'
- * increases shrank and Balia's decrease min(α_r, 1.5)·w_r/2 grew to 0.75·w_r. 2·srtt is TCP's own
- * tail-loss-probe timeout (RFC 8985 §7.2); the 200 ms floor (TCP_RTO_MIN) keeps a delayed ACK on a
- * short path from counting as silence. A route with nothing in flight (idle, application-limited)
- * is never silent, nor one that has delivered nothing yet (mstamp 0: a new join). */
+ * packet's send time, µs) was sent more than max(2·srtt, 200 ms) before now (tcp_mstamp, the same
+ * clock): its ACKs have stopped (a link down) and its rate x_r is 0, though its window stays whole
+ * until the retransmission timer fires; it is not counted (docs/kernel.md "Which subflows count").
+ * 2·srtt is TCP's tail-loss-probe timeout (RFC 8985), 200 ms TCP_RTO_MIN. A route with nothing in
+ * flight, or that has delivered nothing yet (a new join), is never silent. */
 static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_us, __u32 packets_out,
 					     __u32 srtt)
 {
@@ -85,10 +79,8 @@ static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_
 	return packets_out && last_delivered_us && now_us > last_delivered_us + lim;
 }
 
-/* The walk fills each route's baseRTT only when the periodic update reads the walk (with
- * MPCC_OWN_ROUTE it reads route r alone, mpcc_fill_own, and the loss rule reads no baseRTT). The
- * fill costs a branch per route, with which 6.1's verifier gave up on FAST's ssthresh after
- * 1,000,000 instructions (66,000 without; 52,000 either way on 6.18). */
+/* The walk fills each route's baseRTT only when a periodic update reads the walk (not with
+ * MPCC_OWN_ROUTE: mpcc_fill_own); the branch per route costs 6.1's verifier ~15x the states. */
 #define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
 
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
