@@ -86,11 +86,12 @@ static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 a
 		MPCC_CONG_AVOID(sk, ack, acked);
 }
 
-/* The window-jump check around it (in cong_control's frame): snd_cwnd more than doubled since
- * the last cong_avoid left it, beyond what an undo may restore (prior_cwnd) (kind 1), or within
- * this one: in slow start the kernel's own rule when that many packets can have been delivered
- * since our last run (kind 7), else a stale count (kind 2); in congestion avoidance the rule's
- * step (kind 3). */
+/* The window-jump check around it (in cong_control's frame) on the sockets the rule runs for
+ * (MPTCP subflows; FAST's own route on plain TCP too): snd_cwnd more than doubled since the last
+ * cong_avoid left it, beyond what an undo may restore (prior_cwnd) (kind 1), or within this one:
+ * in slow start the kernel's own rule when that many packets can have been delivered since our
+ * last run (kind 7), else a stale count (kind 2); in congestion avoidance the rule's step
+ * (kind 3). */
 static __always_inline void mpcc_cong_avoid_checked(struct sock *sk, __u32 ack, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -99,6 +100,10 @@ static __always_inline void mpcc_cong_avoid_checked(struct sock *sk, __u32 ack, 
 	__u32 left = ca->cwnd_left > tp->prior_cwnd ? ca->cwnd_left : tp->prior_cwnd;
 	bool ss = tcp_in_slow_start(tp);
 
+	if (!tp->is_mptcp && !(MPCC_PERIODIC && MPCC_OWN_ROUTE)) {   /* tcp_reno_cong_avoid's */
+		mpcc_cong_avoid_frame(sk, ack, acked);
+		return;
+	}
 	if (ca->cwnd_left && mpcc_jumped(left, cwnd))
 		mpcc_jump(sk, MPCC_JUMP_BETWEEN, ca->cwnd_left, acked);
 	mpcc_cong_avoid_frame(sk, ack, acked);

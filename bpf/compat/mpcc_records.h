@@ -69,6 +69,15 @@ static __always_inline void mpcc_health_add(__u32 key, __u64 n)
 }
 
 #if MPCC_DIAG
+/* struct mpcc_ca in the object's BTF, so that a reader of a socket's CA area (bpftrace in
+ * tests/kernel/test_cong_control.py) finds each field's offset there; holds nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mpcc_ca);
+} mpcc_ca_layout SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, MPCC_JUMPS + 6);     /* entries MPCC_JUMPS + 0..3: .count = records seen;

@@ -101,8 +101,9 @@ def _member_offset(obj: Path, struct: str, member: str) -> int:
 
 def prev_segs_in() -> int:
     """Where tp->segs_in stands in the compat build's CA area after its cong_control
-    (struct mpcc_ca.prev_segs_in of balia's compat object)."""
-    return _member_offset(bpf.build("balia", build="compat")[0], "mpcc_ca", "prev_segs_in")
+    (struct mpcc_ca.prev_segs_in of balia's compat object, in the BTF of its diagnostic build,
+    whose records name the struct)."""
+    return _member_offset(bpf.build("balia", build="compat-diag")[0], "mpcc_ca", "prev_segs_in")
 
 
 def _watch(ours: bool) -> str:
@@ -264,7 +265,7 @@ def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(p
 
 
 def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
-    with bpf.load("balia", build="compat") as reg:
+    with bpf.load("balia", build="compat-diag") as reg:     # the object prev_segs_in() reads
         ends, huge = _episode_ends(reg.kernel_name, ours=True)
     _check_ends(ends)
     assert huge == 0
