@@ -83,3 +83,10 @@ def test_each_build_is_its_own_object_with_its_defines_and_the_same_kernel_name(
     assert diag.stem == sp.stem + ".compat-diag" and diag.defines[-2:] == ("-DMPCC_COMPAT=1", "-DMPCC_DIAG=1")
     assert {x.kernel_name for x in (sp, compat, diag)} == {sp.kernel_name}
     assert bpf.variant(diag, "default") == sp
+
+
+def test_a_runs_result_names_the_build_its_registrations_used():
+    from mpcc.testbed import engine
+    assert engine._bpf_build([]) is None
+    assert engine._bpf_build([bpf.build_notice("compat", "why"), bpf.build_notice("compat", "why")]) == "compat"
+    assert engine._bpf_build([bpf.build_notice("default", "a"), bpf.build_notice("compat", "b")]) == "compat+default"
