@@ -71,9 +71,14 @@ def struct_ops_stats(kname: str) -> dict[str, tuple[int, int]]:
     ids = [int(r["id"]) for r in rows if r.get("name") == kname]
     if not ids:
         return {}
-    dump = json.loads(netlab.sh("bpftool", "-j", "struct_ops", "dump", "id", str(max(ids))) or "[]")
-    data = next((d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in dump
-                 if "bpf_struct_ops_tcp_congestion_ops" in d), {})
+    text, docs, dec, i = netlab.sh("bpftool", "-j", "struct_ops", "dump", "id", str(max(ids))), [], json.JSONDecoder(), 0
+    while i < len(text.strip()):        # one JSON value or several back to back
+        doc, i = dec.raw_decode(text, i)
+        docs += doc if isinstance(doc, list) else [doc]
+        while i < len(text) and text[i].isspace():
+            i += 1
+    data = next((d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs
+                 if isinstance(d, dict) and "bpf_struct_ops_tcp_congestion_ops" in d), {})
     out: dict[str, tuple[int, int]] = {}
     for member, v in data.items():
         m = re.search(r"prog_id:(\d+)", str(v))
