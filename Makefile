@@ -48,7 +48,7 @@ setup-parts: linkem system $(VENV)/.installed $(VENV)/.deps $(PREBUILT)
 # algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang.
 # Rebuilt when a BPF source or the build script changes (the loader also checks each object's
 # source digest and compiles a stale one itself)
-$(PREBUILT): $(VENV)/.deps scripts/build_bpf_prebuilt.py $(wildcard bpf/*.bpf.c bpf/include/*.h) | system
+$(PREBUILT): $(VENV)/.deps scripts/build_bpf_prebuilt.py $(wildcard bpf/*.bpf.c bpf/include/*.h bpf/compat/*.h) | system
 	PYTHONPATH=python $(BIN)/python scripts/build_bpf_prebuilt.py
 
 bpf-prebuilt:

@@ -29,12 +29,12 @@
  * with α₀ = alpha, w = adapt_w (s), δ = adapt_delta, q the mean of the interval's srtt − baseRTT
  * samples (one per periodic update) and l = lost/sent, the subflow's packets lost + CE-marked
  * (tp->lost + tp->delivered_ce) per packet sent (tp->data_segs_out) in the interval (the glue:
- * MPCC_ADAPT in mpcc_algo.h). No loss and a queue: α* = ∞ (up by δ); neither: α unchanged. α
+ * fast_adapt below). No loss and a queue: α* = ∞ (up by δ); neither: α unchanged. α
  * stays in [2^-8, 65536] packets, the range of the alpha parameter. The same equations as
  * crates/mpcc-core/src/cc/fast.rs (Fast::update, Fast::adapt) and python/mpcc/algorithms/fast.py.
  *
  * Parameters per load: α packets ∈ [2^-8, 65536], γ ∈ [2^-8, 1], update_interval_s ∈ [1 ms, 10 s]
- * (the periodic hook of mpcc_algo.h, MPCC_PERIODIC), adapt_interval_s ∈ [0, 10^4] s,
+ * (fast_periodic below), adapt_interval_s ∈ [0, 10^4] s,
  * adapt_w ∈ [2^-8, 10^6] s, adapt_delta ∈ [2^-8, 0.99].
  */
 #define MPCC_KERNEL_NAME mpcc_fast
@@ -48,7 +48,17 @@
 #define MPCC_OWN_ROUTE 1
 #define MPCC_PERIODIC 1
 #define MPCC_ADAPT 1
-#define MPCC_WINDOW_HISTORY 1
+/* the kernel side's own state and callbacks (below) */
+#define MPCC_ALGO_CA								\
+	__u64 upd_stamp; /* tcp_mstamp (µs) of the last periodic update */			\
+	__u64 adapted;   /* α · 2^32 as Algorithm 2 left it; 0 = as loaded */			\
+	__u64 ad_stamp;  /* tcp_mstamp (µs) at the start of the interval; 0 = none yet */	\
+	__u64 ad_q_sum;  /* Σ srtt − baseRTT over the interval's periodic updates, 1/8 µs */	\
+	__u32 ad_q_n;    /* number of those samples */						\
+	__u32 ad_lost;   /* tp->lost + tp->delivered_ce at the start of the interval */	\
+	__u32 ad_sent;   /* tp->data_segs_out at the start of the interval */
+#define MPCC_INIT fast_do_init
+#define MPCC_CONG_AVOID fast_do_cong_avoid
 #include "mpcc_algo.h"
 
 #define FAST_ALPHA_MIN (1ULL << 24)        /* 2^-8 packets · 2^32 */
@@ -199,26 +209,24 @@ void mpcc_host_fast_history(uint32_t steps, const uint64_t *lags, const uint32_t
 #endif
 
 #ifdef __bpf__
-/* The kernel glue's FAST-only parts (mpcc_algo.h: MPCC_ADAPT, MPCC_WINDOW_HISTORY). */
-
-
-#if MPCC_ADAPT
 static __always_inline __u32 mpcc_signals(const struct tcp_sock *tp)
 {
 	return tp->lost + tp->delivered_ce;
 }
 
-/* The slow-timescale adaptation (mpcc_algo.h), at each periodic update: one queueing-delay
- * sample srtt − baseRTT; at the end of each interval, c->adapted ← mpcc_on_adapt over it. The
- * first interval starts at the first periodic update. Counter differences are taken modulo
- * 2^32 like the kernel's own. */
-static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now)
+static __always_inline __u64 fast_base_rtt(struct sock *sk, __u64 base);
+
+/* Algorithm 2, at each periodic update: one queueing-delay sample srtt − baseRTT; at the end of
+ * each interval, ca->adapted ← mpcc_on_adapt over it (the lost and sent counts: struct
+ * mpcc_adapt_in). The first interval starts at the first periodic update. Counter differences
+ * are taken modulo 2^32 like the kernel's own. */
+static __always_inline void fast_adapt(struct sock *sk, const struct mpcc_params *p, __u64 now)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct mpcc_ca *ca = inet_csk_ca(sk);
 	struct mpcc_adapt_in a = {};
 	__u64 iv = mpcc_adapt_interval_us(p), srtt = tp->srtt_us;
-	__u64 base = mpcc_history_base_rtt(sk, mpcc_base_rtt(tp->rtt_min.s[0].v, srtt));
+	__u64 base = fast_base_rtt(sk, mpcc_base_rtt(tp->rtt_min.s[0].v, srtt));
 
 	if (!iv)
 		return;
@@ -240,14 +248,13 @@ static __always_inline void mpcc_adapt(struct sock *sk, const struct mpcc_params
 	a.lost = (__u32)(mpcc_signals(tp) - ca->ad_lost);
 	a.sent = (__u32)(tp->data_segs_out - ca->ad_sent);
 	ca->adapted = mpcc_on_adapt(&a, p);
-	mpcc_record_adapt(&a, ca->adapted);
+	MPCC_TRACE_ADAPT(&a, ca->adapted);
 	ca->ad_stamp = now ? now : 1;
 	ca->ad_q_sum = 0;
 	ca->ad_q_n = 0;
 	ca->ad_lost = mpcc_signals(tp);
 	ca->ad_sent = tp->data_segs_out;
 }
-#endif
 
 struct {
 	__uint(type, BPF_MAP_TYPE_SK_STORAGE);
@@ -265,7 +272,7 @@ static __always_inline __u64 fast_lag(const struct sock *sk, const struct mpcc_p
 }
 
 /* A socket that ran FAST before (congestion control switched away and back) starts afresh. */
-static __always_inline void mpcc_history_init(struct sock *sk)
+static __always_inline void fast_history_init(struct sock *sk)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, 0);
 
@@ -278,7 +285,7 @@ static __always_inline void mpcc_history_init(struct sock *sk)
 
 /* baseRTT (1/8 µs): the least tcp_min_rtt seen so far, folding in the current one; base (the
  * glue's from the current tcp_min_rtt, or srtt before any sample) if the storage cannot be had. */
-static __always_inline __u64 mpcc_history_base_rtt(struct sock *sk, __u64 base)
+static __always_inline __u64 fast_base_rtt(struct sock *sk, __u64 base)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
 	__u32 now = tcp_sk(sk)->rtt_min.s[0].v;
@@ -291,7 +298,7 @@ static __always_inline __u64 mpcc_history_base_rtt(struct sock *sk, __u64 base)
 }
 
 /* The window lag updates ago (packets · 2^32), the oldest kept if fewer; 0 = none kept. */
-static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mpcc_params *p)
+static __always_inline __u64 fast_w_old(struct sock *sk, const struct mpcc_params *p)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, 0);
 
@@ -299,13 +306,103 @@ static __always_inline __u64 mpcc_history_w_old(struct sock *sk, const struct mp
 }
 
 /* Record the window this update left in force. */
-static __always_inline void mpcc_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w)
+static __always_inline void fast_history_push(struct sock *sk, const struct mpcc_params *p, __u32 w)
 {
 	struct fast_history *h = bpf_sk_storage_get(&fast_history, sk, NULL, BPF_SK_STORAGE_GET_F_CREATE);
 
 	if (h)
 		fast_history_add(h, fast_lag(sk, p), w);
 }
-#endif
 
-MPCC_STRUCT_OPS(fast);
+static __always_inline void fast_do_init(struct sock *sk)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+
+	mpcc_init(sk);
+	ca->upd_stamp = 0;
+	ca->adapted = 0;
+	ca->ad_stamp = 0;
+	fast_history_init(sk);
+}
+
+/* The periodic update (1): every update_interval_s of the subflow's clock (checked on each ACK),
+ * w_r ← mpcc_on_update, rounded to the nearest packet, at least min_cwnd and at most
+ * snd_cwnd_clamp; an increase only while the subflow is cwnd-limited (as every window increase
+ * in Linux), a decrease always. baseRTT and w_old from the history above. */
+static __always_inline void fast_periodic(struct sock *sk)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
+	struct mpcc_conn c = {};
+	__u64 now = tp->tcp_mstamp, w;
+	__u32 floor;
+
+	if (ca->upd_stamp && now - ca->upd_stamp < mpcc_update_interval_us(&p))
+		return;
+	if (!tp->srtt_us)
+		return;
+	ca->upd_stamp = now ? now : 1;
+	mpcc_fill_own(sk, &c);
+	fast_adapt(sk, &p, now);
+	c.adapted = ca->adapted;
+	c.w_old = fast_w_old(sk, &p);
+	c.base_rtt[0] = fast_base_rtt(sk, c.base_rtt[0]);
+	w = mpcc_on_update(&c, 0, &p);
+	MPCC_TRACE(2, &c, 0, 0, w, 0, 1, 0);
+	w = (w + (1ULL << (MPCC_CWND_SHIFT - 1))) >> MPCC_CWND_SHIFT;
+	floor = mpcc_min_cwnd(c.n);
+	if (w < floor)
+		w = floor;
+	if (w > tp->snd_cwnd_clamp)
+		w = tp->snd_cwnd_clamp;
+	if (w != tp->snd_cwnd && (w < tp->snd_cwnd || tcp_is_cwnd_limited(sk))) {
+		tp->snd_cwnd = (__u32)w;
+		ca->acc = 0;
+	}
+	fast_history_push(sk, &p, tp->snd_cwnd);   /* the window this update leaves in force */
+}
+
+/* The periodic update, then I_r per ACKed packet (0 for FAST) while cwnd-limited; no slow start
+ * (the 2 w_r cap is FAST's own). On plain TCP sockets too (one route). */
+static __always_inline void fast_do_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
+{
+	fast_periodic(sk);
+	if (tcp_is_cwnd_limited(sk))
+		mpcc_cong_avoid_ai(sk, acked);
+}
+
+SEC("struct_ops")
+void BPF_PROG(fast_init, struct sock *sk)
+{
+	fast_do_init(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(fast_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	fast_do_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fast_ssthresh, struct sock *sk)
+{
+	return mpcc_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(fast_undo_cwnd, struct sock *sk)
+{
+	return mpcc_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+	.init		= (void *)fast_init,
+	.cong_avoid	= (void *)fast_cong_avoid,
+	.ssthresh	= (void *)fast_ssthresh,
+	.undo_cwnd	= (void *)fast_undo_cwnd,
+	MPCC_COMPAT_OPS
+	.name		= MPCC_KERNEL_STR,
+};
+#endif

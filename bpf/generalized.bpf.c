@@ -67,4 +67,38 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 	return mn_to_fixed(mn_mul(mn_mul(q.w_r, mn_from(1, 1)), gen_gain(&q, p->eta)), MPCC_CWND_SHIFT);
 }
 
-MPCC_STRUCT_OPS(generalized);
+#ifdef __bpf__   /* the struct_ops programs (the host build, mpcc_host.h, is the rule alone) */
+SEC("struct_ops")
+void BPF_PROG(generalized_init, struct sock *sk)
+{
+	mpcc_init(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(generalized_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	mpcc_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(generalized_ssthresh, struct sock *sk)
+{
+	return mpcc_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(generalized_undo_cwnd, struct sock *sk)
+{
+	return mpcc_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+	.init		= (void *)generalized_init,
+	.cong_avoid	= (void *)generalized_cong_avoid,
+	.ssthresh	= (void *)generalized_ssthresh,
+	.undo_cwnd	= (void *)generalized_undo_cwnd,
+	MPCC_COMPAT_OPS
+	.name		= MPCC_KERNEL_STR,
+};
+#endif

@@ -5,12 +5,22 @@
  * M those that maximise w_p:
  *     ε_r = 1/(n|B∖M|) for r ∈ B∖M;  −1/(n|M|) for r ∈ M when B∖M ≠ ∅;  0 otherwise.
  * per_ack = 1 applies I_r as the out-of-tree mptcp_olia.c did (once per ACK through a 2^-10-packet
- * counter; mpcc_algo.h, "Per-ACK window update"); per_ack = 0 (default) per acknowledged packet.
+ * counter; olia_do_cong_avoid below); per_ack = 0 (default) per acknowledged packet.
  */
 #define MPCC_KERNEL_NAME mpcc_olia
 #define MPCC_PARAMS(P) P(per_ack, FLAG, 0, 0, 1)
 #define MPCC_PER_ACK_MODE 1
 #define MPCC_LOSS_INTERVAL 1
+/* the kernel side's own state and callbacks (below) */
+#define MPCC_ALGO_CA							\
+	__u64 loss1;    /* bytes_acked at the loss before the last one */	\
+	__u64 loss2;    /* bytes_acked at the last loss (both read by siblings) */ \
+	__s64 cnt;      /* per_ack = 1: mptcp_olia.c's counter, 2^-MPCC_COUNTER_BITS packets */
+#define MPCC_INIT olia_do_init
+#define MPCC_CONG_AVOID olia_do_cong_avoid
+#define MPCC_SSTHRESH olia_do_ssthresh
+#define MPCC_ROUTE_SELF olia_route_self
+#define MPCC_ROUTE_SIBLING olia_route_sibling
 #include "mpcc_algo.h"
 
 /* ℓ_k/τ_k² (the path quality) */
@@ -83,4 +93,125 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 	return mpcc_halve_on_loss(c, r);
 }
 
-MPCC_STRUCT_OPS(olia);
+#ifdef __bpf__
+/* ℓ: the larger of the bytes acknowledged since the last loss and between the last two losses
+ * (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
+static __always_inline __u64 olia_ell(__u64 bytes_acked, __u64 loss1, __u64 loss2)
+{
+	__u64 since = bytes_acked - loss2, between = loss2 - loss1;
+
+	return since > between ? since : between;
+}
+
+static __always_inline void olia_route_self(struct mpcc_conn *c, __u32 k, struct sock *sk)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+
+	c->ell[k & (MPCC_MAX_ROUTES - 1)] = olia_ell(tcp_sk(sk)->bytes_acked, ca->loss1, ca->loss2);
+}
+
+/* A sibling's loss marks live in its CA area, if it runs this same algorithm (else ℓ counts
+ * from its first byte). */
+static __always_inline void olia_route_sibling(struct mpcc_conn *c, __u32 k, struct sock *sk, struct sock *ssk)
+{
+	struct { __u64 loss1, loss2; } oca = {};   /* two fields of struct mpcc_ca: the stack is small */
+	struct inet_connection_sock *sicsk = (struct inet_connection_sock *)ssk;
+
+	if (BPF_CORE_READ(sicsk, icsk_ca_ops) == BPF_CORE_READ(inet_csk(sk), icsk_ca_ops))
+		bpf_probe_read_kernel(&oca, sizeof(oca), (void *)__builtin_preserve_access_index(&sicsk->icsk_ca_priv) +
+				      __builtin_offsetof(struct mpcc_ca, loss1));
+	c->ell[k & (MPCC_MAX_ROUTES - 1)] = olia_ell(BPF_CORE_READ((struct tcp_sock *)ssk, bytes_acked),
+						     oca.loss1, oca.loss2);
+}
+
+static __always_inline void olia_do_init(struct sock *sk)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+
+	mpcc_init(sk);
+	ca->loss1 = tcp_sk(sk)->bytes_acked;
+	ca->loss2 = ca->loss1;
+	ca->cnt = 0;
+}
+
+/* per_ack = 1, mptcp_olia.c's cong_avoid: once per ACK whatever it acknowledges, slow start by
+ * one packet while w ≤ ssthresh (Linux 3.11's tcp_slow_start), else I_r afresh through the
+ * 2^-10-packet counter (mpcc_counter_step); a sibling in fast recovery counts with its ssthresh
+ * (mpcc_gather's crt). per_ack = 0: the shared update, I_r per acknowledged packet. */
+static __always_inline void olia_do_cong_avoid(struct sock *sk, __u32 ack, __u32 acked)
+{
+	const struct mpcc_params p = { MPCC_PARAM_VALUES };
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__s64 inc;
+	__s32 step;
+
+	if (!MPCC_PER_ACK(&p) || !tp->is_mptcp) {
+		mpcc_cong_avoid(sk, ack, acked);
+		return;
+	}
+	if (!tcp_is_cwnd_limited(sk))
+		return;
+	if (tp->snd_cwnd <= tp->snd_ssthresh) {
+		if (tp->snd_cwnd < tp->snd_cwnd_clamp)
+			tp->snd_cwnd++;
+		return;
+	}
+	if (mpcc_compute_inc(sk, &inc) < 0) {
+		tcp_cong_avoid_ai(tp, tp->snd_cwnd, 1);
+		return;
+	}
+	step = mpcc_counter_step(&ca->cnt, mpcc_counter_increment(inc));
+	if (step > 0 && tp->snd_cwnd < tp->snd_cwnd_clamp)
+		tp->snd_cwnd++;
+	else if (step < 0 && tp->snd_cwnd > 1)
+		tp->snd_cwnd--;
+}
+
+/* A loss closes the loss interval under way (ℓ), then the shared ssthresh. */
+static __always_inline __u32 olia_do_ssthresh(struct sock *sk)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+	__u64 acked = tcp_sk(sk)->bytes_acked;
+
+	if (acked != ca->loss2) {
+		ca->loss1 = ca->loss2;
+		ca->loss2 = acked;
+	}
+	return mpcc_ssthresh(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(olia_init, struct sock *sk)
+{
+	olia_do_init(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(olia_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	olia_do_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(olia_ssthresh, struct sock *sk)
+{
+	return olia_do_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(olia_undo_cwnd, struct sock *sk)
+{
+	return mpcc_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+	.init		= (void *)olia_init,
+	.cong_avoid	= (void *)olia_cong_avoid,
+	.ssthresh	= (void *)olia_ssthresh,
+	.undo_cwnd	= (void *)olia_undo_cwnd,
+	MPCC_COMPAT_OPS
+	.name		= MPCC_KERNEL_STR,
+};
+#endif

@@ -23,4 +23,38 @@ MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mp
 	return mpcc_halve_on_loss(c, r);
 }
 
-MPCC_STRUCT_OPS(semicoupled);
+#ifdef __bpf__   /* the struct_ops programs (the host build, mpcc_host.h, is the rule alone) */
+SEC("struct_ops")
+void BPF_PROG(semicoupled_init, struct sock *sk)
+{
+	mpcc_init(sk);
+}
+
+SEC("struct_ops")
+void BPF_PROG(semicoupled_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
+{
+	mpcc_cong_avoid(sk, ack, acked);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(semicoupled_ssthresh, struct sock *sk)
+{
+	return mpcc_ssthresh(sk);
+}
+
+SEC("struct_ops")
+__u32 BPF_PROG(semicoupled_undo_cwnd, struct sock *sk)
+{
+	return mpcc_undo_cwnd(sk);
+}
+
+SEC(".struct_ops")
+struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+	.init		= (void *)semicoupled_init,
+	.cong_avoid	= (void *)semicoupled_cong_avoid,
+	.ssthresh	= (void *)semicoupled_ssthresh,
+	.undo_cwnd	= (void *)semicoupled_undo_cwnd,
+	MPCC_COMPAT_OPS
+	.name		= MPCC_KERNEL_STR,
+};
+#endif

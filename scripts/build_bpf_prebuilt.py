@@ -1,5 +1,6 @@
 """`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/):
-every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, through the
+every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, in each of
+bpf_prebuilt.PREBUILT_BUILDS (the default build and the compat layer), through the
 loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index and a copy
 of the sources (bpf_prebuilt/src/) for the installed package. The objects compile in parallel, one
 clang per CPU (each writes its own file; vmlinux.h is generated once, before)."""
@@ -23,7 +24,8 @@ def main() -> int:
     out = bpf_prebuilt.PREBUILT_DIR
     out.mkdir(parents=True, exist_ok=True)
     try:
-        specs = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
+        sets = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
+        specs = [bpf.variant(sp, b) for b in bpf_prebuilt.PREBUILT_BUILDS for sp in sets]
         bpf._vmlinux_h()
         with ThreadPoolExecutor(max_workers=os.cpu_count() or 1) as pool:
             objs = list(pool.map(lambda sp: bpf.compile_object(sp, out / f"{sp.stem}.bpf.o"), specs))
@@ -37,9 +39,11 @@ def main() -> int:
     src = out / "src"
     shutil.rmtree(src, ignore_errors=True)
     (src / "include").mkdir(parents=True)
-    for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *(bpf.BPF_DIR / "include").glob("*.h")]:
+    (src / "compat").mkdir(parents=True)
+    for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *bpf.source_headers()]:
         shutil.copy2(f, src / f.relative_to(bpf.BPF_DIR))
-    print(f"bpf-prebuilt: {len(built)} objects in {out} ({', '.join(sp.describe() for sp, _ in built)})")
+    print(f"bpf-prebuilt: {len(built)} objects in {out} ({', '.join(sp.describe() for sp, _ in built[:len(sets)])}; "
+          f"builds: {', '.join(bpf_prebuilt.PREBUILT_BUILDS)})")
     return 0
 
 

@@ -38,7 +38,7 @@ sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 
 from mpcc.lab import netlab  # noqa: E402
-from run import bootstrap_ci, bpf_stats, machine, prog_stats  # noqa: E402
+from run import bootstrap_ci, bpf_stats, machine, struct_ops_stats  # noqa: E402
 
 BUILTIN = ("reno", "cubic")
 SETUPS = {"offloads on": True, "offloads off": False}     # tso/gso/gro (off: an ACK per 1–2 segments)
@@ -69,12 +69,11 @@ def measure(arms: list[str], runs: int, secs: float, offload: bool, pin, seed: i
             order = rng.sample(arms, len(arms))
             for pos, a in enumerate(order):
                 port += 1
-                # programs of the same algorithm file share their names across parameter sets:
-                # only the arm's own registration runs during its transfer, so deltas are its own
+                # the programs of the arm's own ops table, by member (struct_ops_stats)
                 with (bpf_stats() if stats and prefix[a] else contextlib.nullcontext()):
-                    st0 = prog_stats(prefix[a]) if prefix[a] else {}
+                    st0 = struct_ops_stats(kname[a]) if prefix[a] else {}
                     r = lab.transfer(lab.server, secs, [(port, "mptcp", kname[a])], pin=pin)
-                    st1 = prog_stats(prefix[a]) if prefix[a] else {}
+                    st1 = struct_ops_stats(kname[a]) if prefix[a] else {}
                 got = sum(r["received"].values())
                 sub = [s for s in r["ss"] if s["peer"].endswith(f":{port}")]
                 row = {"mbps": got * 8 / secs / 1e6, "acks": r["acks"], "cpu_s": r["cpu_s"], "retrans": r["retrans"],
@@ -84,7 +83,7 @@ def measure(arms: list[str], runs: int, secs: float, offload: bool, pin, seed: i
                 if stats and not prefix[a]:
                     continue                   # a built-in control runs no BPF: nothing to count
                 if stats:
-                    calls = {k.removeprefix(prefix[a] or ""): (st1[k][0] - st0.get(k, (0, 0))[0],
+                    calls = {k: (st1[k][0] - st0.get(k, (0, 0))[0],
                                                                st1[k][1] - st0.get(k, (0, 0))[1]) for k in st1}
                     total_ns = sum(t for _, t in calls.values())
                     row["bpf"] = {k: {"calls": c, "ns_per_call": t / c if c else None} for k, (c, t) in calls.items()}

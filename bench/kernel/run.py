@@ -29,6 +29,7 @@ import json
 import os
 import platform
 import random
+import re
 import signal
 import statistics
 import sys
@@ -60,6 +61,31 @@ def prog_stats(prefix: str) -> dict[str, tuple[int, int]]:
         if r.get("type") == "struct_ops" and name.startswith(prefix):
             c, t = out.get(name, (0, 0))
             out[name] = (c + int(r.get("run_cnt", 0)), t + int(r.get("run_time_ns", 0)))
+    return out
+
+
+def struct_ops_stats(kname: str) -> dict[str, tuple[int, int]]:
+    """run_cnt, run_time_ns of each program in the ops table of the registered struct_ops kname,
+    by member (init, cong_avoid, cong_control, ...; needs kernel.bpf_stats_enabled=1): the
+    programs of the table, whatever their names (the compat build's are shared by every file)."""
+    rows = json.loads(netlab.sh("bpftool", "-j", "struct_ops", "list") or "[]")
+    ids = [int(r["id"]) for r in rows if r.get("name") == kname]
+    if not ids:
+        return {}
+    text, docs, dec, i = netlab.sh("bpftool", "-j", "struct_ops", "dump", "id", str(max(ids))), [], json.JSONDecoder(), 0
+    while i < len(text.strip()):        # one JSON value or several back to back
+        doc, i = dec.raw_decode(text, i)
+        docs += doc if isinstance(doc, list) else [doc]
+        while i < len(text) and text[i].isspace():
+            i += 1
+    data = next((d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs
+                 if isinstance(d, dict) and "bpf_struct_ops_tcp_congestion_ops" in d), {})
+    out: dict[str, tuple[int, int]] = {}
+    for member, v in data.items():
+        m = re.search(r"prog_id:(\d+)", str(v))
+        if m:
+            r = json.loads(netlab.sh("bpftool", "-j", "prog", "show", "id", m.group(1)) or "{}")
+            out[member] = (int(r.get("run_cnt", 0)), int(r.get("run_time_ns", 0)))
     return out
 
 

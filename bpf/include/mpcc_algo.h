@@ -12,66 +12,42 @@
  *   #define MPCC_KERNEL_NAME mpcc_foo      kernel name with the default parameters (≤ 15 chars)
  *   #define MPCC_PARAMS(P) P(a, Q32, 1.0, 0.00390625, 65536)     (optional; see below)
  *   #define MPCC_OWN_ROUTE 1               (optional) I_r reads route r only: no subflow walk
- *   #define MPCC_LOSS_INTERVAL 1           (optional) fill c->ell with OLIA's loss intervals
+ *   #define MPCC_LOSS_INTERVAL 1           (optional) the rule reads c->ell (OLIA's ℓ)
  *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
  *   #define MPCC_MIN_CWND_SINGLE 1         (optional) ssthresh floor with 1 route (default 2)
- *   #define MPCC_PERIODIC 1                (optional) a periodic window update (below)
- *   #define MPCC_PER_ACK_MODE 1            (optional) the file has a FLAG parameter per_ack that
- *                                          selects the per-ACK window update (below)
- *   #define MPCC_ADAPT 1                   (optional, with MPCC_PERIODIC) a slow-timescale
- *                                          adaptation of one parameter (below)
- *   #define MPCC_WINDOW_HISTORY 1          (optional, with MPCC_PERIODIC) c->w_old for the
- *                                          periodic update (below)
+ *   #define MPCC_PERIODIC 1                (optional) the file has a periodic update rule
+ *                                          mpcc_on_update (FAST; c->base_rtt, c->w_old)
+ *   #define MPCC_ADAPT 1                   (optional, with MPCC_PERIODIC) and a slow-timescale
+ *                                          rule mpcc_on_adapt (FAST's Algorithm 2; c->adapted)
+ *   #define MPCC_PER_ACK_MODE 1            (optional) a FLAG parameter per_ack selects the
+ *                                          file's per-ACK update (OLIA; MPCC_PER_ACK(p))
  *   #include "mpcc_algo.h"
  *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
  *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
- *   MPCC_RULE __u64 mpcc_on_update(...)  and  MPCC_RULE __u64 mpcc_update_interval_us(...)
- *                                          (only with MPCC_PERIODIC)
- *   MPCC_RULE __u64 mpcc_on_adapt(const struct mpcc_adapt_in *a, const struct mpcc_params *p)
- *   and  MPCC_RULE __u64 mpcc_adapt_interval_us(...)  (only with MPCC_ADAPT)
- *   MPCC_STRUCT_OPS(foo);
+ *   (MPCC_PERIODIC: mpcc_on_update, mpcc_update_interval_us; MPCC_ADAPT: mpcc_on_adapt,
+ *    mpcc_adapt_interval_us)
+ *   #ifdef __bpf__: the struct_ops programs and the ops table, written out as in bpf_cubic.c:
+ *       SEC("struct_ops") void BPF_PROG(foo_init, struct sock *sk) { mpcc_init(sk); }
+ *       ... foo_cong_avoid → mpcc_cong_avoid, foo_ssthresh → mpcc_ssthresh,
+ *           foo_undo_cwnd → mpcc_undo_cwnd (mpcc_kern.h) ...
+ *       SEC(".struct_ops") struct tcp_congestion_ops MPCC_KERNEL_SYM = {
+ *               .init = (void *)foo_init, .cong_avoid = ..., .ssthresh = ..., .undo_cwnd = ...,
+ *               MPCC_COMPAT_OPS .name = MPCC_KERNEL_STR, };
+ *     (MPCC_COMPAT_OPS is empty in the default build and adds the compat layer's programs in
+ *     the compat build, bpf/compat/.)
  *
- * Periodic update (MPCC_PERIODIC 1; delay-based controls such as FAST TCP). Every
- * mpcc_update_interval_us(p) microseconds of the subflow's clock (checked on each ACK), the
- * window of route r becomes mpcc_on_update(c, r, p), packets · 2^MPCC_CWND_SHIFT, rounded to the
- * nearest packet; c->base_rtt[] holds each route's minimum RTT (kernel: tcp_min_rtt(), in the unit
- * of c->rtt). The update then owns the window outside loss recovery: there is no slow start (the
- * rule bounds its own growth), I_r is still added per ACK, an increase is applied only while the
- * subflow is cwnd-limited, and a decrease always. With MPCC_OWN_ROUTE the update (and I_r) also
- * run on a plain TCP socket; a loss still uses D_r.
- *
- * Per-ACK window update (MPCC_PER_ACK_MODE 1 and the parameter per_ack = 1; OLIA). The default
- * update adds I_r per acknowledged packet to a fractional accumulator that keeps its remainder
- * (Linux ≥ 4.0 counts acknowledged packets) and caches I_r between window changes. per_ack = 1
- * instead runs the update of the out-of-tree mptcp_olia.c (MPTCP v0.88, Linux 3.11; what Peng et
- * al. measured, and the simulator's WindowUpdate::FixedPoint): once per ACK whatever it
- * acknowledges, slow start (one packet per ACK) while w ≤ ssthresh, otherwise I_r computed afresh
- * on every ACK goes through the 2^-10-packet counter of mpcc_counter_step (mpcc_math.h), and a
- * sibling in fast recovery counts with its ssthresh (mptcp_get_crt_cwnd). The rule (I_r, D_r) is
- * the same in both modes.
- *
- * Slow-timescale adaptation (MPCC_ADAPT 1; Tang et al.'s Algorithm 2 for FAST). At each periodic
- * update the subflow adds one queueing-delay sample, srtt − baseRTT (≥ 0), to its interval; every
- * mpcc_adapt_interval_us(p) microseconds (0 = never: the option is off) it calls
- * mpcc_on_adapt with the interval's samples and its own counters (struct mpcc_adapt_in: packets
- * lost + CE-marked, tp->lost + tp->delivered_ce; packets sent, tp->data_segs_out) and keeps the
- * result as c->adapted, which every later mpcc_on_update reads. The state lives in the subflow's
- * congestion-control area (struct mpcc_ca), so it goes with the socket; per subflow, i.e. per
- * connection for a single-path flow. The BPF build of the file defines mpcc_adapt(sk, p, now),
- * which the periodic update calls (FAST's in bpf/fast.bpf.c).
- *
- * Window history (MPCC_WINDOW_HISTORY 1; FAST's w_old). Before each periodic update the glue sets
- * c->w_old = mpcc_history_w_old(sk, p) and c->base_rtt[self] = mpcc_history_base_rtt(sk, base)
- * (the route's baseRTT over its life, from the one of the current tcp_min_rtt), and after it calls
- * mpcc_history_push(sk, p, snd_cwnd) with the window the update left in force; mpcc_init calls
- * mpcc_history_init(sk). The BPF build of the file defines the four (FAST keeps the ring and the
- * least min RTT in a BPF socket-storage map).
+ * A file whose kernel side keeps state or does more than the shared callbacks (OLIA, FAST)
+ * declares, before the include: MPCC_ALGO_CA, its fields of the per-subflow struct mpcc_ca (the
+ * socket's congestion-control area); MPCC_INIT / MPCC_CONG_AVOID / MPCC_SSTHRESH, the names of
+ * its own init / cong_avoid / ssthresh bodies (which call the shared ones), which its programs
+ * and the compat layer then call; MPCC_ROUTE_SELF / MPCC_ROUTE_SIBLING, what it reads of each
+ * route in the subflow walk besides window and RTT (mpcc_walk.h).
  *
  * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
  * a __u64 in the encoding
  *     Q32   value · 2^32, rounded (a real number in [min, max]);
  *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0);
- *     FLAG  0 or 1 (a switch of the kernel glue, such as per_ack; not a parameter of the rule).
+ *     FLAG  0 or 1 (a switch of the kernel side, such as per_ack; not a parameter of the rule).
  * The loader (python/mpcc/testbed/bpf.py) reads the same lines, checks a requested value
  * against [min, max], and compiles one object per parameter set with the encoded values as
  * -DMPCC_PARAM_VALUES=v1,…,0 and its kernel name as -DMPCC_KERNEL_SYM=… (bpftool cannot set
@@ -107,12 +83,6 @@
 #endif
 #ifndef MPCC_ADAPT
 #define MPCC_ADAPT 0
-#endif
-#ifndef MPCC_WINDOW_HISTORY
-#define MPCC_WINDOW_HISTORY 0
-#endif
-#if MPCC_WINDOW_HISTORY && !MPCC_PERIODIC
-#error "MPCC_WINDOW_HISTORY needs MPCC_PERIODIC (the history is of the periodic updates' windows)"
 #endif
 #if MPCC_ADAPT && !MPCC_PERIODIC
 #error "MPCC_ADAPT needs MPCC_PERIODIC (the adaptation samples the queue at each periodic update)"

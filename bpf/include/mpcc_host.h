@@ -137,9 +137,7 @@ uint32_t mpcc_host_min_cwnd(uint32_t n)
 
 #define MPCC_STR_(x) #x
 #define MPCC_STR(x) MPCC_STR_(x)
-/* On the host the ops table is the algorithm's name and default kernel name. */
-#define MPCC_STRUCT_OPS(algo) \
-	const char mpcc_host_algorithm[] = #algo; \
-	const char mpcc_host_kernel_name[] = MPCC_STR(MPCC_KERNEL_SYM)
+/* The kernel name the BPF build's ops table registers (its .name, MPCC_KERNEL_STR). */
+const char mpcc_host_kernel_name[] = MPCC_STR(MPCC_KERNEL_SYM);
 
 #endif /* MPCC_HOST_H */

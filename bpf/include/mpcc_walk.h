@@ -2,7 +2,7 @@
 /*
  * mpcc_walk.h — the routes the coupled rule sees: the walk over the MPTCP connection's subflows
  * (mpcc_gather) that fills struct mpcc_conn (windows, RTTs, OLIA's ℓ, baseRTT) for the rule.
- * Included by mpcc_kern.h once the socket accessors, struct mpcc_ca and the records are defined.
+ * Included by mpcc_kern.h once the socket accessors and struct mpcc_ca are defined.
  *
  * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
  * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
@@ -23,14 +23,16 @@
 #ifndef MPCC_WALK_H
 #define MPCC_WALK_H
 
-/* OLIA's ℓ: the larger of the bytes acknowledged since the last loss and between the last two
- * losses (Khalili et al.; mptcp_olia.c used snd_una marks, bytes_acked does not wrap). */
-static __always_inline __u64 mpcc_olia_ell(__u64 bytes_acked, __u64 loss1, __u64 loss2)
-{
-	__u64 since = bytes_acked - loss2, between = loss2 - loss1;
-
-	return since > between ? since : between;
-}
+/* What an algorithm reads of each route besides its window and RTT (OLIA's ℓ) it fills itself:
+ * MPCC_ROUTE_SELF(c, k, sk) for the subflow running the callback, MPCC_ROUTE_SIBLING(c, k, sk,
+ * ssk) for another (ssk: read with CO-RE probe reads only), defined by the algorithm file. */
+#ifdef MPCC_ROUTE_SELF
+static __always_inline void MPCC_ROUTE_SELF(struct mpcc_conn *c, __u32 k, struct sock *sk);
+static __always_inline void MPCC_ROUTE_SIBLING(struct mpcc_conn *c, __u32 k, struct sock *sk, struct sock *ssk);
+#else
+#define MPCC_ROUTE_SELF(c, k, sk) do { } while (0)
+#define MPCC_ROUTE_SIBLING(c, k, sk, ssk) do { } while (0)
+#endif
 
 /* baseRTT in the unit of srtt_us (1/8 µs) from the kernel's windowed minimum RTT (µs,
  * tcp_min_rtt(); net.ipv4.tcp_min_rtt_wlen, 300 s by default); srtt when there is no sample. */
@@ -41,14 +43,7 @@ static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
 	return (min_rtt_us != ~0U && b) ? b : srtt;
 }
 
-/* c->ell, c->base_rtt exist only for the algorithms that read them (mpcc_math.h). */
-static __always_inline void mpcc_set_ell(struct mpcc_conn *c, __u32 k, __u64 ell)
-{
-#if MPCC_LOSS_INTERVAL
-	c->ell[k & (MPCC_MAX_ROUTES - 1)] = ell;
-#endif
-}
-
+/* c->base_rtt exists only for the algorithms that read it (mpcc_math.h). */
 static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
 {
 #if MPCC_PERIODIC
@@ -69,17 +64,11 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 }
 
 /* A silent route: packets in flight, and the newest packet it delivered (tp->rack.mstamp: that
- * packet's send time, µs) was sent more than max(2·srtt, 200 ms) before now (tcp_mstamp of the
- * subflow running the callback, the same clock). Its ACKs have stopped — in the churn soaks, a link
- * that went down (bench/kernel/CHURN.md §11) — and it is not counted. The papers' sums run over the
- * routes' rates x_r = w_r/τ_r (Peng et al. eq. (7): Balia's α_r = max_k x_k / x_r); a route that
- * delivers nothing has rate 0, but its window stays whole until its retransmission timer fires,
- * which with RTT variance takes 1-2 s (RTO = srtt + 4·rttvar). Counted meanwhile, a dead window
- * held a median 89 % of the sum in the 1,684 records that had one (balia soak): the live routes'
- * increases shrank and Balia's decrease min(α_r, 1.5)·w_r/2 grew to 0.75·w_r. 2·srtt is TCP's own
- * tail-loss-probe timeout (RFC 8985 §7.2); the 200 ms floor (TCP_RTO_MIN) keeps a delayed ACK on a
- * short path from counting as silence. A route with nothing in flight (idle, application-limited)
- * is never silent, nor one that has delivered nothing yet (mstamp 0: a new join). */
+ * packet's send time, µs) was sent more than max(2·srtt, 200 ms) before now (tcp_mstamp, the same
+ * clock): its ACKs have stopped (a link down) and its rate x_r is 0, though its window stays whole
+ * until the retransmission timer fires; it is not counted (docs/kernel.md "Which subflows count").
+ * 2·srtt is TCP's tail-loss-probe timeout (RFC 8985), 200 ms TCP_RTO_MIN. A route with nothing in
+ * flight, or that has delivered nothing yet (a new join), is never silent. */
 static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_us, __u32 packets_out,
 					     __u32 srtt)
 {
@@ -90,17 +79,10 @@ static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_
 	return packets_out && last_delivered_us && now_us > last_delivered_us + lim;
 }
 
-/* The walk fills each route's baseRTT only when the periodic update reads the walk (with
- * MPCC_OWN_ROUTE it reads route r alone, mpcc_fill_own, and the loss rule reads no baseRTT). The
- * fill costs a branch per route, with which 6.1's verifier gave up on FAST's ssthresh after
- * 1,000,000 instructions (66,000 without; 52,000 either way on 6.18). */
+/* The walk fills each route's baseRTT only when a periodic update reads the walk (not with
+ * MPCC_OWN_ROUTE: mpcc_fill_own); the branch per route costs 6.1's verifier ~15x the states. */
 #define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
 
-/* Torn-record check of the trace's mpcc_seen record (see mpcc_records.h); every algorithm has it
- * since the walk has a frame of its own (below; OLIA had no stack left for its two locals before). */
-#ifndef MPCC_SEEN_TORN_CHECK
-#define MPCC_SEEN_TORN_CHECK 1
-#endif
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
  * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
@@ -114,15 +96,6 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	struct mptcp_subflow_context *sf, *ctx;
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
-#if MPCC_LOSS_INTERVAL
-	struct mpcc_ca *myca = inet_csk_ca(sk);
-#endif
-	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
-	struct mpcc_seen *seen = NULL;
-	__u64 walk_start = 0;
-#if MPCC_LOSS_INTERVAL
-	__u64 my_ops = (__u64)BPF_CORE_READ(inet_csk(sk), icsk_ca_ops);
-#endif
 	__u32 i, found = 0;
 
 	c->n = 0;
@@ -135,13 +108,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
 	if (!msk)
 		return -1;
-	if (trace_on && *trace_on) {
-		seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
-		if (seen && MPCC_SEEN_TORN_CHECK)   /* marks the per-CPU record as this walk's (below) */
-			seen->ktime_ns = walk_start = bpf_ktime_get_ns();
-		if (seen)
-			__builtin_memset(seen->silent, 0, sizeof(seen->silent));
-	}
+	MPCC_WALK_BEGIN(msk);
 	head = (struct list_head *)__builtin_preserve_access_index(&msk->conn_list);
 	pos = BPF_CORE_READ(msk, conn_list.next);
 
@@ -159,16 +126,13 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		pos = BPF_CORE_READ(pos, next);
 		if (k >= MPCC_MAX_ROUTES)
 			break;
-		if (seen)
-			seen->lport[k] = BPF_CORE_READ(ssk, __sk_common.skc_num);
+		MPCC_WALK_PORT(k, BPF_CORE_READ(ssk, __sk_common.skc_num));
 		if (ssk == sk) {
 			*self = k;
 			found = 1;
 			c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-#if MPCC_LOSS_INTERVAL
-			mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-#endif
+			MPCC_ROUTE_SELF(c, k, sk);
 			if (MPCC_WALK_BASE_RTT)
 				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 			c->n = k + 1;
@@ -188,9 +152,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			continue;
 		if (mpcc_route_silent(tp->tcp_mstamp, BPF_CORE_READ(stp, rack.mstamp),
 				      BPF_CORE_READ(stp, packets_out), srtt)) {
-			if (seen)   /* at the list position: a counter of its own multiplied the states the
-				     * verifier walks past its 1,000,000-instruction limit (balia, 6.18) */
-				seen->silent[i & (MPCC_MAX_ROUTES - 1)] = BPF_CORE_READ(ssk, __sk_common.skc_num);
+			MPCC_WALK_SILENT(i, BPF_CORE_READ(ssk, __sk_common.skc_num));
 			continue;
 		}
 		c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_cwnd) << MPCC_CWND_SHIFT;
@@ -200,19 +162,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		c->rtt[k] = srtt;
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
-#if MPCC_LOSS_INTERVAL
-		{
-			struct { __u64 loss1, loss2; } oca = {};   /* two fields of struct mpcc_ca:
-								 * only they, to keep the stack small */
-
-			/* another subflow's ℓ lives in its CA area, if it runs this same algorithm */
-			if ((__u64)BPF_CORE_READ((struct inet_connection_sock *)ssk, icsk_ca_ops) == my_ops)
-				bpf_probe_read_kernel(&oca, sizeof(oca),
-					(void *)__builtin_preserve_access_index(&((struct inet_connection_sock *)ssk)->icsk_ca_priv) +
-					__builtin_offsetof(struct mpcc_ca, loss1));
-			mpcc_set_ell(c, k, mpcc_olia_ell(BPF_CORE_READ(stp, bytes_acked), oca.loss1, oca.loss2));
-		}
-#endif
+		MPCC_ROUTE_SIBLING(c, k, sk, ssk);
 		c->n = k + 1;
 	}
 	if (!found) {   /* not (yet) on the list: count it anyway */
@@ -221,34 +171,15 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		if (k >= MPCC_MAX_ROUTES)
 			k = MPCC_MAX_ROUTES - 1;
 		*self = k;
-		if (seen)
-			seen->lport[k] = sk->__sk_common.skc_num;
+		MPCC_WALK_PORT(k, sk->__sk_common.skc_num);
 		c->cwnd[k] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
-#if MPCC_LOSS_INTERVAL
-		mpcc_set_ell(c, k, mpcc_olia_ell(tp->bytes_acked, myca->loss1, myca->loss2));
-#endif
+		MPCC_ROUTE_SELF(c, k, sk);
 		if (MPCC_WALK_BASE_RTT)
 			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
 		c->n = k + 1;
 	}
-	/* The record is per-CPU scratch: another walk on this CPU (a softirq's, or after preemption
-	 * in process context) may have refilled it meanwhile; then this one is torn: drop it. */
-	if (seen && (!MPCC_SEEN_TORN_CHECK || seen->ktime_ns == walk_start)) {
-		__u32 token = BPF_CORE_READ(msk, token);
-		__u64 now = bpf_ktime_get_ns();
-
-		seen->ktime_ns = now;
-		seen->n = c->n;
-		seen->self = *self;
-		for (i = 0; i < MPCC_MAX_ROUTES; i++) {
-			seen->cwnd[i] = (__u32)(c->cwnd[i] >> MPCC_CWND_SHIFT);
-			seen->srtt[i] = (__u32)c->rtt[i];
-		}
-		bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
-		if (MPCC_SEEN_TORN_CHECK && seen->ktime_ns != now)   /* refilled while being copied */
-			bpf_map_delete_elem(&mpcc_seen, &token);
-	}
+	MPCC_WALK_END(c, *self, msk);
 	return 0;
 }
 

@@ -58,8 +58,9 @@ def _gone(map_id: int, timeout_s=15.0) -> bool:
 CREATED: set[int] = set()       # struct_ops map ids this module registered
 
 
-def _load(algo):
-    reg = bpf.load(algo)
+def _load(algo, diag: bool = False):
+    """Register algo (diag: the build with the diagnostic maps, for the trace)."""
+    reg = bpf.load(algo, diag=diag)
     if reg.created:
         CREATED.add(reg.map_id)
     return reg
@@ -376,7 +377,7 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
     the same header, given those inputs, returns exactly the same I_r and D_r."""
     port = 5400 + TRACED.index(algo)
     sp, lib = bpf.spec(algo), host_math(algo)
-    with _load(algo) as reg:
+    with _load(algo, diag=True) as reg:
         bpf_records.trace_set(algo, True)
         try:
             _transfer(two_paths, port, reg.kernel_name, secs=2.0)
@@ -413,7 +414,7 @@ def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_mat
         algo = {"name": "ewtcp", "a": a}
         sp, lib = bpf.spec(algo), host_math(algo)
         assert (sp.kernel_name == "mpcc_ewtcp") == (a == 1.0)
-        with _load(algo) as reg:
+        with _load(algo, diag=True) as reg:
             bpf_records.trace_set(algo, True)
             try:
                 sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=2.0)
@@ -434,7 +435,7 @@ def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_mat
 
 
 def _traced_transfer(two_paths, algo, port, secs=2.0):
-    with _load(algo) as reg:
+    with _load(algo, diag=True) as reg:
         bpf_records.trace_set(algo, True)
         try:
             sent, received, subflows = _transfer(two_paths, port, reg.kernel_name, secs=secs)
@@ -493,7 +494,7 @@ def test_fast_base_rtt_is_the_least_min_rtt_of_the_connections_life(two_paths):
     subprocess.run(wlen + ["net.ipv4.tcp_min_rtt_wlen=1"], check=True)
     subprocess.run(tbf + ["20mbit"], check=True)
     try:
-        with _load(algo) as reg:
+        with _load(algo, diag=True) as reg:
             bpf_records.trace_set(algo, True)
             try:
                 sent, received, _ = _transfer(two_paths, 5485, reg.kernel_name, secs=4.0, proto="tcp")

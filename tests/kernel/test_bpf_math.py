@@ -130,7 +130,7 @@ def test_file_declarations_agree_with_the_loader_and_the_reference(host, algo):
     holds) is the loader's; the ops table's name is the file's; and where the Python reference
     has the same parameter, its default is the same number."""
     lib, src = host(algo), bpf.sources()[algo]
-    assert lib.name() == (algo, src.kernel_name)
+    assert lib.kernel_name() == src.kernel_name
     assert lib.param_count() == len(src.params)
     assert lib.default_values() == bpf.make_spec(algo).values
     if algo in pyalgos.REGISTRY:

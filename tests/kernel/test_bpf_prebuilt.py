@@ -53,10 +53,12 @@ def test_the_checkouts_prebuilt_objects_are_built_from_the_current_sources():
     if not index:
         pytest.skip("no prebuilt objects in this checkout (fix: make bpf-prebuilt)")
     stale = [ent["describe"] for ent in index["objects"].values()
-             if ent["source_sha256"] != bpf_prebuilt.source_digest(bpf.spec(ent["describe"]), bpf.BPF_DIR)]
+             if ent["source_sha256"] != bpf_prebuilt.source_digest(
+                 bpf.variant(bpf.spec(ent["describe"]), ent.get("build", "default")), bpf.BPF_DIR)]
     assert stale == [], f"prebuilt objects older than bpf/: {stale} (fix: make bpf-prebuilt)"
     assert sorted(index["objects"]) == sorted(
-        bpf.spec(a).stem for a in [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS])
+        bpf.variant(bpf.spec(a), b).stem for a in [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS]
+        for b in bpf_prebuilt.PREBUILT_BUILDS)
 
 
 @pytest.mark.kernel

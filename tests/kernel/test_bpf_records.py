@@ -1,6 +1,7 @@
 """The window-jump ring's reader (python/mpcc/testbed/bpf_records.py) against the C record
-(bpf/include/mpcc_records.h: struct mpcc_jump, read from the prebuilt object's BTF; no root), and
-how it counts the kinds that are no fault apart from the faults."""
+(bpf/compat/mpcc_records.h: struct mpcc_jump, read from the BTF of the compat build with the
+diagnostic maps, compiled here; no root), and how it counts the kinds that are no fault apart from
+the faults."""
 
 from __future__ import annotations
 
@@ -11,9 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed import bpf_records
-
-PREBUILT = Path(bpf_records.__file__).resolve().parent / "bpf_prebuilt"
+from mpcc.testbed import bpf, bpf_records
 
 
 def _row(key: int, **fields) -> dict:
@@ -23,8 +22,9 @@ def _row(key: int, **fields) -> dict:
 
 
 def _btf_struct(obj: str, name: str) -> tuple[int, list[tuple[str, int]]]:
-    """A struct of the prebuilt object's BTF: its size and (member, byte offset) of each member."""
-    out = subprocess.run(["bpftool", "btf", "dump", "file", str(PREBUILT / f"{obj}.bpf.o")],
+    """A struct of the diagnostic build's BTF: its size and (member, byte offset) of each member."""
+    path = bpf.build(obj, build="compat-diag")[0]
+    out = subprocess.run(["bpftool", "btf", "dump", "file", str(path)],
                          capture_output=True, text=True, check=True).stdout
     block = out[out.index(f"STRUCT '{name}'"):]
     n = int(re.search(r"vlen=(\d+)", block).group(1))
@@ -32,8 +32,9 @@ def _btf_struct(obj: str, name: str) -> tuple[int, list[tuple[str, int]]]:
     return int(re.search(r"size=(\d+)", block).group(1)), [(m, int(b) // 8) for m, b in members]
 
 
-_NEEDS_OBJECTS = pytest.mark.skipif(not shutil.which("bpftool") or not (PREBUILT / "balia.bpf.o").exists(),
-                                    reason="needs bpftool and the prebuilt objects (make setup)")
+_NEEDS_OBJECTS = pytest.mark.skipif(not shutil.which("bpftool") or not shutil.which("clang")
+                                    or not Path("/sys/kernel/btf/vmlinux").exists(),
+                                    reason="needs bpftool, clang and the kernel's BTF")
 
 
 @_NEEDS_OBJECTS
@@ -65,7 +66,7 @@ def test_kinds_apart_are_counted_apart_and_the_rest_are_faults():
 
 def test_the_fault_kinds_are_those_below_the_first_kind_counted_apart():
     # mpcc_jump_record counts a record apart when kind >= MPCC_JUMP_REPAIRED; the reader must agree
-    text = (Path(__file__).resolve().parents[2] / "bpf" / "include" / "mpcc_records.h").read_text()
+    text = (Path(__file__).resolve().parents[2] / "bpf" / "compat" / "mpcc_records.h").read_text()
     kinds = {name: int(v) for name, v in re.findall(r"MPCC_JUMP_(\w+) = (\d+)", text)}
     assert set(kinds.values()) == set(bpf_records._JUMP_KINDS)
     assert bpf_records._FAULT_KINDS == tuple(range(1, kinds["REPAIRED"]))

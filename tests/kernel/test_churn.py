@@ -268,7 +268,7 @@ def test_no_kernel_warning_and_nothing_left_behind(soak):
 @pytest.mark.kernel
 def test_no_window_jump(soak):
     # snd_cwnd never more than doubles outside slow start's and the rule's own steps, and ssthresh()
-    # never exceeds the window it reduces (bpf/include/mpcc_records.h: mpcc_jumps); a bad ssthresh
+    # never exceeds the window it reduces (bpf/compat/mpcc_records.h: mpcc_jumps); a bad ssthresh
     # or window (undo_cwnd's) repaired before any window is computed from it (mpcc_repair_unwritten,
     # CHURN.md §3d) is counted apart and is not a jump, and so are a slow-start step over packets
     # that were all delivered since the control last ran, an init done late and a delivered count

@@ -1,7 +1,8 @@
-"""Our own cong_control (bpf/include/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
+"""The compat build's own cong_control (bpf/compat/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
 
-The struct_ops table has cong_control (no cong_avoid, which the kernel would not call beside it,
-nor the in_ack_event repair that cong_control's own repair replaced), and a socket's window follows the kernel's reduction rules: at the end of
+The compat build's struct_ops table has cong_control (beside it the kernel does not call the
+table's cong_avoid), the default build's has cong_avoid and none of the compat programs; with the
+compat build a socket's window follows the kernel's reduction rules: at the end of
 every CWR or (not undone) Recovery episode the window is ssthresh (tcp_end_cwnd_reduction, which
 the kernel skips for a cong_control CC and our set_state redoes), never above ssthresh + 1 (one
 congestion-avoidance step of the same ACK). The observation is independent of our programs: the
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -85,10 +87,22 @@ PACING = textwrap.dedent(f"""
     f["pacing_rate"] = struct.unpack_from("Q", i, 104)[0]
     print(json.dumps(f)); s.close()
 """)
-# where tp->segs_in stands in our CA area after cong_control (struct mpcc_ca.prev_segs_in for an
-# algorithm without MPCC_LOSS_INTERVAL, MPCC_PER_ACK_MODE or MPCC_PERIODIC, as balia: a
-# _Static_assert in bpf/include/mpcc_kern.h keeps it there)
-PREV_SEGS_IN = 68
+def _member_offset(obj: Path, struct: str, member: str) -> int:
+    """Byte offset of ``member`` in ``struct`` as the object's BTF lays it out."""
+    out = subprocess.run(["bpftool", "btf", "dump", "file", str(obj)], capture_output=True, text=True,
+                         check=True).stdout
+    block = out[out.index(f"STRUCT '{struct}'"):]
+    block = block[:block.index("\n[", 1)] if "\n[" in block else block
+    m = re.search(rf"^\s+'{member}' type_id=\d+ bits_offset=(\d+)", block, re.M)
+    assert m, f"no {struct}.{member} in {obj}'s BTF"
+    return int(m.group(1)) // 8
+
+
+def prev_segs_in() -> int:
+    """Where tp->segs_in stands in the compat build's CA area after its cong_control
+    (struct mpcc_ca.prev_segs_in of balia's compat object, in the BTF of its diagnostic build,
+    whose records name the struct)."""
+    return _member_offset(bpf.build("balia", build="compat-diag")[0], "mpcc_ca", "prev_segs_in")
 
 
 def _watch(ours: bool) -> str:
@@ -98,7 +112,7 @@ def _watch(ours: bool) -> str:
     since its last run — tcp_v4_rcv counts segs_in before tcp_rcv_established fires tcp_probe),
     always 1 for the kernel's own control."""
     ran = (f"((struct tcp_sock *)args->skaddr)->segs_in - *(uint32 *)((uint8 *)((struct inet_connection_sock *)"
-           f"args->skaddr)->icsk_ca_priv + {PREV_SEGS_IN}) == 1" if ours else "1")
+           f"args->skaddr)->icsk_ca_priv + {prev_segs_in()}) == 1" if ours else "1")
     return textwrap.dedent(f"""
     tracepoint:tcp:tcp_cong_state_set /args->sport == {PORT} || args->dport == {PORT}/ {{
       $icsk = (struct inet_connection_sock *)args->skaddr;
@@ -227,16 +241,19 @@ def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
                        f"(state, cwnd, ssthresh, ran, packets the ending ACK delivered, segments from the end to the reading): {wrong[:5]}")
 
 
-def test_the_ops_table_has_cong_control_and_not_the_hooks_it_replaces():
-    with bpf.load("balia") as reg:
+@pytest.mark.parametrize("build", ["default", "compat"])
+def test_the_ops_table_of_each_build(build):
+    with bpf.load("balia", build=build) as reg:
+        assert reg.build == build
         out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "name", reg.kernel_name],
                              capture_output=True, text=True, check=True).stdout
     data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in json.loads(out)
                 if "bpf_struct_ops_tcp_congestion_ops" in d)
     prog = {k: v.rsplit(" ", 1)[-1] for k, v in data.items() if isinstance(v, str) and "(" in v}
-    for op in ("init", "cong_control", "ssthresh", "undo_cwnd", "set_state", "cwnd_event"):
+    compat = ("cong_control", "set_state", "cwnd_event")
+    for op in ("init", "cong_avoid", "ssthresh", "undo_cwnd", *(compat if build == "compat" else ())):
         assert "prog_id:" in prog[op], (op, data[op])
-    for op in ("cong_avoid", "in_ack_event", "pkts_acked"):
+    for op in ("in_ack_event", "pkts_acked", *(compat if build == "default" else ())):
         assert prog[op] == "0", (op, data[op])
 
 
@@ -247,7 +264,7 @@ def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(p
 
 
 def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
-    with bpf.load("balia") as reg:
+    with bpf.load("balia", build="compat-diag") as reg:     # the object prev_segs_in() reads
         ends, huge = _episode_ends(reg.kernel_name, ours=True)
     _check_ends(ends)
     assert huge == 0
@@ -272,5 +289,5 @@ def _check_pacing(f: dict) -> None:
 
 def test_pacing_rate_is_the_kernels_formula_for_reno_and_for_ours(path):
     _check_pacing(_pacing("reno"))        # the formula's control: the kernel's own computation
-    with bpf.load("balia") as reg:
+    with bpf.load("balia", build="compat") as reg:
         _check_pacing(_pacing(reg.kernel_name))

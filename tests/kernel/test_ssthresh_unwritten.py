@@ -70,7 +70,7 @@ def run():
         f"ip netns exec {NS_A} tc qdisc add dev ssa0 root tbf rate 20mbit burst 10kb limit 30000")
     srv = None
     try:
-        with bpf.load("balia"):
+        with bpf.load("balia", diag=True):
             srv = subprocess.Popen(["taskset", "-c", "0", "ip", "netns", "exec", NS_B, sys.executable,
                                     "-c", SERVER], stdout=subprocess.PIPE, text=True)
             assert srv.stdout.readline().strip() == "ready"

@@ -41,7 +41,8 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
         index = json.loads(z.read(PREFIX + bpf_prebuilt.INDEX))
     objects = index["objects"]
     # every bpf/<algorithm>.bpf.c with its defaults, and every common set, by kernel name
-    wanted = [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]
+    wanted = [bpf.variant(sp, b) for b in bpf_prebuilt.PREBUILT_BUILDS
+              for sp in [bpf.spec(a) for a in bpf.algorithms()] + [bpf.spec(s) for s in bpf_prebuilt.COMMON_SETS]]
     for sp in wanted:
         ent = objects.get(sp.stem)
         assert ent is not None, f"{sp.describe()} not in the wheel's index"
@@ -53,7 +54,7 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
         for ent in objects.values():
             assert z.read(PREFIX + ent["file"])[:4] == b"\x7fELF"
         # the sources they were built from, byte for byte (names, parameters and the clang fallback)
-        for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *(bpf.BPF_DIR / "include").glob("*.h")]:
+        for f in [*bpf.BPF_DIR.glob("*.bpf.c"), *bpf.source_headers()]:
             assert z.read(PREFIX + "src/" + str(f.relative_to(bpf.BPF_DIR))) == f.read_bytes(), f.name
 
 
@@ -116,7 +117,8 @@ def test_installed_wheel_compiles_a_new_parameter_set_from_its_own_sources(wheel
         assert p.returncode == 0, p.stderr
         assert sp.kernel_name in Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
         # compiled into the user's cache, not into the installed package
-        assert list((tmp_path / "cache" / "mpcc" / "bpf").glob(f"{sp.stem}.bpf.o"))
+        stem = bpf.variant(sp, bpf.selected_build()[0]).stem
+        assert list((tmp_path / "cache" / "mpcc" / "bpf").glob(f"{stem}.bpf.o"))
     finally:
         subprocess.run([*run, "kernel", "unload", sp.kernel_name], env=env, cwd=tmp_path,
                        capture_output=True, text=True, timeout=60)

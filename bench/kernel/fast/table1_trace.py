@@ -57,6 +57,7 @@ def main(out: Path, name: str, duration: float, warmup: float, w: float | None) 
     from mpcc.reproduce.tang2010 import kernel
     from mpcc.reproduce.tang2010.packet import with_adapt_w
     from mpcc.testbed import engine
+    os.environ["MPCC_BPF_BUILD"] = "compat-diag"      # the trace is a diagnostic map
 
     s = kernel.scaled_down(scen.load(SCENARIO_DIR / "tang2010" / f"{name}.toml"))
     if w is not None:

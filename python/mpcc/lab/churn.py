@@ -369,7 +369,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()), "kernel": os.uname().release}
     events = {"endpoint_add": 0, "endpoint_del": 0, "endpoint_refused": 0, "link_down": 0, "link_up": 0}
     lab_ = BOTTLENECKS[bottleneck](rate_mbit, rmem, queue_bytes, tuple(sysctls))
-    with (_Builtin(algo) if builtin else bpf.load(algo)) as reg, lab_ as lab:
+    with (_Builtin(algo) if builtin else bpf.load(algo, diag=True)) as reg, lab_ as lab:
         m_loaded = {i: n for i, n in maps().items() if i not in m0}
         res["created_by_load"] = sorted(set(m_loaded.values()))
         srv = subprocess.Popen(["ip", "netns", "exec", lab.ns["srv"], sys.executable, "-m", "mpcc.lab.churn", "sink", str(PORT),

@@ -109,12 +109,13 @@ def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: b
         return out, "the server received nothing"
     if runs is not None and runs <= 0:
         return out, "the struct_ops programs never ran (bpf_stats run_cnt unchanged)"
-    # cong_control read the kernel's rate sample at every ACK (its argument differs between 6.1
-    # and 6.10+: bpf/include/mpcc_prr.h mpcc_rate_sample)
-    from mpcc.testbed import bpf_records
-    out["unseen"] = bpf_records.jumps_read(algo)["unseen"]
-    if out["unseen"]["rs_unread"]:
-        return out, f"cong_control could not read the rate sample at {out['unseen']['rs_unread']} ACKs"
+    # the compat build's cong_control read the kernel's rate sample at every ACK (its argument
+    # differs between 6.1 and 6.10+: bpf/compat/mpcc_prr.h mpcc_rate_sample); the default build
+    # has no cong_control (health_counters: None)
+    from mpcc.testbed import bpf
+    out["health"] = bpf.health_counters(algo)
+    if out["health"] and out["health"]["rate_sample_unreadable"]:
+        return out, f"cong_control could not read the rate sample at {out['health']['rate_sample_unreadable']} ACKs"
     return out, None
 
 

@@ -17,7 +17,15 @@ SIGKILL — and never touches a struct_ops it has no record for (a registration 
 is used but never unregistered, except by an explicit ``unload``).
 
 API used by the testbed (names are a contract): :func:`algorithms`, :func:`kernel_name`,
-:func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`.
+:func:`load`, :func:`unload`, :func:`status`, :func:`cleanup_stale`, :func:`selected_build`,
+:func:`health_counters`.
+
+Builds. Each parameter set compiles in one of :data:`~.bpf_sources.BUILDS`: ``default`` (the
+kernel's own loss recovery, as bpf_cubic), or ``compat`` (``bpf/compat/``: for a kernel that
+skips struct_ops programs while PID 1 runs, bench/kernel/KERNEL_BUG.md), or ``compat-diag``
+(compat with the diagnostic maps, for the tests and bench scripts that read them: ``load(...,
+diag=True)``). :func:`detect_build` picks default or compat from facts of the running kernel;
+``MPCC_BPF_BUILD=default|compat|compat-diag`` (or ``mpcc kernel load --build``) overrides it.
 
 The algorithms and their parameters are read from the files ``bpf/*.bpf.c`` themselves
 (:mod:`.bpf_sources`). Parameters are set per load: each parameter set is one object, compiled
@@ -47,7 +55,7 @@ from ..errors import EnvironmentProblem, MpccError
 from ..filelock import exclusive
 from . import bpf_prebuilt as _prebuilt
 from . import bpf_sources as _sources
-from .bpf_sources import ALIASES, BPF_DIR, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources  # noqa: F401 (API)
+from .bpf_sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources, variant  # noqa: F401 (API)
 
 
 #: where objects compiled on this machine go: bpf/.output in a checkout; for an installed package
@@ -138,6 +146,79 @@ def _run(cmd: list[str], what: str, error=MpccError) -> str:
     return p.stdout
 
 
+# --- which build -------------------------------------------------------------------------------
+INIT_PRIVATE = Path("/proc/sys/kernel/init_private")
+VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
+_SKIPS = "this kernel skips struct_ops programs while PID 1 runs"
+
+
+def _btf_member(btf: Path, struct: str, member: str, dump=None) -> bool:
+    """Whether ``struct`` has a member ``member`` in the BTF file ``btf``: a byte search first
+    (the name absent: no), then ``bpftool btf dump file BTF format raw`` (``dump``: a function
+    of the path returning that text, for tests)."""
+    try:
+        if member.encode() not in btf.read_bytes():
+            return False
+    except OSError:
+        return False
+    if dump is None:
+        def dump(path):
+            tool = _tool("bpftool")
+            if tool is None:
+                return ""
+            p = subprocess.run([tool, "btf", "dump", "file", str(path), "format", "raw"], capture_output=True, text=True)
+            return p.stdout
+    inside = False
+    for line in dump(btf).splitlines():
+        if line.startswith("["):
+            inside = f"STRUCT '{struct}'" in line
+        elif inside and line.strip().startswith(f"'{member}'"):
+            return True
+    return False
+
+
+def detect_build(init_private: Path = INIT_PRIVATE, btf: Path = VMLINUX_BTF, dump=None) -> tuple[str, str]:
+    """(build, reason): ``"compat"`` where the running kernel has the platform defect of
+    bench/kernel/KERNEL_BUG.md — a patch that skips struct_ops programs not owned by init while
+    PID 1 runs — else ``"default"``. Decided from facts of the kernel, never its name: the sysctl
+    kernel.init_private (1: the skip is on; 0: off) and, when the sysctl is absent, the member
+    ``init_owned`` of ``struct bpf_prog_aux`` in its BTF (the patch's own field; mainline has
+    neither). ``init_private``, ``btf`` and ``dump`` (see :func:`_btf_member`) are for tests."""
+    try:
+        value = init_private.read_text().strip()
+    except OSError:
+        value = None
+    if value is not None:
+        if value != "0":
+            return "compat", f"{_SKIPS}: kernel.init_private={value}"
+        return "default", "kernel.init_private=0: struct_ops programs run whatever task they interrupt"
+    if _btf_member(btf, "bpf_prog_aux", "init_owned", dump):
+        return "compat", f"{_SKIPS}: its BTF has bpf_prog_aux.init_owned"
+    return "default", "stock kernel: no kernel.init_private, no bpf_prog_aux.init_owned"
+
+
+def selected_build(diag: bool = False, override: str | None = None) -> tuple[str, str]:
+    """(build, reason) for a load: ``override`` (``mpcc kernel load --build``), else the
+    environment's ``MPCC_BPF_BUILD`` (default, compat, compat-diag; auto or unset: detect),
+    else :func:`detect_build`. ``diag`` (the diagnostic maps, which only the compat build has)
+    makes it compat-diag."""
+    want = (override or os.environ.get("MPCC_BPF_BUILD") or "auto").strip().lower()
+    if want not in (*BUILDS, "auto"):
+        raise MpccError(f"MPCC_BPF_BUILD / --build: unknown build {want!r} (fix: use auto, {', '.join(BUILDS)})")
+    if want == "auto":
+        build, reason = detect_build()
+    else:
+        build, reason = want, ("--build" if override else "MPCC_BPF_BUILD") + f"={want}"
+    if diag and build != "compat-diag":
+        return "compat-diag", f"diagnostic maps requested ({reason})"
+    return build, reason
+
+
+def build_notice(build: str, reason: str) -> str:
+    """The one line `mpcc kernel load` and every testbed run print."""
+    return f"BPF build: {build} ({reason})"
+
+
 # --- build ------------------------------------------------------------------------------------
 def _bpf_arch() -> str:
     m = platform.machine()
@@ -166,6 +247,11 @@ def object_path(algo) -> Path:
     return OUTPUT_DIR / f"{spec(algo).stem}.bpf.o"
 
 
+def source_headers() -> list[Path]:
+    """The headers every object is built from (the shared glue and the compat layer)."""
+    return sorted([*(BPF_DIR / "include").glob("*.h"), *(BPF_DIR / "compat").glob("*.h")])
+
+
 def clang_version() -> str:
     clang = _tool("clang")
     if clang is None:
@@ -192,13 +278,18 @@ def compile_object(sp: BpfSpec, obj: Path) -> Path:
     return obj
 
 
-def build(algo=None, force: bool = False) -> list[Path]:
-    """The object of each parameter set (all algorithms with their default parameters if None):
+def build(algo=None, force: bool = False, build: str | None = None) -> list[Path]:
+    """The object of each parameter set (all algorithms with their default parameters if None)
+    in ``build`` (None: :func:`selected_build`; a BpfSpec's own build if it is not the default):
     the package's prebuilt CO-RE object when it has this set and the sources are unchanged
     (:mod:`.bpf_prebuilt`), else bpf/.output/<stem>.bpf.o compiled with clang when the sources
     or the kernel's BTF changed (``force``: always compile). Returns the object paths."""
     check_environment(need_root=False)
     specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]
+    if build is None and not (len(specs) == 1 and specs[0].build != "default"):
+        build = selected_build()[0]
+    if build is not None:
+        specs = [variant(sp, build) for sp in specs]
     out = []
     with exclusive(OUTPUT_DIR / ".lock"):
         for sp in specs:
@@ -210,7 +301,7 @@ def build(algo=None, force: bool = False) -> list[Path]:
                 out.append(pre)
                 continue
             obj = object_path(sp)
-            deps = [sp.source, *sorted((BPF_DIR / "include").glob("*.h"))]
+            deps = [sp.source, *source_headers()]
             btf = Path("/sys/kernel/btf/vmlinux")
             stamp = OUTPUT_DIR / "vmlinux.btf-sha256"
             stale = (not stamp.exists() or stamp.read_text().strip()
@@ -219,7 +310,7 @@ def build(algo=None, force: bool = False) -> list[Path]:
                     obj.stat().st_mtime < max(p.stat().st_mtime for p in deps if p.exists()):
                 compile_object(sp, obj)
             if sp.params:   # sidecar: kernel name → parameters (status, unload by kernel name)
-                side = OUTPUT_DIR / f"{sp.stem}.json"
+                side = OUTPUT_DIR / f"{sp.stem.split('.', 1)[0]}.json"
                 if not side.exists():
                     side.write_text(json.dumps({"kernel_name": sp.kernel_name, "algorithm": sp.algorithm,
                                                 "params": dict(sp.params)}) + "\n")
@@ -353,7 +444,7 @@ def refusal_reason(log: str, kname: str, obj: Path) -> str:
 
 
 def _register(sp: BpfSpec) -> int:
-    obj = build(sp)[0]
+    obj = build(sp, build=sp.build)[0]
     p = subprocess.run([_tool("bpftool"), "struct_ops", "register", str(obj)], capture_output=True, text=True)
     if p.returncode != 0:
         raise BpfBuildError(refusal_reason(p.stderr + p.stdout, sp.kernel_name, obj))
@@ -390,10 +481,16 @@ class Registration:
     held: bool = True
     token: str = ""
     params: tuple = ()              # the parameter set, e.g. (("a", 0.25),); () if the program has none
+    build: str = "default"          # the build registered (bpf_sources.BUILDS)
+    build_reason: str = ""          # why (selected_build), for the one-line notice
     _pid: int = field(default_factory=os.getpid, repr=False)
 
     def __enter__(self) -> "Registration":
         return self
+
+    def notice(self) -> str:
+        """``BPF build: <build> (<why>)``, the line `mpcc kernel load` and testbed runs print."""
+        return build_notice(self.build, self.build_reason)
 
     def __exit__(self, *exc) -> None:
         self.release()
@@ -405,12 +502,16 @@ class Registration:
         _release(self.kernel_name, self.token)
 
 
-def load(algo, persistent: bool = False) -> Registration:
+def load(algo, persistent: bool = False, build: str | None = None, diag: bool = False) -> Registration:
     """Register the algorithm's struct_ops (building it if needed) and hold it. Idempotent: if it
     is already registered, only the hold is added. ``persistent`` (``mpcc kernel load``): keep
-    it registered after this process exits, until ``unload``."""
+    it registered after this process exits, until ``unload``. ``build`` and ``diag`` as in
+    :func:`selected_build`; a registration already made in another build than one explicitly
+    asked for (``build``, ``diag`` or MPCC_BPF_BUILD) is refused in one line (unload it first)."""
     check_environment()
-    sp = spec(algo)
+    which, why = selected_build(diag, build)
+    explicit = bool(build or diag or os.environ.get("MPCC_BPF_BUILD", "auto").strip().lower() != "auto")
+    sp = variant(spec(algo), which)
     name, kname = sp.algorithm, sp.kernel_name
     with exclusive(STATE_DIR / ".lock"):
         ids = registered()
@@ -427,8 +528,14 @@ def load(algo, persistent: bool = False) -> Registration:
             rec["holders"].append(hold)
         rec["persistent"] = bool(rec.get("persistent")) or persistent
         created = kname not in ids
+        if not created and rec.get("build", which) != which:
+            if explicit:
+                raise MpccError(f"{kname} is loaded as the {rec['build']} build, not {which} "
+                                f"(fix: mpcc kernel unload {kname}, then load it again)")
+            which, why = rec["build"], rec.get("build_reason", "") + " (loaded before)"
         if created:
             rec["foreign"] = False
+            rec["build"], rec["build_reason"] = which, why
         _write_record(kname, rec)          # the record exists before the kernel object does
         try:
             map_id = _register(sp) if created else ids[kname]
@@ -440,8 +547,10 @@ def load(algo, persistent: bool = False) -> Registration:
             rec["registered_at"] = time.strftime("%Y-%m-%dT%H:%M:%S%z")
             rec["map_id"] = map_id
             _write_record(kname, rec)
+    if rec.get("foreign") and "build" not in rec:
+        which, why = "unknown", "registered outside mpcc"
     return Registration(name, kname, map_id, created, held=not persistent, token=hold["token"] if hold else "",
-                        params=sp.params)
+                        params=sp.params, build=which, build_reason=why)
 
 
 def _release(kname: str, token: str) -> None:
@@ -547,6 +656,64 @@ def cleanup_stale() -> list[str]:
                 rec["holders"] = live
                 _write_record(kname, rec)
     return removed
+
+
+#: mpcc_health entries (bpf/compat/mpcc_records.h): key → name
+HEALTH_KEYS = {1: "cwnd_jump_between_runs", 2: "slow_start_stale_count", 3: "rule_step_jump",
+               4: "ssthresh_above_cwnd", 5: "ssthresh_repaired", 6: "cwnd_repaired",
+               7: "slow_start_delivered", 8: "init_skipped", 9: "delivered_clamped",
+               10: "unseen_delivery_runs", 11: "unseen_delivered_packets", 12: "rate_sample_unreadable"}
+
+
+def _program_maps(map_id: int) -> dict[str, int]:
+    """name → id of the maps the programs of one struct_ops map use."""
+    dump = _run([_tool("bpftool"), "-j", "struct_ops", "dump", "id", str(map_id)], "struct_ops dump")
+    out: dict[str, int] = {}
+    for pid in sorted(set(re.findall(r"/prog_id:(\d+)", dump))):
+        prog = json.loads(_run([_tool("bpftool"), "-j", "prog", "show", "id", pid], "prog show"))
+        for mid in prog.get("map_ids", []):
+            if mid not in out.values():
+                m = json.loads(_run([_tool("bpftool"), "-j", "map", "show", "id", str(mid)], "map show"))
+                out[m.get("name", "")] = mid
+    return out
+
+
+def health_counters(algo=None) -> dict[str, int] | None:
+    """Counts of the compat layer's repairs and of evidence that the kernel skipped a program,
+    since each struct_ops was loaded, summed over the registered mpcc congestion controls (or
+    ``algo``'s alone): {name: count} for every name of :data:`HEALTH_KEYS` — ssthresh_repaired
+    and cwnd_repaired (a skipped ssthresh()/undo_cwnd() left stack garbage, repaired),
+    init_skipped, unseen_delivery_runs (a run found ACKs no cong_control was called for), the
+    window-jump kinds — each a monotonic counter (wraps at 2^64) until the struct_ops is
+    unregistered: take differences between the start and the end of a run. None when nothing
+    registered has the counters: the default build (which repairs nothing), a registration made
+    outside mpcc, or no root/bpftool. Cost: a few bpftool calls per registered algorithm (tens of
+    ms), no kernel work."""
+    if os.geteuid() != 0 or _tool("bpftool") is None:
+        return None
+    try:
+        ids = registered()
+        if algo is not None:
+            kname = kernel_name(algo)
+            ids = {kname: ids[kname]} if kname in ids else {}
+        total = None
+        for kname, map_id in ids.items():
+            if not kname.startswith("mpcc_"):
+                continue
+            mid = _program_maps(map_id).get("mpcc_health")
+            if mid is None:
+                continue
+            rows = json.loads(_run([_tool("bpftool"), "-j", "map", "dump", "id", str(mid)], "reading mpcc_health") or "[]")
+            total = total or {name: 0 for name in HEALTH_KEYS.values()}
+            for row in rows:
+                key, value = row.get("key"), row.get("value")
+                key = int(key) if isinstance(key, int) else int.from_bytes(bytes(int(x, 16) for x in key), "little")
+                value = int(value) if isinstance(value, int) else int.from_bytes(bytes(int(x, 16) for x in value), "little")
+                if key in HEALTH_KEYS:
+                    total[HEALTH_KEYS[key]] += value
+        return total
+    except (MpccError, ValueError, KeyError):
+        return None
 
 
 def bpftool(args: list[str], what: str) -> str:

@@ -1,7 +1,9 @@
 """Prebuilt CO-RE objects shipped in the package, so that a target needs no compiler.
 
 ``make bpf-prebuilt`` (part of ``make setup``; ``scripts/build_bpf_prebuilt.py``) compiles
-every ``bpf/<algorithm>.bpf.c`` with its default parameters, plus :data:`COMMON_SETS`, into
+every ``bpf/<algorithm>.bpf.c`` with its default parameters, plus :data:`COMMON_SETS`, each in
+the :data:`PREBUILT_BUILDS` (the default build and the compat layer; the diagnostic build is
+compiled where it is asked for), into
 ``python/mpcc/testbed/bpf_prebuilt/`` with an ``index.json`` (kernel name, parameters, and the
 SHA-256 of the sources and -D flags each object was built from). The objects are CO-RE: every
 access to a kernel structure carries a BTF relocation that libbpf resolves against the target
@@ -27,17 +29,20 @@ INDEX = "index.json"
 #: a = 1/n² for two paths, and OLIA's per-ACK update (mptcp_olia.c's, what Peng et al. measured)
 COMMON_SETS = ("generalized(beta=0.5, eta=1, n=2)", "generalized(beta=1, eta=0, n=1)", "ewtcp(a=0.25)",
                "coupled-decrease", "coupled-increase", "fully-coupled", "olia(per_ack=1)")
+#: the builds shipped of each set (bpf_sources.BUILDS)
+PREBUILT_BUILDS = ("default", "compat")
 
 
 def source_digest(sp, bpf_dir: Path) -> str | None:
-    """SHA-256 of what an object is built from: the algorithm file, the shared headers and the -D
-    flags. None when the sources are not here (an installed package without bpf/)."""
+    """SHA-256 of what an object is built from: the algorithm file, the shared headers (bpf/include
+    and bpf/compat) and the -D flags. None when the sources are not here (an installed package
+    without bpf/)."""
     src = bpf_dir / f"{sp.algorithm}.bpf.c"
     if not src.exists():
         return None
     h = hashlib.sha256(src.read_bytes())
-    for hdr in sorted((bpf_dir / "include").glob("*.h")):
-        h.update(hdr.name.encode() + b"\0" + hdr.read_bytes())
+    for hdr in sorted([*(bpf_dir / "include").glob("*.h"), *(bpf_dir / "compat").glob("*.h")]):
+        h.update(hdr.parent.name.encode() + b"/" + hdr.name.encode() + b"\0" + hdr.read_bytes())
     h.update("\0".join(sp.defines).encode())
     return h.hexdigest()
 
@@ -65,7 +70,7 @@ def find(sp, bpf_dir: Path, directory: Path = PREBUILT_DIR) -> Path | None:
 
 def shipped(directory: Path = PREBUILT_DIR) -> list[str]:
     """describe() strings of the parameter sets with a shipped object."""
-    return sorted(e.get("describe", stem) for stem, e in _index(directory).get("objects", {}).items())
+    return sorted({e.get("describe", stem) for stem, e in _index(directory).get("objects", {}).items()})
 
 
 def write(directory: Path, built: list[tuple], clang: str, bpf_dir: Path) -> None:
@@ -73,7 +78,7 @@ def write(directory: Path, built: list[tuple], clang: str, bpf_dir: Path) -> Non
     pairs — and remove objects of sets no longer built. Called by scripts/build_bpf_prebuilt.py
     (``make bpf-prebuilt``), which does the compiling through the loader."""
     objects = {sp.stem: {"file": obj.name, "algorithm": sp.algorithm, "kernel_name": sp.kernel_name,
-                         "params": dict(sp.params), "describe": sp.describe(),
+                         "params": dict(sp.params), "describe": sp.describe(), "build": sp.build,
                          "source_sha256": source_digest(sp, bpf_dir)} for sp, obj in built}
     keep = {obj.name for _, obj in built}
     for old in directory.glob("*.bpf.o"):

@@ -1,4 +1,5 @@
-"""Reading the BPF programs' diagnostic records (bpf/include/mpcc_records.h) through bpftool:
+"""Reading the BPF programs' diagnostic records (bpf/compat/mpcc_records.h; only the compat-diag
+build has them: ``bpf.load(algo, diag=True)`` or MPCC_BPF_BUILD=compat-diag) through bpftool:
 the opt-in trace of the last on_ack/on_loss computation (tests/kernel/test_bpf_kernel.py compares
 it with the host build), the opt-in record of the subflows the coupled rule summed over
 (bench/kernel/churn.py compares it with ``ss -M``), and the always-on window-jump check."""
@@ -12,21 +13,21 @@ import struct
 from ..errors import MpccError
 from .bpf import bpftool, kernel_name, registered
 
-_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQQ")   # struct mpcc_trace in bpf/include/mpcc_records.h
+_TRACE_LAYOUT = struct.Struct("<IIIII4x8Q8Q8Q8QqQQQQ")   # struct mpcc_trace in bpf/compat/mpcc_records.h
 
 
 def _trace_maps(algo) -> dict[str, int]:
-    """Map ids (mpcc_trace_on, mpcc_trace) of the registered struct_ops of this algorithm (found
-    through its cong_avoid program, so parameter sets of one algorithm, whose programs share
-    names, are told apart)."""
+    """Map ids (mpcc_trace_on, mpcc_trace, ...) of the registered struct_ops of this algorithm
+    (found through its programs, so parameter sets of one algorithm, whose programs share names,
+    are told apart)."""
     kname = kernel_name(algo)
     ids = registered()
     if kname not in ids:
         raise MpccError(f"{kname} is not loaded")
     dump = bpftool(["-j", "struct_ops", "dump", "id", str(ids[kname])], "struct_ops dump")
-    progs = re.findall(r"(?:cong_avoid|ssthresh)/prog_id:(\d+)", dump)
+    progs = sorted(set(re.findall(r"/prog_id:(\d+)", dump)))
     if not progs:
-        raise MpccError(f"{kname}: no cong_avoid program in its struct_ops")
+        raise MpccError(f"{kname}: no program in its struct_ops")
     out = {}
     for pid in progs:
         prog = json.loads(bpftool(["-j", "prog", "show", "id", pid], "prog show"))
@@ -34,7 +35,19 @@ def _trace_maps(algo) -> dict[str, int]:
             if mid not in out.values():
                 m = json.loads(bpftool(["-j", "map", "show", "id", str(mid)], "map show"))
                 out[m["name"]] = mid
-    return out
+    return _Maps(kname, out)
+
+
+class _Maps(dict):
+    """name → map id; a missing diagnostic map is a one-line MpccError naming the fix."""
+
+    def __init__(self, kname: str, ids: dict):
+        super().__init__(ids)
+        self.kname = kname
+
+    def __missing__(self, name: str):
+        raise MpccError(f"{self.kname} has no map {name}: it was loaded without the diagnostic maps (fix: load it "
+                        f"with bpf.load(..., diag=True) or MPCC_BPF_BUILD=compat-diag)")
 
 
 def trace_set(algo, on: bool) -> None:
@@ -70,7 +83,7 @@ def trace_read(algo) -> dict[str, dict]:
     return out
 
 
-_SEEN_LAYOUT = struct.Struct("<QII8I8I8I8I")   # struct mpcc_seen in bpf/include/mpcc_records.h
+_SEEN_LAYOUT = struct.Struct("<QII8I8I8I8I")   # struct mpcc_seen in bpf/compat/mpcc_records.h
 
 
 def seen_read(algo) -> dict[int, dict]:
@@ -100,7 +113,7 @@ def seen_parse(v: tuple) -> dict:
 _JUMP_FIELDS = ("ktime_ns", "kind", "lport", "cwnd_before", "cwnd_after", "ssthresh", "prior_cwnd", "prior_ssthresh",
                 "ca_state", "packets_out", "sacked_out", "lost_out", "retrans_out", "prr_delivered", "prr_out",
                 "acked", "count", "bound", "segs_in", "dsack", "una_bytes", "prev_out")
-_JUMP_LAYOUT = struct.Struct("<Q21I4x")   # struct mpcc_jump in bpf/include/mpcc_records.h (padded to 8)
+_JUMP_LAYOUT = struct.Struct("<Q21I4x")   # struct mpcc_jump in bpf/compat/mpcc_records.h (padded to 8)
 _JUMP_KINDS = {1: "between callbacks", 2: "slow start", 3: "the rule", 4: "ssthresh above cwnd (acked: the rule's w_r)",
                5: "ssthresh above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",
                6: "cwnd above TCP_INFINITE_SSTHRESH repaired (acked: the repaired value)",

@@ -26,7 +26,7 @@ import math
 import re
 import shutil
 import subprocess
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from .. import algorithms as _pyalgos
@@ -154,8 +154,9 @@ class BpfSpec:
     kernel_name: str                     # ≤ 15 characters (TCP_CA_NAME_MAX)
     params: tuple = ()                   # (("a", 0.25),) in the file's order; () if it has none
     stem: str = ""                       # object file stem in bpf/.output/ ("" = unknown: not buildable)
-    defines: tuple = ()                  # clang -D flags: the encoded values and the kernel name
+    defines: tuple = ()                  # clang -D flags: the encoded values and the kernel name (and the build's)
     values: tuple = ()                   # the encoded values (what the program's struct mpcc_params holds)
+    build: str = "default"               # one of BUILDS (variant())
 
     @property
     def source(self) -> Path:
@@ -209,6 +210,27 @@ def make_spec(algo: str, given: dict | None = None) -> BpfSpec:
     params = tuple((p.name, p.show(values[p.name])) for p in src.params)
     defines = ("-DMPCC_PARAM_VALUES=" + ",".join([*(f"{e}ULL" for e in enc), "0"]), f"-DMPCC_KERNEL_SYM={kname}")
     return BpfSpec(src.algorithm, kname, params, stem, defines, enc)
+
+
+#: the builds of an algorithm file: "default" (the kernel's own loss recovery: cong_avoid,
+#: ssthresh, undo_cwnd), "compat" (bpf/compat/: cong_control with the repairs of a kernel that
+#: skips struct_ops programs, and the mpcc_health counters), "compat-diag" (compat with the
+#: diagnostic maps: trace, window-jump ring, seen subflows). docs/kernel.md "Builds".
+BUILDS = ("default", "compat", "compat-diag")
+_BUILD_DEFINES = {"default": (), "compat": ("-DMPCC_COMPAT=1",), "compat-diag": ("-DMPCC_COMPAT=1", "-DMPCC_DIAG=1")}
+
+
+def variant(sp: BpfSpec, build: str) -> BpfSpec:
+    """The same parameter set in another build: its own object (stem ``<stem>.<build>`` except for
+    the default build) and -D flags; the kernel name is the same."""
+    if build not in BUILDS:
+        raise MpccError(f"unknown BPF build {build!r} (fix: use one of: {', '.join(BUILDS)})")
+    if not sp.stem or sp.build == build:
+        return replace(sp, build=build)
+    stem = sp.stem.split(".", 1)[0]
+    base = tuple(d for d in sp.defines if d not in _BUILD_DEFINES["compat-diag"])
+    return replace(sp, build=build, stem=stem if build == "default" else f"{stem}.{build}",
+                   defines=base + _BUILD_DEFINES[build])
 
 
 def _parse_call(text: str) -> dict:
@@ -316,11 +338,10 @@ class HostMath:
             lib.mpcc_host_adapt_interval_us.restype = ctypes.c_uint64
         self.lib = lib
 
-    def name(self) -> tuple[str, str]:
-        """(algorithm, kernel name) as the file's MPCC_STRUCT_OPS line and MPCC_KERNEL_NAME give them."""
-        def string(sym):
-            return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self.lib, sym))).decode()
-        return string("mpcc_host_algorithm"), string("mpcc_host_kernel_name")
+    def kernel_name(self) -> str:
+        """The kernel name the BPF build's ops table registers (MPCC_KERNEL_SYM: MPCC_KERNEL_NAME
+        without -D), as the C preprocessor spells it."""
+        return ctypes.string_at(ctypes.addressof(ctypes.c_char.in_dll(self.lib, "mpcc_host_kernel_name"))).decode()
 
     def param_count(self) -> int:
         return self.lib.mpcc_host_param_count()

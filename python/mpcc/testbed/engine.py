@@ -323,6 +323,7 @@ class Testbed:
     def __init__(self) -> None:
         self._loaded = contextlib.ExitStack()
         self._kernel: dict[str, str] = {}          # algorithm -> kernel name
+        self._notice: dict[str, str] = {}          # algorithm -> its BPF build notice (BPF ones only)
         self._run: netns.Run | None = None
         self._topo: topology.Topology | None = None
         self._key: tuple | None = None
@@ -344,6 +345,7 @@ class Testbed:
             self.drop_network()
         finally:
             self._kernel.clear()
+            self._notice.clear()
             self._loaded.close()
 
     @property
@@ -359,9 +361,18 @@ class Testbed:
             if a not in self._kernel:
                 name, needs_bpf = kernel_cc(a)
                 if needs_bpf:
-                    self._loaded.enter_context(_bpf().load(a))
+                    self._notice[a] = self._loaded.enter_context(_bpf().load(a)).notice()
                 self._kernel[a] = name
             out.append(self._kernel[a])
+        return out
+
+    def notices(self, ccs: list[str]) -> list[str]:
+        """The distinct build notices (bpf.Registration.notice) of the BPF programs among ``ccs``
+        (loaded by :meth:`kernel_names`), in order."""
+        out: list[str] = []
+        for a in ccs:
+            if a in self._notice and self._notice[a] not in out:
+                out.append(self._notice[a])
         return out
 
     def drop_network(self) -> None:
@@ -406,6 +417,13 @@ def _write_plan(run_dir: Path, plan: dict) -> None:
     tmp.replace(run_dir / "plan.json")
 
 
+def _bpf_build(notices: list[str]) -> str | None:
+    """The build name of the BPF registrations a run used (RunResult.extra["bpf_build"]): one
+    name, or the names joined with "+" if they differ; None without BPF."""
+    names = sorted({n.split()[2] for n in notices})
+    return "+".join(names) if names else None
+
+
 def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
                  progress: bool = True) -> RunResult:
     """Run ``st.runs`` repetitions and write time series / plots to ``out_dir`` if given."""
@@ -433,12 +451,16 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
     work = Path(out_dir) if out_dir else Path(tempfile.mkdtemp(prefix="mpcc-testbed-"))
     summaries = []
     knames: list[str] = []
+    notices: list[str] = []
     keep_work = False       # a failure whose message names a log in ``work`` keeps it
     try:
         with contextlib.ExitStack() as stack:
             if bed is None:
                 bed = stack.enter_context(Testbed())
             knames = bed.kernel_names(ccs)
+            notices = bed.notices(ccs)
+            for line in notices:
+                print(f"mpcc testbed: {line}", file=sys.stderr)
             bar = _progress(progress, st.runs * s.duration_s)
             with bar as pb:
                 task = pb.add_task(f"testbed {s.name}", total=st.runs * s.duration_s) if pb else None
@@ -450,6 +472,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                     summaries.append(summarise(s, raw, warmup))
                     summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
+        if _bpf_build(notices):
+            res.extra["bpf_build"] = _bpf_build(notices)
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))
@@ -467,6 +491,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from . import output
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             res = result(s, _labels(ccs, knames), summaries, st, warmup)
+            if _bpf_build(notices):
+                res.extra["bpf_build"] = _bpf_build(notices)
             res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))

@@ -95,19 +95,31 @@ def list_cmd():
 @command.command("build")
 @click.argument("name", required=False)
 @click.option("--force", is_flag=True, help="Rebuild even if up to date.")
+@click.option("--build", "which", type=click.Choice(["auto", *bpf.BUILDS]), default=None,
+              help="Which build: default (the kernel's own loss recovery), compat (bpf/compat/, for a kernel that "
+                   "skips struct_ops programs while PID 1 runs) or compat-diag; auto (default): detect. "
+                   "Also MPCC_BPF_BUILD.")
 @_param_options
-def build_cmd(name, force, param, beta, eta, norm):
+def build_cmd(name, force, which, param, beta, eta, norm):
     """Compile the BPF objects (all, or NAME) into bpf/.output/."""
-    for obj in bpf.build(_target(name, param, beta, eta, norm), force=force):
+    build, why = bpf.selected_build(override=None if which in (None, "auto") else which)
+    click.echo(bpf.build_notice(build, why))
+    for obj in bpf.build(_target(name, param, beta, eta, norm), force=force, build=build):
         click.echo(f"built {obj}")
 
 
 @command.command("load")
 @click.argument("name")
+@click.option("--build", "which", type=click.Choice(["auto", *bpf.BUILDS]), default=None,
+              help="Which build: default (the kernel's own loss recovery), compat (bpf/compat/, for a kernel that "
+                   "skips struct_ops programs while PID 1 runs) or compat-diag (compat with the diagnostic maps); "
+                   "auto (default): detect from the running kernel. Also MPCC_BPF_BUILD.")
 @_param_options
-def load_cmd(name, param, beta, eta, norm):
+def load_cmd(name, which, param, beta, eta, norm):
     """Register NAME's struct_ops; it stays registered after this command exits."""
-    reg = bpf.load(_target(name, param, beta, eta, norm), persistent=True)
+    reg = bpf.load(_target(name, param, beta, eta, norm), persistent=True,
+                   build=None if which in (None, "auto") else which)
+    click.echo(reg.notice())
     verb = "registered" if reg.created else "already registered"
     what = f" = {reg.algorithm}({_params(dict(reg.params))})" if reg.params else ""
     click.echo(f"{reg.kernel_name}{what} {verb} (struct_ops map id {reg.map_id}); select it with "

@@ -16,7 +16,7 @@ static __noinline void mpcc_late_init(struct sock *sk)
 {
 	if (!sk)
 		return;
-	mpcc_init(sk);
+	MPCC_INIT(sk);
 	mpcc_jump(sk, MPCC_JUMP_LATE_INIT, tcp_sk(sk)->snd_cwnd, tcp_sk(sk)->delivered);
 }
 
@@ -82,7 +82,7 @@ static __always_inline void mpcc_cong_control(struct sock *sk, __u64 rs)
 			mpcc_end_cwnd_reduction(sk, ca->red);
 		ca->red = 0;
 		if (mpcc_may_raise_cwnd(sk, acked_sacked, una_advanced))
-			mpcc_cong_avoid_frame(sk, tp->snd_una, acked_sacked);
+			mpcc_cong_avoid_checked(sk, tp->snd_una, acked_sacked);
 	}
 	mpcc_update_pacing_rate(sk);
 	/* this run's counters, for the next one's deltas (set last: the window-jump records read

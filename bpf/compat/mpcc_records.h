@@ -1,12 +1,16 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * Diagnostic records of the BPF congestion controls, kept apart from the rule they observe
- * (included by mpcc_kern.h once the socket accessors are defined):
- *   - mpcc_jumps: the always-on window-jump check (a ring written only on a violation);
- *   - mpcc_trace / mpcc_trace_on: the opt-in trace of the last computation, which
- *     tests/kernel/test_bpf_kernel.py compares with the host build bit for bit;
- *   - mpcc_seen: the opt-in record of the subflows the coupled rule last summed over, which
- *     bench/kernel/churn.py compares with the MPTCP diag view.
+ * The compat layer's records (included by mpcc_kern.h in the compat build, once the socket
+ * accessors and struct mpcc_ca are defined):
+ *   - mpcc_health (always on in the compat build, 16 counters): how often the compat layer
+ *     repaired a value or found evidence of a skipped program since the load, by kind below
+ *     (python/mpcc/testbed/bpf.py health_counters() reads it);
+ *   - with -DMPCC_DIAG=1 (a load-time option, off by default; the loader's diag=True), the
+ *     diagnostic maps: mpcc_jumps, a ring of the window jumps and repairs with the TCP state
+ *     around them (bench/kernel/churn.py); mpcc_trace / mpcc_trace_on, the opt-in trace of the
+ *     last computation, which tests/kernel/test_bpf_kernel.py compares with the host build bit
+ *     for bit; mpcc_seen, the opt-in record of the subflows the coupled rule last summed over,
+ *     which bench/kernel/churn.py compares with the MPTCP diag view.
  */
 #ifndef MPCC_RECORDS_H
 #define MPCC_RECORDS_H
@@ -24,6 +28,9 @@
  * init that did not run (the area still zero at cong_control), done there (mpcc_late_init).
  * Kind 9: a delivered count above that bound, which cong_control replaced with the bound (acked:
  * the count). */
+#ifndef MPCC_DIAG
+#define MPCC_DIAG 0
+#endif
 #define MPCC_JUMPS 64
 enum { MPCC_JUMP_BETWEEN = 1, MPCC_JUMP_SLOW_START = 2, MPCC_JUMP_RULE = 3, MPCC_JUMP_SSTHRESH = 4,
        MPCC_JUMP_REPAIRED = 5, MPCC_JUMP_CWND_REPAIRED = 6, MPCC_JUMP_DELIVERED = 7,
@@ -39,6 +46,37 @@ struct mpcc_jump {
 	__u32 una_bytes; /* bytes cumulatively ACKed since then (snd_una) */
 	__u32 prev_out;  /* tp->packets_out at the end of the last cong_control (in bound) */
 };
+
+/* mpcc_health: entry k (1..9) counts records of kind k; MPCC_HEALTH_UNSEEN_RUNS the runs that
+ * found packets delivered by ACKs that reached no cong_control of ours, MPCC_HEALTH_UNSEEN_PKTS
+ * those packets, MPCC_HEALTH_NO_RS the runs that could not read the rate sample. */
+enum { MPCC_HEALTH_UNSEEN_RUNS = 10, MPCC_HEALTH_UNSEEN_PKTS = 11, MPCC_HEALTH_NO_RS = 12,
+       MPCC_HEALTH_N = 16 };
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MPCC_HEALTH_N);
+	__type(key, __u32);
+	__type(value, __u64);
+} mpcc_health SEC(".maps");
+
+static __always_inline void mpcc_health_add(__u32 key, __u64 n)
+{
+	__u64 *v = bpf_map_lookup_elem(&mpcc_health, &key);
+
+	if (v)
+		__sync_fetch_and_add(v, n);
+}
+
+#if MPCC_DIAG
+/* struct mpcc_ca in the object's BTF, so that a reader of a socket's CA area (bpftrace in
+ * tests/kernel/test_cong_control.py) finds each field's offset there; holds nothing. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mpcc_ca);
+} mpcc_ca_layout SEC(".maps");
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -185,6 +223,63 @@ struct {                                /* the record being filled (too big for 
 	__type(value, struct mpcc_seen);
 } mpcc_seen_scratch SEC(".maps");
 
+/* Torn-record check of the mpcc_seen record: the record is per-CPU scratch; another walk on this
+ * CPU (a softirq's, or after preemption in process context) may refill it meanwhile. */
+static __always_inline struct mpcc_seen *mpcc_seen_begin(__u64 *walk_start)
+{
+	__u32 zero = 0, *trace_on = bpf_map_lookup_elem(&mpcc_trace_on, &zero);
+	struct mpcc_seen *seen;
+
+	if (!trace_on || !*trace_on)
+		return NULL;
+	seen = bpf_map_lookup_elem(&mpcc_seen_scratch, &zero);
+	if (seen) {   /* marks the per-CPU record as this walk's */
+		seen->ktime_ns = *walk_start = bpf_ktime_get_ns();
+		__builtin_memset(seen->silent, 0, sizeof(seen->silent));
+	}
+	return seen;
+}
+
+/* The walk's record, kept unless it was torn (see above). */
+static __always_inline void mpcc_seen_end(struct mpcc_seen *seen, __u64 walk_start,
+					  const struct mpcc_conn *c, __u32 self, struct mptcp_sock *msk)
+{
+	__u32 token, i;
+	__u64 now;
+
+	if (!seen || seen->ktime_ns != walk_start)
+		return;
+	token = BPF_CORE_READ(msk, token);
+	now = bpf_ktime_get_ns();
+	seen->ktime_ns = now;
+	seen->n = c->n;
+	seen->self = self;
+	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+		seen->cwnd[i] = (__u32)(c->cwnd[i] >> MPCC_CWND_SHIFT);
+		seen->srtt[i] = (__u32)c->rtt[i];
+	}
+	bpf_map_update_elem(&mpcc_seen, &token, seen, BPF_ANY);
+	if (seen->ktime_ns != now)   /* refilled while being copied */
+		bpf_map_delete_elem(&mpcc_seen, &token);
+}
+
+#define MPCC_TRACE(...) mpcc_record(__VA_ARGS__)
+#define MPCC_TRACE_ADAPT(a, out) mpcc_record_adapt(a, out)
+#define MPCC_WALK_BEGIN(msk) __u64 walk_start = 0; struct mpcc_seen *seen = mpcc_seen_begin(&walk_start)
+#define MPCC_WALK_PORT(k, port) do { if (seen) seen->lport[(k) & (MPCC_MAX_ROUTES - 1)] = (port); } while (0)
+/* at the list position: a counter of its own multiplied the states the verifier walks past its
+ * 1,000,000-instruction limit (balia, 6.18) */
+#define MPCC_WALK_SILENT(i, port) do { if (seen) seen->silent[(i) & (MPCC_MAX_ROUTES - 1)] = (port); } while (0)
+#define MPCC_WALK_END(c, self, msk) mpcc_seen_end(seen, walk_start, c, self, msk)
+#else /* !MPCC_DIAG */
+#define MPCC_TRACE(...) do { } while (0)
+#define MPCC_TRACE_ADAPT(a, out) do { } while (0)
+#define MPCC_WALK_BEGIN(msk) do { } while (0)
+#define MPCC_WALK_PORT(k, port) do { } while (0)
+#define MPCC_WALK_SILENT(i, port) do { } while (0)
+#define MPCC_WALK_END(c, self, msk) do { } while (0)
+#endif /* MPCC_DIAG */
+
 #if !MPCC_PERIODIC
 /* The packets that can have been delivered since the last cong_control: those outstanding at its
  * end, every data segment sent since, and the duplicates DSACKed since (tcp_dsack_seen counts a
@@ -198,8 +293,11 @@ static __always_inline __u32 mpcc_delivered_bound(const struct tcp_sock *tp, con
 }
 #endif
 
+/* A record of kind `kind`: counted in mpcc_health; with MPCC_DIAG also written to the ring. */
 static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u32 acked)
 {
+	mpcc_health_add(kind & (MPCC_HEALTH_N - 1), 1);
+#if MPCC_DIAG
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u32 key = MPCC_JUMPS, n;
 	struct mpcc_jump *j = bpf_map_lookup_elem(&mpcc_jumps, &key);
@@ -249,15 +347,24 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 	j->segs_in = 0;
 	j->dsack = 0;
 #endif
+#endif /* MPCC_DIAG */
 }
 
 /* Packets delivered by ACKs that reached no cong_control of ours (tp->delivered moved by more
  * than the rate samples we were passed): an old ACK's SACKs or a DSACK with nothing in flight
  * (tcp_ack() returns before tcp_cong_control()), or a run the platform skipped (KERNEL_BUG.md §5).
- * Entry MPCC_JUMPS + 4: .count = runs that found some, .acked = the packets (both wrap); n = 0:
- * a run that could not read the rate sample (mpcc_rate_sample), counted in .bound instead. */
+ * Counted in mpcc_health; with MPCC_DIAG also in entry MPCC_JUMPS + 4 (.count = runs that found
+ * some, .acked = the packets; both wrap); n = 0: a run that could not read the rate sample
+ * (mpcc_rate_sample), counted in .bound instead. */
 static __noinline void mpcc_unseen(__u32 n)
 {
+	if (!n)
+		mpcc_health_add(MPCC_HEALTH_NO_RS, 1);
+	else {
+		mpcc_health_add(MPCC_HEALTH_UNSEEN_RUNS, 1);
+		mpcc_health_add(MPCC_HEALTH_UNSEEN_PKTS, n);
+	}
+#if MPCC_DIAG
 	__u32 key = MPCC_JUMPS + 4;
 	struct mpcc_jump *r = bpf_map_lookup_elem(&mpcc_jumps, &key);
 
@@ -269,11 +376,53 @@ static __noinline void mpcc_unseen(__u32 n)
 	}
 	r->count++;
 	r->acked += n;
+#endif
 }
 
+/* snd_cwnd more than doubled (+64): a window jump. */
 static __always_inline int mpcc_jumped(__u32 before, __u32 after)
 {
 	return after > 2 * (__u64)before + 64;
+}
+
+/* What ssthresh() returns, noted in the CA area (ss_ret, and ss_calls counts the calls): a socket
+ * left with another value at a state change did not run it (mpcc_repair_unwritten); an ssthresh
+ * above the window it reduces is a window jump (kind 4). */
+static __always_inline __u32 mpcc_ssthresh_ret(struct sock *sk, __u32 ss, __u32 w_seen)
+{
+	struct mpcc_ca *ca = inet_csk_ca(sk);
+
+	if (w_seen && ss > tcp_sk(sk)->snd_cwnd && ss > 2)
+		mpcc_jump(sk, MPCC_JUMP_SSTHRESH, tcp_sk(sk)->snd_cwnd, w_seen);
+	ca->ss_ret = ss;
+	ca->ss_calls++;
+	return ss;
+}
+#define MPCC_SSTHRESH_RET(sk, ss, w_seen) mpcc_ssthresh_ret(sk, ss, w_seen)
+
+/* The counters cong_control's next run takes its differences from (the rate sample's bound,
+ * FLAG_SND_UNA_ADVANCED and the window-jump records): at init and at the end of each run. */
+static __always_inline void mpcc_mark_counters(const struct tcp_sock *tp, struct mpcc_ca *ca)
+{
+	ca->prev_delivered = tp->delivered;
+	ca->prev_lost = tp->lost;
+	ca->prev_snd_una = tp->snd_una;
+#if !MPCC_PERIODIC
+	ca->prev_packets_out = tp->packets_out;
+	ca->prev_data_segs = tp->data_segs_out;
+	ca->prev_segs_in = tp->segs_in;
+	ca->prev_dsack_dups = tp->dsack_dups;
+#endif
+}
+
+/* The compat layer's part of init (mpcc_init). */
+static __always_inline void mpcc_compat_init(struct sock *sk, struct mpcc_ca *ca)
+{
+	ca->cwnd_left = 0;
+	ca->red = 0;
+	ca->prr_delivered = 0;
+	mpcc_mark_counters(tcp_sk(sk), ca);
+	ca->inited = 1;
 }
 
 #endif /* MPCC_RECORDS_H */
