@@ -146,77 +146,9 @@ def _run(cmd: list[str], what: str, error=MpccError) -> str:
     return p.stdout
 
 
-# --- which build -------------------------------------------------------------------------------
-INIT_PRIVATE = Path("/proc/sys/kernel/init_private")
-VMLINUX_BTF = Path("/sys/kernel/btf/vmlinux")
-_SKIPS = "this kernel skips struct_ops programs while PID 1 runs"
-
-
-def _btf_member(btf: Path, struct: str, member: str, dump=None) -> bool:
-    """Whether ``struct`` has a member ``member`` in the BTF file ``btf``: a byte search first
-    (the name absent: no), then ``bpftool btf dump file BTF format raw`` (``dump``: a function
-    of the path returning that text, for tests)."""
-    try:
-        if member.encode() not in btf.read_bytes():
-            return False
-    except OSError:
-        return False
-    if dump is None:
-        def dump(path):
-            tool = _tool("bpftool")
-            if tool is None:
-                return ""
-            p = subprocess.run([tool, "btf", "dump", "file", str(path), "format", "raw"], capture_output=True, text=True)
-            return p.stdout
-    inside = False
-    for line in dump(btf).splitlines():
-        if line.startswith("["):
-            inside = f"STRUCT '{struct}'" in line
-        elif inside and line.strip().startswith(f"'{member}'"):
-            return True
-    return False
-
-
-def detect_build(init_private: Path = INIT_PRIVATE, btf: Path = VMLINUX_BTF, dump=None) -> tuple[str, str]:
-    """(build, reason): ``"compat"`` where the running kernel has the platform defect of
-    bench/kernel/KERNEL_BUG.md — a patch that skips struct_ops programs not owned by init while
-    PID 1 runs — else ``"default"``. Decided from facts of the kernel, never its name: the sysctl
-    kernel.init_private (1: the skip is on; 0: off) and, when the sysctl is absent, the member
-    ``init_owned`` of ``struct bpf_prog_aux`` in its BTF (the patch's own field; mainline has
-    neither). ``init_private``, ``btf`` and ``dump`` (see :func:`_btf_member`) are for tests."""
-    try:
-        value = init_private.read_text().strip()
-    except OSError:
-        value = None
-    if value is not None:
-        if value != "0":
-            return "compat", f"{_SKIPS}: kernel.init_private={value}"
-        return "default", "kernel.init_private=0: struct_ops programs run whatever task they interrupt"
-    if _btf_member(btf, "bpf_prog_aux", "init_owned", dump):
-        return "compat", f"{_SKIPS}: its BTF has bpf_prog_aux.init_owned"
-    return "default", "stock kernel: no kernel.init_private, no bpf_prog_aux.init_owned"
-
-
-def selected_build(diag: bool = False, override: str | None = None) -> tuple[str, str]:
-    """(build, reason) for a load: ``override`` (``mpcc kernel load --build``), else the
-    environment's ``MPCC_BPF_BUILD`` (default, compat, compat-diag; auto or unset: detect),
-    else :func:`detect_build`. ``diag`` (the diagnostic maps, which only the compat build has)
-    makes it compat-diag."""
-    want = (override or os.environ.get("MPCC_BPF_BUILD") or "auto").strip().lower()
-    if want not in (*BUILDS, "auto"):
-        raise MpccError(f"MPCC_BPF_BUILD / --build: unknown build {want!r} (fix: use auto, {', '.join(BUILDS)})")
-    if want == "auto":
-        build, reason = detect_build()
-    else:
-        build, reason = want, ("--build" if override else "MPCC_BPF_BUILD") + f"={want}"
-    if diag and build != "compat-diag":
-        return "compat-diag", f"diagnostic maps requested ({reason})"
-    return build, reason
-
-
-def build_notice(build: str, reason: str) -> str:
-    """The one line `mpcc kernel load` and every testbed run print."""
-    return f"BPF build: {build} ({reason})"
+# --- which build (bpf_build.py) and why a registration was refused (bpf_verifier.py) ---------------
+from .bpf_build import INIT_PRIVATE, VMLINUX_BTF, build_notice, detect_build, selected_build  # noqa: E402,F401 (API)
+from .bpf_verifier import refusal_reason  # noqa: E402,F401 (API)
 
 
 # --- build ------------------------------------------------------------------------------------
@@ -391,56 +323,6 @@ def _allow(kname: str) -> None:
             path.write_text(" ".join([*allowed, kname]) + "\n")
     except OSError:
         pass
-
-
-def refusal_reason(log: str, kname: str, obj: Path) -> str:
-    """One line for a registration libbpf or the verifier refused — never the verifier log itself:
-    a kfunc or a struct field this kernel lacks (an older kernel); a limit of the verifier named
-    with its likely cause in the program (stack, an unbounded loop, pending branches, the
-    instruction limit), read from the log's text, whatever the kernel's version; else the
-    verifier's own verdict (its last error line); with the command that shows the whole log."""
-    m = re.search(r"extern \(func ksym\) '(\w+)': not found", log)
-    if m:
-        return f"{kname}: this kernel has no kfunc {m.group(1)}() the program calls (needs a newer kernel)"
-    m = (re.search(r"failed to resolve CO-RE relocation[^\n]*?struct (\w+(?:\.\w+)*)", log)
-         or re.search(r"spec is \[\d+\] struct (\w+(?:\.\w+)*)(?=[^\n]*\n(?:[^\n]*\n)*?[^\n]*no matching targets)", log))
-    if m:
-        return (f"{kname}: this kernel's BTF has no {m.group(1)} that the program reads "
-                f"(an older kernel layout; details: bpftool -d struct_ops register {obj})")
-    if "CO-RE relocat" in log:
-        return f"{kname}: a CO-RE relocation failed on this kernel (details: bpftool -d struct_ops register {obj})"
-    m = re.search(r"combined stack size of (\d+) calls is (\d+)", log)
-    if m:
-        return (f"{kname}: this kernel's verifier allows 512 bytes of stack per call chain and counts "
-                f"{m.group(2)} for a chain of {m.group(1)} calls (Linux 6.1 rounds each frame up to 32 bytes; "
-                f"python/mpcc/lab/bpf_stack.py {obj} shows the chain)")
-    m = re.search(r"invalid (?:read|write) to stack R10 off=-(\d+)", log)
-    if m and int(m.group(1)) > 512:
-        return (f"{kname}: one function's frame needs {m.group(1)} bytes of the verifier's 512-byte stack "
-                f"(likely cause: large local arrays or structs; pass them by pointer or shrink them) "
-                f"(full log: bpftool -d struct_ops register {obj})")
-    if re.search(r"back-edge|infinite loop detected|unbounded loop", log):
-        return (f"{kname}: the verifier cannot bound a loop (likely cause: a loop whose trip count it cannot "
-                f"prove finite; give it a constant bound, e.g. for (k = 0; k < MPCC_MAX_ROUTES; k++)) "
-                f"(full log: bpftool -d struct_ops register {obj})")
-    m = re.search(r"The sequence of (\d+) jumps is too complex", log)
-    if m:
-        return (f"{kname}: the verifier's limit of pending branches was reached after {m.group(1)} jumps "
-                f"(likely cause: a long chain of data-dependent branches in one function; make them "
-                f"branch-free or split the function) (full log: bpftool -d struct_ops register {obj})")
-    m = re.search(r"BPF program is too large\. Processed (\d+) insn", log)
-    if m:
-        st = re.search(r"max_states_per_insn (\d+)", log)
-        states = f", up to {st.group(1)} states per instruction" if st else ""
-        return (f"{kname}: the verifier's instruction limit: it walked {m.group(1)} instructions without finishing"
-                f"{states} (likely cause: paths that multiply — data-dependent branches or selections, often in "
-                f"a loop, that it cannot prune; make them branch-free with masks or move the body into a global "
-                f"(noinline) function, which is verified once) (full log: bpftool -d struct_ops register {obj})")
-    body = log.split("-- END PROG LOAD LOG --")[0].split("-- BEGIN PROG LOAD LOG --")[-1]
-    lines = [ln.strip() for ln in body.splitlines() if ln.strip() and not ln.startswith(("libbpf:", "Error:"))
-             and not re.match(r"(\d+: |;|processed \d+ insn|verification time|stack depth|from \d+ to)", ln.strip())]
-    verdict = lines[-1][:160] if lines else "rejected"
-    return f"{kname}: the kernel's verifier refused it: {verdict} (full log: bpftool -d struct_ops register {obj})"
 
 
 def _register(sp: BpfSpec) -> int:
