@@ -73,10 +73,10 @@ def struct_ops_stats(kname: str) -> dict[str, tuple[int, int]]:
     if not ids:
         return {}
     text, docs, dec, i = netlab.sh("bpftool", "-j", "struct_ops", "dump", "id", str(max(ids))), [], json.JSONDecoder(), 0
-    while i < len(text.strip()):        # one JSON value or several back to back
+    while text[i:].strip():             # one JSON value or several, comma-separated without brackets
         doc, i = dec.raw_decode(text, i)
         docs += doc if isinstance(doc, list) else [doc]
-        while i < len(text) and text[i].isspace():
+        while i < len(text) and (text[i].isspace() or text[i] == ","):
             i += 1
     data = next((d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs
                  if isinstance(d, dict) and "bpf_struct_ops_tcp_congestion_ops" in d), {})

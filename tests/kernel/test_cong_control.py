@@ -245,9 +245,12 @@ def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
 def test_the_ops_table_of_each_build(build):
     with bpf.load("balia", build=build) as reg:
         assert reg.build == build
-        out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "name", reg.kernel_name],
+        # by id: an unregistered map of the same name may still be alive (held by closing sockets)
+        out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "id", str(reg.map_id)],
                              capture_output=True, text=True, check=True).stdout
-    data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in json.loads(out)
+    text = out.strip()     # `dump id` prints its JSON values comma-separated, without the brackets
+    docs = json.loads(text if text.startswith("[") else f"[{text}]")
+    data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs
                 if "bpf_struct_ops_tcp_congestion_ops" in d)
     prog = {k: v.rsplit(" ", 1)[-1] for k, v in data.items() if isinstance(v, str) and "(" in v}
     compat = ("cong_control", "set_state", "cwnd_event")
