@@ -20,6 +20,8 @@ pytestmark = [pytest.mark.kernel,
 
 
 def test_a_warning_written_during_the_run_is_seen():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     log = netlab.KernelLog()
     with open("/dev/kmsg", "w") as f:     # a record as the kernel would print it (userspace facility)
         f.write("mpcc-test: WARNING: CPU: 0 PID: 1 at net/ipv4/tcp_input.c:1 (test record, not a real warning)\n")
@@ -33,6 +35,8 @@ def test_a_warning_written_during_the_run_is_seen():
 
 
 def test_records_before_the_start_are_not_counted():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     with open("/dev/kmsg", "w") as f:
         f.write("mpcc-test: WARNING: written before the check started\n")
     log = netlab.KernelLog()
@@ -42,6 +46,8 @@ def test_records_before_the_start_are_not_counted():
 
 
 def test_a_result_names_what_the_check_could_not_see():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     clean = {"warnings": ["WARNING: x"], "lost": 0, "new_taint": 0}
     assert netlab.kernel_log_warnings(clean) == ["WARNING: x"]
     blind = {"warnings": [], "lost": 3, "new_taint": 0x200}
@@ -62,6 +68,8 @@ HOST_DEFECT = [
 
 
 def test_an_undo_warning_with_a_kernel_address_returned_is_the_host_defect():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     assert "kernel address 0xffffffff81104110" in netlab.host_defect(HOST_DEFECT)
     assert "unwritten return slot" in netlab.host_defect(HOST_DEFECT)
     # a value a BPF program of ours could have returned (a 32-bit window, zero-extended) counts
@@ -74,6 +82,8 @@ def test_an_undo_warning_with_a_kernel_address_returned_is_the_host_defect():
 
 
 def test_the_host_defect_is_listed_apart_and_its_taint_explained():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     log = {"warnings": [], "host_defect_warnings": ["WARNING: ... [undo_cwnd returned ...]"], "lost": 0,
            "new_taint": netlab.TAINT_WARN}
     assert netlab.kernel_log_warnings(log) == []
@@ -84,6 +94,8 @@ def test_the_host_defect_is_listed_apart_and_its_taint_explained():
 
 
 def test_a_warnings_dump_is_kept_with_it():
+    """False-failure rate: deterministic (records written to /dev/kmsg and read back, or pure
+    functions). 0."""
     log = netlab.KernelLog()
     with open("/dev/kmsg", "w") as f:
         for ln in ["mpcc-test: " + HOST_DEFECT[0], *HOST_DEFECT[1:]]:

@@ -69,6 +69,7 @@ def _forwards(t) -> list[float]:
 
 
 def test_forwarding_threads_are_sched_fifo_with_locked_memory_by_default(tmp_path):
+    """False-failure rate: deterministic (scheduler policy and memory lock read from /proc). 0."""
     r, t, pid, log = _start(tmp_path)
     try:
         th = _threads(pid)
@@ -89,6 +90,7 @@ def test_forwarding_threads_are_sched_fifo_with_locked_memory_by_default(tmp_pat
 
 
 def test_two_threads_give_each_direction_its_own_sched_fifo_thread(tmp_path):
+    """False-failure rate: deterministic (/proc thread states). 0."""
     r, t, pid, log = _start(tmp_path, ["--threads", "2"])
     try:
         th = _threads(pid)
@@ -103,6 +105,7 @@ def test_two_threads_give_each_direction_its_own_sched_fifo_thread(tmp_path):
 
 
 def test_no_realtime_uses_normal_scheduling(tmp_path):
+    """False-failure rate: deterministic (/proc). 0."""
     r, t, pid, log = _start(tmp_path, ["--no-realtime"])
     try:
         th = _threads(pid)
@@ -116,7 +119,9 @@ def test_no_realtime_uses_normal_scheduling(tmp_path):
 
 def test_without_permission_it_warns_and_still_forwards(tmp_path, monkeypatch):
     """Drop CAP_SYS_NICE and CAP_IPC_LOCK (root's RLIMIT_RTPRIO is 0 here): SCHED_FIFO is refused;
-    linkem says so on stderr and forwards with normal scheduling."""
+    linkem says so on stderr and forwards with normal scheduling.
+
+    False-failure rate: deterministic (a warning and forwarding). 0."""
     if shutil.which("setpriv") is None:
         pytest.skip("setpriv (util-linux) not installed")
     if int(os.popen("sh -c 'ulimit -r'").read().strip() or 0) >= 10:

@@ -87,6 +87,8 @@ def _transfer_with_link_up(lab, path2: str, secs: float = 6.0, up_at: float = 1.
 
 
 def test_in_kernel_pm_never_joins_a_path_that_was_down_and_rejoin_does(tmp_path):
+    """False-failure rate: deterministic (which subflows exist, read from the kernel), within generous
+    time limits for the join; False-failure rate 0 on a stock kernel."""
     with netlab.ThreePaths(rate_mbit=50) as lab:
         assert _transfer_with_link_up(lab, "198.18.2.2") == 0      # upstream's in-kernel PM: never tried again
     with netlab.ThreePaths(rate_mbit=50) as lab:
@@ -107,6 +109,7 @@ def test_in_kernel_pm_never_joins_a_path_that_was_down_and_rejoin_does(tmp_path)
 
 
 def test_pm_type_is_set_back_on_exit(tmp_path):
+    """False-failure rate: deterministic (a sysctl read back). 0."""
     with netlab.ThreePaths(rate_mbit=50) as lab:
         read = lambda: lab.ex(lab.ns["cli"], "sysctl", "-n", "net.mptcp.pm_type").strip()  # noqa: E731
         assert read() == "0"
@@ -118,7 +121,10 @@ def test_pm_type_is_set_back_on_exit(tmp_path):
 
 def test_source_joins_the_peer_from_every_given_address(tmp_path):
     """--source: a multi-homed client joins the server's one address from each local address (the
-    initial subflow fills the slot of its own source)."""
+    initial subflow fills the slot of its own source).
+
+    False-failure rate: deterministic (subflows read from the kernel) within generous time limits;
+    False-failure rate 0 on a stock kernel."""
     with netlab.ThreePaths(rate_mbit=50) as lab:
         for i in (2, 3):
             lab.endpoint(False, i)          # the server announces nothing: a single-homed peer
@@ -162,7 +168,10 @@ class _TwoPaths6(netlab.Lab):
 def test_ipv6_a_path_that_was_down_is_joined_when_its_link_comes_up(tmp_path):
     """The first test over IPv6: the server's second address is announced while the client's link
     to it is down (the join is refused: no route); the path manager joins it on link-up, with IPv6
-    addresses in its events and in its SUBFLOW_CREATE."""
+    addresses in its events and in its SUBFLOW_CREATE.
+
+    False-failure rate: deterministic (subflows read from the kernel) within generous time limits;
+    False-failure rate 0 on a stock kernel."""
     with _TwoPaths6() as lab:
         log = tmp_path / "pm.jsonl"
         pm = _pm(lab, log)

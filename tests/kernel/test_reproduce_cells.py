@@ -14,6 +14,9 @@ needs_root = pytest.mark.skipif(os.geteuid() != 0, reason="kernel testbed tests 
 @pytest.mark.kernel
 @needs_root
 def test_forced_failure_of_one_cell_keeps_the_others(monkeypatch, tmp_path):
+    """False-failure rate: the failure is forced; the other cell's multipath rate must be in (5, 10.5]
+    Mb/s over 4 s on WiFi 8 + 3G 2 Mb/s, where one backlogged flow fills both (≈ 9.5): ≈ 0 on a
+    stock kernel (fails only if a subflow stalls for most of the run)."""
     from mpcc.reproduce import peng2016 as rp
     from mpcc.reproduce.peng2016 import testbed as tbp
     from mpcc.reproduce.peng2016.budget import QUICK

@@ -47,6 +47,9 @@ def test_not_root_is_one_line_and_exit_2():
                     reason="needs root, clang and bpftool")
 @pytest.mark.kernel
 def test_short_run_counts_and_cleans_up(tmp_path):
+    """False-failure rate: deterministic identities of the counters and what is left; ss_calls > 0
+    needs one loss among 8 connections into a 30 kB queue in 4 s (certain). False-failure rate 0
+    on a stock kernel."""
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
     if "ssbug_reno" in listed:
         pytest.skip("ssbug_reno still registered by an earlier run (lingers while its sockets free)")
@@ -67,6 +70,7 @@ def test_short_run_counts_and_cleans_up(tmp_path):
                     reason="needs root, clang and bpftool")
 @pytest.mark.kernel
 def test_ctrl_c_removes_namespaces_and_struct_ops():
+    """False-failure rate: deterministic (what exists afterwards). 0."""
     listed = subprocess.run(["bpftool", "struct_ops", "list"], capture_output=True, text=True).stdout
     if "ssbug_reno" in listed:
         pytest.skip("ssbug_reno still registered by an earlier run (lingers while its sockets free)")

@@ -1,7 +1,8 @@
 """Simulator vs kernel testbed on a RED network from no paper: per group within 15 % (issue #11's
-criterion; CI-sized: 24 s runs, the last 20 s measured. With 9 s measured, one run's noise alone
-crossed the bound now and then: a Reno group at 15.2 % in a CI run, the EWTCP case once in 9 runs on
-2026-11-24; with 20 s, both cases passed 2 of 2 runs). Needs root, MPTCP, linkem and the BPF loader; ≤ 30 s per case.
+criterion; CI-sized: 2 runs of 24 s per case, the last 20 s of each measured. With 9 s measured,
+one run's noise alone crossed the bound now and then: a Reno group at 15.2 % in a CI run, the
+EWTCP case once in 9 runs on 2026-11-24; with one run of 20 s measured, about 7·10⁻³ per test run,
+see the tests). Needs root, MPTCP, linkem and the BPF loader; ≤ 60 s per case.
 
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
@@ -67,7 +68,23 @@ paths = [["c"]]
 """
 
 
-def _both(algo: str):
+TB_RUNS = 2      # testbed runs per case; each group is judged on its mean rate over them
+
+
+@pytest.fixture(scope="module")
+def bed():
+    """One testbed session for both cases: the same network (only the algorithm differs)."""
+    from mpcc.testbed import engine, netns, topology
+    try:
+        netns.check_environment()
+        topology.linkem_binary()
+    except EnvironmentProblem as e:
+        pytest.skip(str(e))
+    with engine.Testbed() as b:
+        yield b
+
+
+def _both(algo: str, bed):
     from mpcc.sim import engine as sim
     from mpcc.testbed import bpf, engine, netns, topology
     try:
@@ -81,7 +98,7 @@ def _both(algo: str):
     s = scenario.loads(NET.replace("{algo}", algo), "red-three-links.toml")
     warm = 4.0
     sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warm, s.duration_s)).result for k in range(3)]
-    tb = engine.run_scenario(s, engine.settings_from(s, warmup_s=warm), None, progress=False)
+    tb = engine.run_detailed(s, engine.settings_from(s, warmup_s=warm, runs=TB_RUNS), None, progress=False, bed=bed)[0]
     out = {}
     for g in s.groups:
         sv = sum(r.groups[g.name].rate_mbps for r in sims) / len(sims)
@@ -91,19 +108,31 @@ def _both(algo: str):
 
 @pytest.mark.kernel
 @needs_root
-def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_percent():
-    rates = _both("ewtcp")
+def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_percent(bed):
+    """False-failure rate: each group's testbed rate is the mean of TB_RUNS runs of 24 s (20 s
+    measured). Measured (bench/tests/kernel_spread.py vssim, 3 runs, 2026-11-28 20:38 UTC, load
+    ~1–2), per-run error (testbed − sim) / sim: mp −8.2, +0.8, −4.3 % (mean −3.9, sd 4.5);
+    sp-a −3.0, −2.8, −0.9 (sd 1.1); sp-b −0.6, −7.6, −3.4 (sd 3.5); sp-c −0.3, −3.0, −1.6
+    (sd 1.4). The mean of 2 runs: mp sd 3.2 %, the bound −15 % 3.5 sd away (2.4·10⁻⁴); sp-b
+    4.5 sd (4·10⁻⁶); the others > 10 sd: ≈ 2.5·10⁻⁴ per test run (normal, the sd from 3 runs:
+    an estimate to firm up with more measured runs). One run of 24 s allowed ≈ 7·10⁻³."""
+    rates = _both("ewtcp", bed)
     for name, (sim_v, tb_v) in rates.items():
         assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)
 
 
 @pytest.mark.kernel
 @needs_root
-def test_balia_groups_agree_with_the_simulator_within_15_percent():
+def test_balia_groups_agree_with_the_simulator_within_15_percent(bed):
     """The single-path groups must agree within 15 %. Balia's multipath group gets less on the
     kernel than in the simulator (RESULTS.md §5: −26 % at 40 s), the documented miss: reported as
-    an expected failure while it lasts, a pass once fixed."""
-    rates = _both("balia")
+    an expected failure while it lasts, a pass once fixed.
+
+    False-failure rate: the single-path groups are judged on the mean of TB_RUNS runs as in the
+    EWTCP case; their spread was measured there (sd 1–3.5 % per run), not with Balia: estimated
+    < 10⁻³ if Balia's Reno groups spread alike (unmeasured). The multipath bound (> 50 % of the
+    simulator) is 7 sd (mean of 2 runs) from the −26 % measured: ≈ 0."""
+    rates = _both("balia", bed)
     for name, (sim_v, tb_v) in rates.items():
         if name != "mp":
             assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)

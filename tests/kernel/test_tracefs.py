@@ -33,6 +33,7 @@ def unmounted():
 
 
 def test_mounted_for_the_block_and_unmounted_after(unmounted):
+    """False-failure rate: deterministic (mount state read back). 0."""
     with netlab.tracefs("tcp") as events:
         assert _mounted()
         assert (events / "tcp" / "tcp_probe").is_dir()
@@ -40,6 +41,7 @@ def test_mounted_for_the_block_and_unmounted_after(unmounted):
 
 
 def test_unmounted_after_an_exception(unmounted):
+    """False-failure rate: deterministic (mount state read back). 0."""
     with pytest.raises(KeyError):
         with netlab.tracefs("tcp"):
             raise KeyError("the block failed")
@@ -47,6 +49,7 @@ def test_unmounted_after_an_exception(unmounted):
 
 
 def test_a_mount_that_was_there_is_left_there(unmounted):
+    """False-failure rate: deterministic (mount state read back). 0."""
     subprocess.run(["mount", "-t", "tracefs", "tracefs", netlab.TRACEFS], check=True)
     try:
         with netlab.tracefs("tcp"):
@@ -57,6 +60,7 @@ def test_a_mount_that_was_there_is_left_there(unmounted):
 
 
 def test_events_the_kernel_lacks_raise_one_line_and_unmount(unmounted):
+    """False-failure rate: deterministic (mount state read back). 0."""
     with pytest.raises(RuntimeError, match="no_such_subsystem"):
         with netlab.tracefs("no_such_subsystem"):
             pass

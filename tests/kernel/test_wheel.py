@@ -60,6 +60,7 @@ def test_wheel_ships_an_object_for_every_algorithm_and_common_set(wheel):
 
 @pytest.mark.kernel
 def test_installed_wheel_loads_balia_without_clang(path_without_clang, wheel, tmp_path):
+    """False-failure rate: deterministic (what loads, what is listed). 0."""
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
     problem = bpf.environment_problem()
@@ -96,6 +97,7 @@ def test_installed_wheel_loads_balia_without_clang(path_without_clang, wheel, tm
 
 @pytest.mark.kernel
 def test_installed_wheel_compiles_a_new_parameter_set_from_its_own_sources(wheel, tmp_path):
+    """False-failure rate: deterministic (what compiles and loads). 0."""
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
     problem = bpf.environment_problem()
