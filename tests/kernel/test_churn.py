@@ -274,9 +274,28 @@ def test_no_window_jump(soak):
     # that were all delivered since the control last ran, an init done late and a delivered count
     # above what can have been delivered, replaced by that bound before any window used it
     # (kinds 7, 8, 9); the whole records go into the message (a CI log is all there is)
+    #
+    # Judged only on a sound soak. On a kernel that skips struct_ops programs (the compat build's
+    # detection, bpf.detect_build), a soak whose own records show skipped programs (repaired
+    # values, a late init, deliveries no cong_control run was passed) can also show a fault the
+    # skip caused where no repair runs; such a soak is counted (xfail, with its figures), not
+    # judged. On a stock kernel nothing is skipped and the bound applies to every soak.
+    # False-failure rate: 0 on a stock kernel (a fault here is a defect of the programs).
     j = soak["cwnd_jumps"]
     faults = [r for r in j["last"] if r["fault"]]
+    skipped = j["repaired"] + j["late_init"] + j["unseen"]["runs"]
+    if j["unrepaired"] and skipped and _skipping_kernel():
+        pytest.xfail(f"unsound soak on a kernel that skips struct_ops programs: {j['unrepaired']} fault(s) "
+                     f"beside {skipped} records of skipped programs (repaired {j['repaired']}, late init "
+                     f"{j['late_init']}, unseen runs {j['unseen']['runs']}): " + json.dumps(faults[:1]))
     assert j["unrepaired"] == 0, "window faults: " + json.dumps(faults[:3])
+
+
+def _skipping_kernel() -> bool:
+    """Whether the running kernel skips struct_ops programs (the loader's detection, from facts
+    of the kernel: bpf_build.detect_build)."""
+    from mpcc.testbed import bpf_build
+    return bpf_build.detect_build()[0] == "compat"
 
 
 @pytest.mark.kernel
