@@ -10,7 +10,7 @@
 #define MPCC_CONTROL_H
 
 /* init did not run for this socket (the congestion-control area is still the zeroes the kernel
- * wrote before calling it: the platform skipped it, KERNEL_BUG.md §5): run it at the first
+ * wrote before calling it: the platform skipped it): run it at the first
  * cong_control, so that the per-ACK deltas start from now, and record it (kind 8). */
 static __noinline void mpcc_late_init(struct sock *sk)
 {
@@ -65,7 +65,7 @@ static __always_inline void mpcc_cong_control(struct sock *sk, __u64 rs)
 	/* More than can have been delivered since our last run (mpcc_delivered_bound: outstanding
 	 * then + sent since + DSACKed since + 1) is no count to grow a window from, though the
 	 * kernel's own rule would take it whole (seen in the random-churn soaks: ~210 with <= 10
-	 * outstanding and nothing sent, the kernel's rs->acked_sacked, CHURN.md §9): the bound is
+	 * outstanding and nothing sent, the kernel's rs->acked_sacked): the bound is
 	 * used, and the count recorded (kind 9). */
 	if (acked_sacked > mpcc_delivered_bound(tp, ca)) {
 		mpcc_jump(sk, MPCC_JUMP_CLAMPED, tp->snd_cwnd, acked_sacked);

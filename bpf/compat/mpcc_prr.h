@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
  * mpcc_prr.h — what the kernel does around a congestion control's cong_avoid and stops doing for
- * one that implements cong_control (bench/kernel/CHURN.md §3d, docs/kernel.md "cong_control"),
+ * one that implements cong_control (docs/kernel.md "cong_control"),
  * redone here from the same tcp_sock fields, each mirroring the kernel function it names
  * (Linux 6.1 and 6.10+ alike unless said):
  *
@@ -18,9 +18,8 @@
  * and rs->losses (newly marked lost), both set by tcp_rate_gen() just before the call. Which
  * argument rs is depends on the kernel's version (mpcc_rate_sample), so one object serves both
  * signatures; each is at most the difference of tp->delivered (tp->lost) since our previous
- * cong_control, which is used instead if rs cannot be read. (Until 2026-11 these were taken as differences of
- * tp->delivered and tp->lost since our previous cong_control: a run the platform skipped,
- * bench/kernel/KERNEL_BUG.md §5, then carried its ACKs' deliveries into the next one — into a
+ * cong_control, which is used instead if rs cannot be read. (Not the differences themselves: a run
+ * the platform skipped would carry its ACKs' deliveries into the next one — into a
  * congestion-avoidance step at the end of a reduction episode, or a slow-start step — where the
  * kernel's own rule never adds them.) FLAG_SND_UNA_ADVANCED, which 6.1 does not pass, is "snd_una
  * moved since our last cong_control".
@@ -113,7 +112,7 @@ static __always_inline void mpcc_prr_begin(struct sock *sk, struct mpcc_ca *ca, 
 }
 
 /* The episode under way, seen at an ACK in CWR/Recovery: a new one when we saw none (set_state,
- * which marks it, may have been bypassed like ssthresh(), CHURN.md §3c) or when
+ * which marks it, may have been skipped like ssthresh()) or when
  * tcp_init_cwnd_reduction() has run again since (high_seq or prior_cwnd changed). CWR → Recovery
  * (tcp_enter_recovery() inside a CWR episode) does not re-initialise: the same episode. */
 static __always_inline void mpcc_prr_track(struct sock *sk, struct mpcc_ca *ca, __u8 state)

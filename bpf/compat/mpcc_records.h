@@ -22,7 +22,7 @@
  * the window is the kernel's own rule (tcp_slow_start adds every packet delivered, up to
  * ssthresh) when that many packets were delivered since our last cong_control: a DSACK of a
  * go-back-N burst after a timeout (each spurious retransmission counts as delivered), a stretch
- * ACK, or several ACKs' worth when the platform skipped runs (KERNEL_BUG.md §5); it is a
+ * ACK, or several ACKs' worth when the platform skipped runs; it is a
  * fault (kind 2) only when the count exceeds what can have been delivered (mpcc_delivered_bound),
  * i.e. our delivered count is stale, and is otherwise recorded apart (kind 7). Kind 8 records an
  * init that did not run (the area still zero at cong_control), done there (mpcc_late_init).
@@ -352,7 +352,7 @@ static __noinline void mpcc_jump(struct sock *sk, __u32 kind, __u32 before, __u3
 
 /* Packets delivered by ACKs that reached no cong_control of ours (tp->delivered moved by more
  * than the rate samples we were passed): an old ACK's SACKs or a DSACK with nothing in flight
- * (tcp_ack() returns before tcp_cong_control()), or a run the platform skipped (KERNEL_BUG.md §5).
+ * (tcp_ack() returns before tcp_cong_control()), or a run the platform skipped.
  * Counted in mpcc_health; with MPCC_DIAG also in entry MPCC_JUMPS + 4 (.count = runs that found
  * some, .acked = the packets; both wrap); n = 0: a run that could not read the rate sample
  * (mpcc_rate_sample), counted in .bound instead. */

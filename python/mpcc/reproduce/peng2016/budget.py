@@ -72,7 +72,7 @@ class Budget:
 
 #: Wall time of a kernel run beyond its traffic in a session that reuses the network: the
 #: traffic processes' start margin (2 s), their stop, the linkem restart and the summary
-#: (bench/testbed/RESULTS.md §1, Table III: 3.1–3.2 s; with a network per run 3.0–3.6 s).
+#: (measured for Table III: 3.1–3.2 s; with a network per run 3.0–3.6 s; bench/testbed/RESULTS.md).
 RUN_OVERHEAD_S = 3.2
 
 
