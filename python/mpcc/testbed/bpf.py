@@ -44,7 +44,6 @@ import json
 import os
 import platform
 import re
-import shutil
 import subprocess
 import time
 import uuid
@@ -54,6 +53,7 @@ from pathlib import Path
 from ..errors import EnvironmentProblem, MpccError
 from ..filelock import exclusive
 from . import bpf_prebuilt as _prebuilt
+from .bpf_build import tool as _tool
 from . import bpf_sources as _sources
 from .bpf_sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources, variant  # noqa: F401 (API)
 
@@ -86,11 +86,6 @@ def kernel_name(algo) -> str:
 
 
 # --- environment ------------------------------------------------------------------------------
-def _tool(name: str) -> str | None:
-    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}")
-                                       if os.access(p, os.X_OK)), None)
-
-
 def check_environment(need_root: bool = True) -> None:
     """Raise EnvironmentProblem (one line, with the fix) if struct_ops congestion controls cannot
     be loaded here."""

@@ -13,9 +13,10 @@ from ..errors import MpccError
 from .bpf_sources import BUILDS
 
 
-def _bpftool() -> str | None:
-    return shutil.which("bpftool") or next((p for p in ("/usr/sbin/bpftool", "/sbin/bpftool")
-                                            if os.access(p, os.X_OK)), None)
+def tool(name: str) -> str | None:
+    """A command's path: on PATH, else in /usr/sbin or /sbin (root's tools when PATH lacks them)."""
+    return shutil.which(name) or next((p for p in (f"/usr/sbin/{name}", f"/sbin/{name}")
+                                       if os.access(p, os.X_OK)), None)
 
 
 INIT_PRIVATE = Path("/proc/sys/kernel/init_private")
@@ -34,10 +35,10 @@ def _btf_member(btf: Path, struct: str, member: str, dump=None) -> bool:
         return False
     if dump is None:
         def dump(path):
-            tool = _bpftool()
-            if tool is None:
+            bpftool = tool("bpftool")
+            if bpftool is None:
                 return ""
-            p = subprocess.run([tool, "btf", "dump", "file", str(path), "format", "raw"], capture_output=True, text=True)
+            p = subprocess.run([bpftool, "btf", "dump", "file", str(path), "format", "raw"], capture_output=True, text=True)
             return p.stdout
     inside = False
     for line in dump(btf).splitlines():

@@ -472,8 +472,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                     summaries.append(summarise(s, raw, warmup))
                     summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
-        if _bpf_build(notices):
-            res.extra["bpf_build"] = _bpf_build(notices)
+        if build := _bpf_build(notices):
+            res.extra["bpf_build"] = build
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))
@@ -491,8 +491,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from . import output
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             res = result(s, _labels(ccs, knames), summaries, st, warmup)
-            if _bpf_build(notices):
-                res.extra["bpf_build"] = _bpf_build(notices)
+            if build := _bpf_build(notices):
+                res.extra["bpf_build"] = build
             res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))
