@@ -9,7 +9,7 @@ OUT    ?= results
 
 .PHONY: setup setup-parts system test reproduce bench clean linkem kernels bpf-prebuilt check-algorithm
 
-PREBUILT = python/mpcc/testbed/bpf_prebuilt/index.json
+PREBUILT = python/mpcc/kernel/objects/index.json
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -44,7 +44,7 @@ setup:
 
 setup-parts: linkem system $(VENV)/.installed $(VENV)/.deps $(PREBUILT)
 
-# the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/, gitignored): every
+# the CO-RE objects the package ships (python/mpcc/kernel/objects/, gitignored): every
 # algorithm's defaults and the common parameter sets, so that `mpcc kernel load` needs no clang.
 # Rebuilt when a BPF source or the build script changes (the loader also checks each object's
 # source digest and compiles a stale one itself)

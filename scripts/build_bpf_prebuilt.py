@@ -1,4 +1,4 @@
-"""`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/testbed/bpf_prebuilt/):
+"""`make bpf-prebuilt`: compile the CO-RE objects the package ships (python/mpcc/kernel/objects/):
 every bpf/<algorithm>.bpf.c with its default parameters and bpf_prebuilt.COMMON_SETS, in each of
 bpf_prebuilt.PREBUILT_BUILDS (the default build and the compat layer), through the
 loader's own compile step (clang, vmlinux.h of this machine's BTF), then write the index and a copy
@@ -16,7 +16,7 @@ from pathlib import Path
 
 def main() -> int:
     from mpcc.errors import MpccError
-    from mpcc.testbed import bpf, bpf_prebuilt
+    from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
     if not Path("/sys/kernel/btf/vmlinux").exists():
         print("bpf-prebuilt: skipped: this machine's kernel has no BTF to generate vmlinux.h from "
               "(the package then compiles on the target)", file=sys.stderr)

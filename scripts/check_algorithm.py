@@ -94,7 +94,7 @@ def check_prebuilt(name: str) -> tuple[str, str]:
         return "FAIL", (p.stderr.strip().splitlines() or ["make bpf-prebuilt failed"])[-1][:150]
     index = json.loads((ROOT / "python" / "mpcc" / "testbed" / "bpf_prebuilt" / "index.json").read_text())
     text = json.dumps(index)
-    objs = sorted(ROOT.glob(f"python/mpcc/testbed/bpf_prebuilt/{name}*.bpf.o"))
+    objs = sorted(ROOT.glob(f"python/mpcc/kernel/objects/{name}*.bpf.o"))
     if not objs or f'"{name}' not in text:
         return "FAIL", "make bpf-prebuilt built no object for it"
     return "ok", f"make bpf-prebuilt: {', '.join(o.name for o in objs)}"

@@ -5,7 +5,7 @@ traffic) carries ``@pytest.mark.kernel``. `make test` runs the others in paralle
 ``-m "not kernel"``) and the kernel ones serially under /tmp/mpcc-bench.lock. So that a test that
 lacks the marker cannot act on the kernel next to another test, every unmarked test runs with:
 
-- mpcc.testbed.netns (namespace creation, spawning in a namespace) and mpcc.testbed.bpf (struct_ops
+- mpcc.testbed.netns (namespace creation, spawning in a namespace) and mpcc.kernel.bpf (struct_ops
   register/unregister) replaced by functions that raise ``KernelActionInUnmarkedTest``;
 - a PATH whose first folder holds stand-ins for ``ip``, ``tc``, ``bpftool``, ``nsenter`` and
   ``unshare`` that exit 2 with one line naming the test's missing marker when asked to change
@@ -109,7 +109,8 @@ def _guarded(item):
         yield
         return
     test = item.nodeid
-    from mpcc.testbed import bpf, netns
+    from mpcc.kernel import bpf
+    from mpcc.testbed import netns
     mp = pytest.MonkeyPatch()
     try:
         mp.setattr(netns.Run, "add_netns", _refuse(test, "creates a network namespace"))

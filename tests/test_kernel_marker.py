@@ -16,7 +16,8 @@ NODE = "tests/test_kernel_marker.py::"
 
 
 def test_the_testbed_and_loader_refuse_in_an_unmarked_test():
-    from mpcc.testbed import bpf, netns
+    from mpcc.kernel import bpf
+    from mpcc.testbed import netns
     with pytest.raises(RuntimeError, match=r"is not marked kernel.*fix: add @pytest.mark.kernel") as e:
         netns.Run(runid="guardcheck").add_netns("x")
     assert type(e.value).__name__ == "KernelActionInUnmarkedTest" and str(e.value).startswith(NODE)
@@ -52,7 +53,8 @@ def test_reading_the_kernel_state_still_works_in_an_unmarked_test():
 
 @pytest.mark.kernel
 def test_a_kernel_test_has_the_real_tools_and_functions():
-    from mpcc.testbed import bpf, netns
+    from mpcc.kernel import bpf
+    from mpcc.testbed import netns
     assert os.environ.get("MPCC_UNMARKED_TEST") is None
     assert "mpcc-kernel-guard" not in (shutil.which("ip") or "")
-    assert netns.spawn.__module__ == "mpcc.testbed.netns" and bpf._register.__module__ == "mpcc.testbed.bpf"
+    assert netns.spawn.__module__ == "mpcc.testbed.netns" and bpf._register.__module__ == "mpcc.kernel.bpf"

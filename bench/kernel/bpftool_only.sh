@@ -8,7 +8,7 @@ set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ALGO=${1:-balia}
-OBJ=$HERE/../../python/mpcc/testbed/bpf_prebuilt/$ALGO.bpf.o
+OBJ=$HERE/../../python/mpcc/kernel/objects/$ALGO.bpf.o
 NAME=mpcc_$ALGO
 for t in bpftool mptcpize curl; do
   command -v $t >/dev/null || { echo "bpftool_only: $t not found (fix: apt-get install bpftool mptcpize curl)" >&2; exit 2; }

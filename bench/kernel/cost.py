@@ -52,7 +52,7 @@ def cpu_mhz() -> float:
 
 
 def measure(arms: list[str], runs: int, secs: float, offload: bool, pin, seed: int = 1) -> dict:
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     kname = {a: a if a in BUILTIN else bpf.kernel_name(a) for a in arms}
     prefix = {a: None if a in BUILTIN else bpf.spec(a).algorithm + "_" for a in arms}
     out = {a: {"rounds": [], "stats": None} for a in arms}

@@ -105,7 +105,7 @@ def main(argv=None) -> int:
     a = ap.parse_args(argv)
     if not netlab.start_as_root("cwnd_trace"):
         return 2
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     arms = netlab.parse_arms(a.arms)
     kname = {x: x if x in BUILTIN else bpf.kernel_name(x) for x in arms}
     pin = (0, 1) if (os.cpu_count() or 1) >= 2 else None

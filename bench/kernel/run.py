@@ -42,7 +42,7 @@ sys.path.insert(0, str(HERE.parents[1] / "python"))
 
 from mpcc.lab import netlab  # noqa: E402
 from mpcc.lab.netlab import bpf_stats  # noqa: E402,F401 (cost.py imports it from here)
-from mpcc.testbed import bpf  # noqa: E402
+from mpcc.kernel import bpf  # noqa: E402
 
 
 def machine() -> str:

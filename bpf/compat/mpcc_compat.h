@@ -9,7 +9,7 @@
  * first and then does what the kernel's tcp_cong_control() does for a CC without cong_control
  * (mpcc_control.h over mpcc_prr.h: PRR, tcp_may_raise_cwnd, pacing, restart after idle), and
  * counts each repair in mpcc_health (mpcc_records.h). The loader builds it only where the
- * defect is detected (python/mpcc/testbed/bpf.py detect_build). Included at the end of
+ * defect is detected (python/mpcc/kernel/bpf.py detect_build). Included at the end of
  * mpcc_kern.h; the algorithm file's ops table takes its programs through MPCC_COMPAT_OPS.
  */
 #ifndef MPCC_COMPAT_H

@@ -4,7 +4,7 @@
  * accessors and struct mpcc_ca are defined):
  *   - mpcc_health (always on in the compat build, 16 counters): how often the compat layer
  *     repaired a value or found evidence of a skipped program since the load, by kind below
- *     (python/mpcc/testbed/bpf.py health_counters() reads it);
+ *     (python/mpcc/kernel/bpf.py health_counters() reads it);
  *   - with -DMPCC_DIAG=1 (a load-time option, off by default; the loader's diag=True), the
  *     diagnostic maps: mpcc_jumps, a ring of the window jumps and repairs with the TCP state
  *     around them (bench/kernel/churn.py); mpcc_trace / mpcc_trace_on, the opt-in trace of the

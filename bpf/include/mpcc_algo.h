@@ -48,7 +48,7 @@
  *     Q32   value · 2^32, rounded (a real number in [min, max]);
  *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0);
  *     FLAG  0 or 1 (a switch of the kernel side, such as per_ack; not a parameter of the rule).
- * The loader (python/mpcc/testbed/bpf.py) reads the same lines, checks a requested value
+ * The loader (python/mpcc/kernel/bpf.py) reads the same lines, checks a requested value
  * against [min, max], and compiles one object per parameter set with the encoded values as
  * -DMPCC_PARAM_VALUES=v1,…,0 and its kernel name as -DMPCC_KERNEL_SYM=… (bpftool cannot set
  * .rodata before registering; docs/kernel.md). Without them, the file's defaults and

@@ -2,7 +2,7 @@
 /*
  * mpcc_host.h — the host build of an algorithm file (cc -shared -fPIC -I bpf/include
  * bpf/<algorithm>.bpf.c): the same mpcc_on_ack / mpcc_on_loss the BPF object runs, behind a
- * flat C ABI that python/mpcc/testbed/bpf.py (HostMath) loads with ctypes. Included by
+ * flat C ABI that python/mpcc/kernel/bpf.py (HostMath) loads with ctypes. Included by
  * mpcc_algo.h when not compiling for BPF.
  */
 #ifndef MPCC_HOST_H

@@ -20,7 +20,7 @@ _COMMANDS = {
     "fluid": ("mpcc.fluid.cli", "command", "Fluid model of Peng et al.: equilibrium, dynamics, analyses."),
     "sim": ("mpcc.sim.cli", "command", "Packet-level discrete-event simulation (Rust core)."),
     "testbed": ("mpcc.testbed.cli", "command", "Run a scenario on the real kernel in network namespaces."),
-    "kernel": ("mpcc.testbed.kernel_cli", "command", "Load/unload the BPF struct_ops congestion controls."),
+    "kernel": ("mpcc.kernel.cli", "command", "Load/unload the BPF struct_ops congestion controls."),
     "lab": ("mpcc.lab.cli", "command", "Kernel lab: the BPF programs on other kernels, churn soaks, scale."),
     "hetero": ("mpcc.hetero.cli", "command", "Heterogeneous congestion control (Tang, Wei, Low, Chiang)."),
     "mtc": ("mpcc.mtc.cli", "command", "Multipath transmission control (Jiang, Cai, Towsley)."),

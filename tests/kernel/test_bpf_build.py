@@ -1,4 +1,4 @@
-"""Which BPF build the loader picks (python/mpcc/testbed/bpf.py detect_build, selected_build) from
+"""Which BPF build the loader picks (python/mpcc/kernel/bpf.py detect_build, selected_build) from
 facts of the running kernel, with fake /proc and BTF inputs (no root, no kernel work), and what
 each build compiles with (bpf_sources.variant)."""
 
@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from mpcc.errors import MpccError
-from mpcc.testbed import bpf
+from mpcc.kernel import bpf
 
 # `bpftool btf dump file … format raw` of a kernel whose bpf_prog_aux has the patch's member, and
 # of one where only another struct has a member of that name

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from mpcc.errors import EnvironmentProblem
-from mpcc.testbed.bpf import environment_problem
+from mpcc.kernel.bpf import environment_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
@@ -42,7 +42,7 @@ def _struct_ops_names() -> set[str]:
 
 
 def _skip_if_in_use(*specs):
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     busy = {r.kernel_name for r in bpf.status() if r.registered and (r.holders or r.persistent or not r.owned)}
     for sp in specs:
         if bpf.kernel_name(sp) in busy:
@@ -51,7 +51,7 @@ def _skip_if_in_use(*specs):
 
 @pytest.fixture(autouse=True)
 def _nothing_left_behind():
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     yield
     mine = {bpf.kernel_name(x) for x in (A, B, C)}
     left = [r.kernel_name for r in bpf.status() if r.kernel_name in mine and r.registered
@@ -61,7 +61,7 @@ def _nothing_left_behind():
 
 
 def test_two_parameter_sets_are_two_congestion_controls():
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     _skip_if_in_use(A, B)
     with bpf.load(A) as ra, bpf.load(B) as rb:
         assert ra.kernel_name != rb.kernel_name
@@ -76,7 +76,7 @@ def test_two_parameter_sets_are_two_congestion_controls():
 
 
 def test_cli_load_status_unload_generalized():
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     _skip_if_in_use(C)
     kname = bpf.kernel_name(C)
     mpcc = [sys.executable, "-m", "mpcc.cli"]
@@ -123,7 +123,8 @@ def test_testbed_runs_a_generalized_multipath_group():
     """The testbed selects the program of the scenario's own (β, η, n) and both paths carry data
     (how well each parameter set fills the paths is a measurement, not asserted here)."""
     from mpcc import scenario
-    from mpcc.testbed import bpf, engine, netns, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import engine, netns, topology
     try:
         netns.check_environment()
         topology.linkem_binary()

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed.bpf import environment_problem
+from mpcc.kernel.bpf import environment_problem
 
 ROOT = Path(__file__).resolve().parents[2]
 # ip, tc, bpftool live in /usr/sbin on Debian, which is not on every PATH
@@ -27,10 +27,10 @@ _SKIP = environment_problem()
 pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
 if _SKIP is None:
-    from mpcc.testbed import bpf, bpf_records
+    from mpcc.kernel import bpf, records as bpf_records
     ALGOS = bpf.algorithms()
 else:  # pragma: no cover - collected but skipped
-    from mpcc.testbed.bpf_sources import algorithms as _discovered
+    from mpcc.kernel.sources import algorithms as _discovered
     ALGOS = _discovered()
 
 
@@ -189,7 +189,7 @@ def test_sigkilled_holder_is_cleaned_up_by_the_next_run():
     _skip_if_in_use("lia")
     code = textwrap.dedent("""
         import sys, time
-        from mpcc.testbed import bpf
+        from mpcc.kernel import bpf
         reg = bpf.load("lia")
         print("loaded", flush=True)
         time.sleep(60)

@@ -7,8 +7,8 @@ from click.testing import CliRunner
 
 from mpcc import algorithms as algos
 from mpcc.errors import EnvironmentProblem, MpccError
-from mpcc.testbed import bpf
-from mpcc.testbed.kernel_cli import command
+from mpcc.kernel import bpf
+from mpcc.kernel.cli import command
 
 
 def test_names():

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from mpcc import algorithms as pyalgos
-from mpcc.testbed import bpf
+from mpcc.kernel import bpf
 
 ROOT = Path(__file__).resolve().parents[2]
 VECTORS = ROOT / "spec" / "vectors" / "algorithms.json"

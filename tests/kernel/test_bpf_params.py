@@ -13,7 +13,7 @@ import pytest
 
 from mpcc import scenario
 from mpcc.errors import EnvironmentProblem
-from mpcc.testbed.bpf import environment_problem
+from mpcc.kernel.bpf import environment_problem
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
@@ -46,7 +46,8 @@ def test_red_shared_bottleneck_ewtcp_a_quarter_takes_about_one_share():
     """Each subflow of EWTCP(a = 0.25) gets about half the Reno flow's rate (ideal 0.5; the
     bounds leave room for 20 s of noise), so the connection about one share (ideal 1.0; a = 1
     measures 1.99 on this setup). Measured values: docs/kernel.md, "Parameters per load"."""
-    from mpcc.testbed import bpf, engine, netns, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import engine, netns, topology
     try:
         netns.check_environment()
         topology.linkem_binary()

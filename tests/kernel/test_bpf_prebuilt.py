@@ -1,4 +1,4 @@
-"""The package's prebuilt CO-RE objects (python/mpcc/testbed/bpf_prebuilt.py): which object the
+"""The package's prebuilt CO-RE objects (python/mpcc/kernel/prebuilt.py): which object the
 loader takes, and — root only — `mpcc kernel load balia` with clang hidden from PATH."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed import bpf, bpf_prebuilt
+from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
 
 
 def _index(directory: Path, sp, digest) -> Path:

@@ -1,4 +1,4 @@
-"""The window-jump ring's reader (python/mpcc/testbed/bpf_records.py) against the C record
+"""The window-jump ring's reader (python/mpcc/kernel/records.py) against the C record
 (bpf/compat/mpcc_records.h: struct mpcc_jump, read from the BTF of the compat build with the
 diagnostic maps, compiled here; no root), and how it counts the kinds that are no fault apart from
 the faults."""
@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed import bpf, bpf_records
+from mpcc.kernel import bpf, records as bpf_records
 
 
 def _row(key: int, **fields) -> dict:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed import bpf, bpf_prebuilt
+from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
 
 from mpcc.lab import bpf_stack
 

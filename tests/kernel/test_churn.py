@@ -235,7 +235,7 @@ def test_subflow_set_check_counts_a_record_torn_between_two_connections(tmp_path
 def soak(request, tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops, network namespaces)")
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     problem = bpf.environment_problem()
     if problem:
         pytest.skip(problem)
@@ -294,7 +294,7 @@ def test_no_window_jump(soak):
 def _skipping_kernel() -> bool:
     """Whether the running kernel skips struct_ops programs (the loader's detection, from facts
     of the kernel: bpf_build.detect_build)."""
-    from mpcc.testbed import bpf_build
+    from mpcc.kernel import build as bpf_build
     return bpf_build.detect_build()[0] == "compat"
 
 

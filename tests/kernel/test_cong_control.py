@@ -31,7 +31,7 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed.bpf import environment_problem
+from mpcc.kernel.bpf import environment_problem
 
 from mpcc.lab import netlab
 
@@ -39,7 +39,7 @@ os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "
 _SKIP = environment_problem()
 pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 if _SKIP is None:
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
 
 NS_A, NS_M, NS_B = "mpccccA", "mpccccM", "mpccccB"
 PORT = 5997

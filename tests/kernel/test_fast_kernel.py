@@ -41,7 +41,8 @@ paths = [["l1"]]
 
 
 def _run(alphas, duration, warmup):
-    from mpcc.testbed import bpf, engine, netns, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import engine, netns, topology
     try:
         netns.check_environment()
         topology.linkem_binary()

@@ -76,7 +76,7 @@ def test_run_healthy_retries_until_sound_and_is_bounded():
 
 
 def test_bpf_counters_are_used_when_the_loader_offers_them(monkeypatch):
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     monkeypatch.setattr(bpf, "health_counters", lambda: {"repaired": 7, "skipped": 1}, raising=False)
     assert health.bpf_counters() == {"repaired": 7, "skipped": 1}
     assert health.counter_delta({"repaired": 5, "skipped": 1}, {"repaired": 7, "skipped": 1}) == 2

@@ -38,7 +38,8 @@ def test_coupled_increase_uses_more_of_two_paths_than_fully_coupled():
     coupled-increase's mean of 3: < 10⁻¹⁰⁰."""
     from mpcc.reproduce.jiang2011 import testbed as tb
     from mpcc.reproduce.peng2016.budget import KernelRun
-    from mpcc.testbed import bpf, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import topology
 
     if problem := topology.environment_problem() or bpf.environment_problem():
         pytest.skip(problem)

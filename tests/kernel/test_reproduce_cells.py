@@ -20,7 +20,8 @@ def test_forced_failure_of_one_cell_keeps_the_others(monkeypatch, tmp_path):
     from mpcc.reproduce import peng2016 as rp
     from mpcc.reproduce.peng2016 import testbed as tbp
     from mpcc.reproduce.peng2016.budget import QUICK
-    from mpcc.testbed import bpf, engine, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import engine, topology
 
     if problem := topology.environment_problem() or bpf.environment_problem():
         pytest.skip(problem)

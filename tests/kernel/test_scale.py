@@ -19,7 +19,7 @@ CONNS = 50
 def scale_run(request):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops, network namespaces)")
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     problem = bpf.environment_problem()
     if problem:
         pytest.skip(problem)

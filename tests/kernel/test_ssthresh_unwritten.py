@@ -20,8 +20,8 @@ import time
 
 import pytest
 
-from mpcc.testbed import bpf, bpf_records
-from mpcc.testbed.bpf import environment_problem
+from mpcc.kernel import bpf, records as bpf_records
+from mpcc.kernel.bpf import environment_problem
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()

@@ -36,7 +36,7 @@ def _ready():
 
 def _bpf_algorithms() -> list[str]:
     try:
-        from mpcc.testbed import bpf
+        from mpcc.kernel import bpf
         bpf.check_environment()
         return list(bpf.algorithms())
     except Exception:
@@ -252,7 +252,7 @@ def test_sigkill_mid_run_then_cleanup_leaves_no_state(tmp_path):
     for pid in rec["pids"]:  # linkem and traffic processes are gone (or zombies awaiting reaping)
         assert _gone_or_zombie(pid), pid
     if algo != "reno":
-        from mpcc.testbed import bpf
+        from mpcc.kernel import bpf
         for st in bpf.status():
             assert p.pid not in st.holders, st
         assert not [st for st in bpf.status() if st.registered and st.owned and not st.holders and not st.persistent]

@@ -56,7 +56,7 @@ def _algorithms() -> list[str]:
     """Two BPF algorithms when the loader works here (struct_ops loaded by the session), else
     two of the kernel's own."""
     try:
-        from mpcc.testbed import bpf
+        from mpcc.kernel import bpf
         bpf.check_environment()
         return ["ewtcp", "coupled"]
     except Exception:
@@ -65,7 +65,7 @@ def _algorithms() -> list[str]:
 
 def _registered() -> set[str]:
     try:
-        from mpcc.testbed import bpf
+        from mpcc.kernel import bpf
         return set(bpf.registered())
     except Exception:
         return set()

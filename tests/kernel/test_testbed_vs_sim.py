@@ -86,7 +86,8 @@ def bed():
 
 def _both(algo: str, bed):
     from mpcc.sim import engine as sim
-    from mpcc.testbed import bpf, engine, netns, topology
+    from mpcc.kernel import bpf
+    from mpcc.testbed import engine, netns, topology
     try:
         netns.check_environment()
         topology.linkem_binary()

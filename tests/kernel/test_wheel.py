@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from mpcc.testbed import bpf, bpf_prebuilt
+from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
 
 ROOT = Path(__file__).resolve().parents[2]
-PREFIX = "mpcc/testbed/bpf_prebuilt/"
+PREFIX = "mpcc/kernel/objects/"
 
 
 @pytest.fixture(scope="module")

@@ -24,7 +24,7 @@ from pathlib import Path
 
 def poll(algo, stop: threading.Event, rec: dict) -> None:
     from mpcc.errors import MpccError
-    from mpcc.testbed import bpf_records
+    from mpcc.kernel import records as bpf_records
 
     t0, on, last_adapt = time.time(), False, None
     while not stop.wait(0.5):

@@ -145,7 +145,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("objects", nargs="*", type=Path, metavar="OBJ.bpf.o",
                     help="objects to read (default: the package's prebuilt objects)")
     args = ap.parse_args(argv)
-    objs = args.objects or sorted((ROOT / "python/mpcc/testbed/bpf_prebuilt").glob("*.bpf.o"))
+    objs = args.objects or sorted((ROOT / "python/mpcc/kernel/objects").glob("*.bpf.o"))
     for obj in objs:
         if not obj.is_file():
             ap.error(f"{obj}: no such object (fix: give a .bpf.o path, or run `make setup` to build the prebuilt ones)")

@@ -357,7 +357,7 @@ def run(algo: str, conns: int, secs: float, rate_mbit: float = 20.0, pattern: st
     pm: the client's path manager, "kernel" (upstream's in-kernel one) or "rejoin" (mpcc kernel pm,
     started in the client's namespace before the traffic; its log is <trace>.pm.jsonl with --trace,
     its summary res["path_manager"])."""
-    from mpcc.testbed import bpf, bpf_records
+    from mpcc.kernel import bpf, records as bpf_records
     builtin = algo in BUILTIN
     kname = algo if builtin else bpf.kernel_name(algo)
     plan = schedule(pattern, secs, seed) if plan is None else plan

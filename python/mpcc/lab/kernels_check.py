@@ -38,14 +38,14 @@ MPCC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from mpcc
 def all_algorithms() -> list[str]:
     """Every BPF program the project ships: one per bpf/*.bpf.c with its default parameters, and
     the common parameter sets the package also ships prebuilt (bpf_prebuilt.COMMON_SETS)."""
-    from mpcc.testbed import bpf, bpf_prebuilt
+    from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
     return [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS]
 PORT = 5201
 
 
 def _cli_args(algo: str) -> list[str]:
     """`mpcc kernel load` arguments for an algorithm string."""
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     sp = bpf.spec(algo)
     args = [sp.algorithm]
     for k, v in sp.params:
@@ -112,7 +112,7 @@ def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: b
     # the compat build's cong_control read the kernel's rate sample at every ACK (its argument
     # differs between 6.1 and 6.10+: bpf/compat/mpcc_prr.h mpcc_rate_sample); the default build
     # has no cong_control (health_counters: None)
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     out["health"] = bpf.health_counters(algo)
     if out["health"] and out["health"]["rate_sample_unreadable"]:
         return out, f"cong_control could not read the rate sample at {out['health']['rate_sample_unreadable']} ACKs"
@@ -121,9 +121,9 @@ def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: b
 
 def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -> dict:
     from mpcc.errors import MpccError
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     kname = bpf.kernel_name(algo)
-    from mpcc.testbed import bpf_prebuilt
+    from mpcc.kernel import prebuilt as bpf_prebuilt
     sp = bpf.spec(algo)
     row = {"algorithm": sp.describe(), "kernel_name": kname,
            # the package's CO-RE object (built on the host) or one compiled here against this kernel
@@ -178,7 +178,7 @@ def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -
 
 
 def environment() -> dict:
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     tools = {}
     for cmd in (["clang", "--version"], ["bpftool", "version"]):
         p = subprocess.run(cmd, capture_output=True, text=True)

@@ -296,7 +296,7 @@ def _readline(p: subprocess.Popen, what: str, timeout: float = 120.0) -> str:
 
 def run(cc: str, conns: int = 1000, secs: float = 10.0, settle_s: float = 30.0) -> dict:
     """One congestion control: connect, measure, send, close, check (see the module docstring)."""
-    from mpcc.testbed import bpf
+    from mpcc.kernel import bpf
     builtin = cc in BUILTIN
     res = {"cc": cc, "conns": conns, "secs": secs, "kernel": os.uname().release,
            "date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),

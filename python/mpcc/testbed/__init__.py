@@ -1,2 +1,3 @@
-"""Real-kernel engine: network-namespace testbed (``mpcc testbed``), the linkem link emulator
-driver, and the BPF struct_ops loader (``mpcc kernel``). Importing this package is cheap."""
+"""Real-kernel engine: the network-namespace testbed (``mpcc testbed``) — topology, the linkem
+link emulator, traffic, runs and their summary and health. The congestion controls it loads
+are :mod:`mpcc.kernel`'s; the path manager is :mod:`mpcc.pm`. Importing this package is cheap."""

@@ -79,7 +79,7 @@ def scaled(s: Scenario, duration_s: float) -> Scenario:
 # --- congestion controls -----------------------------------------------------------------------
 def _bpf():
     try:
-        from . import bpf  # written by the BPF helper; optional until it lands
+        from ..kernel import bpf
     except Exception:
         return None
     return bpf if all(hasattr(bpf, n) for n in ("load", "kernel_name", "algorithms")) else None
@@ -96,7 +96,7 @@ def kernel_cc(name: str) -> tuple[str, bool]:
         return name.split(":", 1)[1], False
     bpf = _bpf()
     if bpf is None:
-        raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.testbed.bpf), "
+        raise EnvironmentProblem(f"algorithm {name!r} needs the BPF struct_ops loader (mpcc.kernel.bpf), "
                                  "which is not available (fix: run with --algorithm reno, or build bpf/ with "
                                  "`make setup`)")
     base = name.split("(")[0].strip()

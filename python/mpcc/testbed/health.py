@@ -2,7 +2,7 @@
 its numbers. Counted per run, from the run's own records:
 
 ``bpf_repairs``          evidence of struct_ops programs the platform skipped, repaired by the
-                         compat layer or not, during the run (``mpcc.testbed.bpf.health_counters()``
+                         compat layer or not, during the run (``mpcc.kernel.bpf.health_counters()``
                          after − before, summed; each kind in ``bpf_counters``; None = not
                          measured: the default build is loaded, or the loader does not offer them).
 ``bpf_unrepaired``       of those, the kinds :data:`BPF_UNREPAIRED` names: skips whose effect the
@@ -70,9 +70,9 @@ def implausible_windows(s, sender: np.ndarray) -> int:
 
 
 def bpf_counters() -> dict[str, int] | None:
-    """``mpcc.testbed.bpf.health_counters()`` if the loader offers it, else None."""
+    """``mpcc.kernel.bpf.health_counters()`` if the loader offers it, else None."""
     try:
-        from . import bpf
+        from ..kernel import bpf
     except Exception:
         return None
     fn = getattr(bpf, "health_counters", None)

@@ -226,7 +226,7 @@ def cleanup_stale() -> list[str]:
             removed += _remove([n for n in rec.get("namespaces", []) if n.startswith(PREFIX)], pids)
             shutil.rmtree(d, ignore_errors=True)
     try:
-        from . import bpf  # the BPF loader (another module); optional
+        from ..kernel import bpf  # the BPF loader (another module); optional
     except Exception:
         bpf = None
     if bpf is not None and hasattr(bpf, "cleanup_stale"):

@@ -175,7 +175,7 @@ def check_supported(s: Scenario, cpus: int | None = None) -> None:
 
 def environment_problem() -> str | None:
     """Why this machine cannot run the testbed (root, tools, MPTCP, the linkem binary), as the
-    one-line message, or None (as :func:`mpcc.testbed.bpf.environment_problem` for BPF)."""
+    one-line message, or None (as :func:`mpcc.kernel.bpf.environment_problem` for BPF)."""
     from .netns import check_environment
     try:
         check_environment()

@@ -4,13 +4,13 @@
 every ``bpf/<algorithm>.bpf.c`` with its default parameters, plus :data:`COMMON_SETS`, each in
 the :data:`PREBUILT_BUILDS` (the default build and the compat layer; the diagnostic build is
 compiled where it is asked for), into
-``python/mpcc/testbed/bpf_prebuilt/`` with an ``index.json`` (kernel name, parameters, and the
+``python/mpcc/kernel/objects/`` with an ``index.json`` (kernel name, parameters, and the
 SHA-256 of the sources and -D flags each object was built from). The objects are CO-RE: every
 access to a kernel structure carries a BTF relocation that libbpf resolves against the target
 kernel's own BTF at load time, so one object serves every kernel with BTF (checked on 6.1, 6.12
 and 6.18 by ``make kernels``).
 
-The loader (:func:`mpcc.testbed.bpf.build`) takes a prebuilt object when the index has the
+The loader (:func:`mpcc.kernel.bpf.build`) takes a prebuilt object when the index has the
 parameter set and, if the ``bpf/`` sources are present (a checkout), they are the ones it was
 built from; otherwise — a new parameter set, or edited sources — it compiles with clang as before.
 """
@@ -22,7 +22,7 @@ import json
 import time
 from pathlib import Path
 
-PREBUILT_DIR = Path(__file__).with_name("bpf_prebuilt")
+PREBUILT_DIR = Path(__file__).with_name("objects")
 INDEX = "index.json"
 #: parameter sets built besides each algorithm's defaults: the generalized variants of
 #: spec/vectors/algorithms.json (the defaults (0.2, 0.5, ∞) are the file's own) and EWTCP's

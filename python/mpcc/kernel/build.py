@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import MpccError
-from .bpf_sources import BUILDS
+from .sources import BUILDS
 
 
 def tool(name: str) -> str | None:

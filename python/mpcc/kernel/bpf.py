@@ -52,10 +52,10 @@ from pathlib import Path
 
 from ..errors import EnvironmentProblem, MpccError
 from ..filelock import exclusive
-from . import bpf_prebuilt as _prebuilt
-from .bpf_build import tool as _tool
-from . import bpf_sources as _sources
-from .bpf_sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources, variant  # noqa: F401 (API)
+from . import prebuilt as _prebuilt
+from .build import tool as _tool
+from . import sources as _sources
+from .sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources, variant  # noqa: F401 (API)
 
 
 #: where objects compiled on this machine go: bpf/.output in a checkout; for an installed package
@@ -142,8 +142,8 @@ def _run(cmd: list[str], what: str, error=MpccError) -> str:
 
 
 # --- which build (bpf_build.py) and why a registration was refused (bpf_verifier.py) ---------------
-from .bpf_build import INIT_PRIVATE, VMLINUX_BTF, build_notice, detect_build, selected_build  # noqa: E402,F401 (API)
-from .bpf_verifier import refusal_reason  # noqa: E402,F401 (API)
+from .build import INIT_PRIVATE, VMLINUX_BTF, build_notice, detect_build, selected_build  # noqa: E402,F401 (API)
+from .verifier import refusal_reason  # noqa: E402,F401 (API)
 
 
 # --- build ------------------------------------------------------------------------------------
@@ -209,7 +209,7 @@ def build(algo=None, force: bool = False, build: str | None = None) -> list[Path
     """The object of each parameter set (all algorithms with their default parameters if None)
     in ``build`` (None: :func:`selected_build`; a BpfSpec's own build if it is not the default):
     the package's prebuilt CO-RE object when it has this set and the sources are unchanged
-    (:mod:`.bpf_prebuilt`), else bpf/.output/<stem>.bpf.o compiled with clang when the sources
+    (:mod:`.prebuilt`), else bpf/.output/<stem>.bpf.o compiled with clang when the sources
     or the kernel's BTF changed (``force``: always compile). Returns the object paths."""
     check_environment(need_root=False)
     specs = [spec(a) for a in algorithms()] if algo is None else [spec(algo)]

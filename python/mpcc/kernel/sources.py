@@ -40,7 +40,7 @@ def _bpf_dir() -> tuple[Path, bool]:
     checkout = Path(__file__).resolve().parents[3] / "bpf"
     if (checkout / "include" / "mpcc_algo.h").exists():
         return checkout, True
-    return Path(__file__).resolve().with_name("bpf_prebuilt") / "src", False
+    return Path(__file__).resolve().with_name("objects") / "src", False
 
 
 BPF_DIR, IN_CHECKOUT = _bpf_dir()
