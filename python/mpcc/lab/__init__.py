@@ -4,7 +4,7 @@
   :mod:`.kernels`, :mod:`.guestvm`) and on the running one (:mod:`.kernels_check`);
 * ``mpcc lab churn``: the subflow-churn soak (:mod:`.churn`; in a qemu guest: :mod:`.guest_churn`);
 * ``mpcc lab scale``: many concurrent connections (:mod:`.scale`);
-* the soak's capture and its readers (:mod:`.pcap`, :mod:`.pcap_rtt`, :mod:`.stall_holders`, …).
+* the soak's headers-only packet capture and its reader (:mod:`.pcap`, ``mpcc lab churn --pcap``).
 
 :mod:`.netlab` builds their namespace labs on the testbed's namespace records
 (:mod:`mpcc.testbed.netns`). Results are written under ``bench/kernel/`` of the checkout.

@@ -17,8 +17,6 @@ COMMANDS = {
     "guest-churn": ("mpcc.lab.guest_churn", "The churn soak inside fresh qemu guests of other kernels."),
     "scale": ("mpcc.lab.scale", "Many concurrent MPTCP connections with 2-4 subflows: throughput and memory (root)."),
     "bpf-stack": ("mpcc.lab.bpf_stack", "The verifier's combined stack of each compiled program, per kernel's rule."),
-    "stall-holders": ("mpcc.lab.stall_holders", "Which subflow held a churn connection's stalled data."),
-    "pcap-rtt": ("mpcc.lab.pcap_rtt", "RTT samples of a churn capture, as tcp_ack_update_rtt picks them."),
 }
 
 _PASS = {"ignore_unknown_options": True, "allow_extra_args": True, "help_option_names": []}
@@ -35,15 +33,12 @@ def _add(name: str, module: str, help_: str) -> None:
     @click.argument("args", nargs=-1, type=click.UNPROCESSED)
     def run(args):
         mod = importlib.import_module(module)
-        # a result reader's ``cli()`` wraps its main in the one-line error for a bad input file
-        wrapped = getattr(mod, "cli", None)
-        code = _with_argv(wrapped or (lambda: mod.main(list(args))), name, args)
+        code = _with_argv(lambda: mod.main(list(args)), name, args)
         sys.exit(code or 0)
 
 
 def _with_argv(fn, name, args) -> int:
-    """Run a tool with sys.argv as `mpcc lab NAME ARGS` (argparse's prog, and the result readers'
-    entry points, which read sys.argv)."""
+    """Run a tool with sys.argv as `mpcc lab NAME ARGS` (argparse's prog)."""
     saved = sys.argv
     sys.argv = [f"mpcc lab {name}", *args]
     try:

@@ -41,7 +41,8 @@ impl Sim {
         let packets_out = (sf.snd_nxt - sf.snd_una) as f64;
         // (no tcp_new_space → tcp_sndbuf_expand here: tcp_check_space calls it only for a
         // socket a writer found full, SOCK_NOSPACE, and nobody writes to a subflow's socket;
-        // the testbed measures 2 × 256 KB + 4 KB for two subflows, bench/kernel/RESULTS.md §13)
+        // a two-subflow connection on the testbed keeps a send buffer of 2 × 256 KB + 4 KB,
+        // measured in bench/kernel/RESULTS.md)
         // tcp_update_pacing_rate
         let ratio = if cwnd < sf.ssthresh / 2.0 { 2.0 } else { 1.2 };
         l.sfs[s].pacing = ratio * cwnd.max(packets_out) * mss / self.srtt[s].max(1e-6);
