@@ -15,7 +15,7 @@
    namespace) against one single-path TCP Reno flow, with the control "tcp2" (two plain TCP Reno
    flows instead). Expected from the design (Peng et al. §II-B): tcp2, EWTCP and kernel reno on
    both subflows ≈ 2 Reno shares; Coupled/Semicoupled/LIA/OLIA/Balia ≈ 1 Reno share or less.
-   bench/kernel/share_diag.py is the diagnosis behind the setup (RESULTS.md, section 3).
+   bench/kernel/notes/share_diag/share_diag.py is the diagnosis behind the setup (RESULTS.md, section 3).
 
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/run.py [--runs 10] [--secs 3]
         [--share-secs 15] [--share-runs 3] [--modes ...] [--skip-cost] [--skip-share]

@@ -2,7 +2,7 @@
 /*
  * mpcc_compat.h — the compat build (-DMPCC_COMPAT=1) of every algorithm: for a kernel that skips
  * struct_ops programs called in softirq while PID 1 is the interrupted task
- * (bench/kernel/KERNEL_BUG.md; not mainline). A skipped ssthresh() or undo_cwnd() leaves its
+ * (bench/kernel/notes/KERNEL_BUG.md; not mainline). A skipped ssthresh() or undo_cwnd() leaves its
  * unwritten return value (stack garbage such as 0x81104110) in snd_ssthresh or snd_cwnd, and the
  * kernel's PRR would multiply it into a window of ~10⁹ packets before any program of ours runs
  * again. So this build takes the per-ACK path over with cong_control, which repairs such values
@@ -79,7 +79,7 @@ static __noinline void mpcc_repair_unwritten(struct sock *sk)
 }
 
 /* mpcc_cong_avoid in a frame of its own: beside the repair's (which runs the rule's ssthresh),
- * not on top of it, in the verifier's combined-stack sum (bench/kernel/bpf_stack.py). */
+ * not on top of it, in the verifier's combined-stack sum (python/mpcc/lab/bpf_stack.py). */
 static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 acked)
 {
 	if (sk)

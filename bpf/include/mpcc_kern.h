@@ -8,7 +8,7 @@
  * subflows is in mpcc_walk.h, the fixed-point math in mpcc_math.h.
  *
  * Built with -DMPCC_COMPAT=1 (the loader does so only on a kernel with the platform defect of
- * bench/kernel/KERNEL_BUG.md, docs/kernel.md "Builds"), the compat layer in bpf/compat/ adds
+ * bench/kernel/notes/KERNEL_BUG.md, docs/kernel.md "Builds"), the compat layer in bpf/compat/ adds
  * its state to struct mpcc_ca and its programs to the ops table (MPCC_COMPAT_OPS).
  */
 #ifndef MPCC_KERN_H

@@ -1,4 +1,4 @@
-"""The minimal reproducer of bench/kernel/KERNEL_BUG.md (bench/kernel/ssbug/run.sh; root).
+"""The minimal reproducer of bench/kernel/notes/KERNEL_BUG.md (bench/kernel/notes/ssbug/run.sh; root).
 
 Its bad-input and not-root paths must be one line and exit code 2 and leave nothing behind; a
 short real run must register the Reno clone, see its ssthresh() run at the tbf's losses, report
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-RUN = Path(__file__).resolve().parents[2] / "bench" / "kernel" / "ssbug" / "run.sh"
+RUN = Path(__file__).resolve().parents[2] / "bench" / "kernel" / "notes" / "ssbug" / "run.sh"
 ROOT = os.geteuid() == 0
 
 

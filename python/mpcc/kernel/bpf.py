@@ -22,7 +22,7 @@ API used by the testbed (names are a contract): :func:`algorithms`, :func:`kerne
 
 Builds. Each parameter set compiles in one of :data:`~.bpf_sources.BUILDS`: ``default`` (the
 kernel's own loss recovery, as bpf_cubic), or ``compat`` (``bpf/compat/``: for a kernel that
-skips struct_ops programs while PID 1 runs, bench/kernel/KERNEL_BUG.md), or ``compat-diag``
+skips struct_ops programs while PID 1 runs, bench/kernel/notes/KERNEL_BUG.md), or ``compat-diag``
 (compat with the diagnostic maps, for the tests and bench scripts that read them: ``load(...,
 diag=True)``). :func:`detect_build` picks default or compat from facts of the running kernel;
 ``MPCC_BPF_BUILD=default|compat|compat-diag`` (or ``mpcc kernel load --build``) overrides it.

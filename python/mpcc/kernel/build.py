@@ -51,7 +51,7 @@ def _btf_member(btf: Path, struct: str, member: str, dump=None) -> bool:
 
 def detect_build(init_private: Path = INIT_PRIVATE, btf: Path = VMLINUX_BTF, dump=None) -> tuple[str, str]:
     """(build, reason): ``"compat"`` where the running kernel has the platform defect of
-    bench/kernel/KERNEL_BUG.md — a patch that skips struct_ops programs not owned by init while
+    bench/kernel/notes/KERNEL_BUG.md — a patch that skips struct_ops programs not owned by init while
     PID 1 runs — else ``"default"``. Decided from facts of the kernel, never its name: the sysctl
     kernel.init_private (1: the skip is on; 0: off) and, when the sysctl is absent, the member
     ``init_owned`` of ``struct bpf_prog_aux`` in its BTF (the patch's own field; mainline has

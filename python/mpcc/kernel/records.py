@@ -2,7 +2,7 @@
 build has them: ``bpf.load(algo, diag=True)`` or MPCC_BPF_BUILD=compat-diag) through bpftool:
 the opt-in trace of the last on_ack/on_loss computation (tests/kernel/test_bpf_kernel.py compares
 it with the host build), the opt-in record of the subflows the coupled rule summed over
-(bench/kernel/churn.py compares it with ``ss -M``), and the always-on window-jump check."""
+(python/mpcc/lab/churn.py compares it with ``ss -M``), and the always-on window-jump check."""
 
 from __future__ import annotations
 

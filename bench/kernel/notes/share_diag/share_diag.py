@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/kernel/share_diag.py: why does an uncoupled MPTCP connection (kernel reno on two
+"""bench/kernel/notes/share_diag/share_diag.py: why does an uncoupled MPTCP connection (kernel reno on two
 subflows) take less than two Reno shares at a shared bottleneck? (root)
 
 Arms, each against one single-path TCP Reno flow through the SharedBottleneck lab (kernel tbf in a
@@ -16,7 +16,7 @@ testbed sets them). During each transfer `ss -tinH` in the client namespace is s
 of samples where unacked < cwnd (not cwnd-limited at that instant), and tcp_info's
 rwnd_limited / sndbuf_limited share of the busy time.
 
-    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/share_diag.py [--secs 10] [--runs 2]
+    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/notes/share_diag/share_diag.py [--secs 10] [--runs 2]
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "python"))
+sys.path.insert(0, str(HERE.parents[3] / "python"))
 
 from mpcc.lab import netlab  # noqa: E402
 

@@ -3,12 +3,12 @@
 # bpftool alone, make it the default congestion control of a network namespace with sysctl, and
 # let an unmodified application (python3 -m http.server / curl under `mptcpize run`) use it over
 # two paths. Prints the subflows' congestion control from `ss -ti`; removes everything it made.
-#   bench/kernel/bpftool_only.sh [ALGO]    (default balia: the package's prebuilt ALGO.bpf.o, mpcc_ALGO)
+#   bench/kernel/notes/bpftool_only.sh [ALGO]    (default balia: the package's prebuilt ALGO.bpf.o, mpcc_ALGO)
 set -euo pipefail
 export PATH="$PATH:/usr/sbin:/sbin"
 HERE=$(cd "$(dirname "$0")" && pwd)
 ALGO=${1:-balia}
-OBJ=$HERE/../../python/mpcc/kernel/objects/$ALGO.bpf.o
+OBJ=$HERE/../../../python/mpcc/kernel/objects/$ALGO.bpf.o
 NAME=mpcc_$ALGO
 for t in bpftool mptcpize curl; do
   command -v $t >/dev/null || { echo "bpftool_only: $t not found (fix: apt-get install bpftool mptcpize curl)" >&2; exit 2; }

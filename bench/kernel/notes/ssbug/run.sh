@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Minimal reproducer of bench/kernel/KERNEL_BUG.md (root): plain TCP, no MPTCP, no mpcc code.
+# Minimal reproducer of bench/kernel/notes/KERNEL_BUG.md (root): plain TCP, no MPTCP, no mpcc code.
 # Registers ssbug.bpf.c (a Reno clone, tcp_congestion_ops "ssbug_reno") with bpftool, runs CONNS
 # TCP connections with it for SECS seconds through a 20 Mbit/s tbf (30 kB queue: drops at the
 # sender, tcp_enter_cwr from the transmit path, RTOs) between two network namespaces, and prints
 # how often the kernel left snd_ssthresh above 0x7fffffff, a value ssthresh() cannot return,
 # next to how often ssthresh() ran and in whose task context the callbacks ran.
-#   bench/kernel/ssbug/run.sh [--conns N] [--secs S] [--cpu LIST] [--stats] [--no-repair] [--json FILE]
+#   bench/kernel/notes/ssbug/run.sh [--conns N] [--secs S] [--cpu LIST] [--stats] [--no-repair] [--json FILE]
 #     --cpu LIST   run sender and receiver under taskset -c LIST (default: no pinning)
 #     --stats      kernel.bpf_stats_enabled=1 during the run (restored), for run_cnt of ssthresh()
 #     --no-repair  leave the bad values in place (the window then grows to ~10^9 packets)

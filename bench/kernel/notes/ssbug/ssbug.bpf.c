@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /* ssbug_reno — a minimal BPF tcp_congestion_ops (Reno, like net/ipv4/tcp_cong.c), nothing from
  * mpcc, to show the kernel storing a struct_ops return value that no program produced
- * (bench/kernel/KERNEL_BUG.md).
+ * (bench/kernel/notes/KERNEL_BUG.md).
  *
  * ssthresh() returns max(cwnd / 2, 2) and counts its runs. No value it can return is above
  * 0x7fffffff (TCP_INFINITE_SSTHRESH), so an snd_ssthresh above it that in_ack_event() or

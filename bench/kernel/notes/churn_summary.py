@@ -1,8 +1,8 @@
-"""One line per churn.py result (bench/kernel/CHURN.md's columns): stalled 10 s windows, connections
+"""One line per churn.py result (bench/kernel/notes/CHURN.md's columns): stalled 10 s windows, connections
 with a stall, longest stall, goodput, failed joins, duplicate data, rate-limit drops, dmesg
 warnings, leaks, subflow-set check, window jumps.
 
-    python bench/kernel/churn_summary.py RESULT.json [...]
+    python bench/kernel/notes/churn_summary.py RESULT.json [...]
 """
 
 from __future__ import annotations

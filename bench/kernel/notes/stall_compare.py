@@ -3,7 +3,7 @@ stalled 10 s windows fall (the first connections opened vs the others, per 100 s
 counters, the rate limits' drops, and — for the BPF controls — whether a window jump used on a
 connection's initial (path-1) subflow came before that connection's first stall.
 
-    python bench/kernel/stall_compare.py RESULT.json [...] [--secs 600] [--queue 600000]
+    python bench/kernel/notes/stall_compare.py RESULT.json [...] [--secs 600] [--queue 600000]
                                          [--first 5] [--json OUT]
 
 Connection i is the i-th the sink accepted (the client opens them 10 ms apart, so about the i-th

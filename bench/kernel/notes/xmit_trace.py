@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/kernel/xmit_trace.py: which kernel code path sends each data segment of an MPTCP
+"""bench/kernel/notes/xmit_trace.py: which kernel code path sends each data segment of an MPTCP
 connection's subflows vs a plain TCP flow at a shared bottleneck (root, perf).
 
 ``perf record -e net:net_dev_queue -g -a`` during a testbed run records the kernel stack of every
@@ -18,7 +18,7 @@ are told apart. Each data frame's stack (len > 200) is classified by the innermo
 No kprobes are needed (this kernel has none); the tracepoint needs tracefs, which the script
 mounts at /sys/kernel/tracing for the run when it is missing (netlab.tracefs).
 
-    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/xmit_trace.py [--aqm droptail|red] [--secs 20]
+    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/notes/xmit_trace.py [--aqm droptail|red] [--secs 20]
 """
 
 from __future__ import annotations
@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-sys.path.insert(0, str(HERE.parents[1] / "python"))
+sys.path.insert(0, str(HERE.parents[2] / "python"))
 from mpcc.lab import netlab  # noqa: E402  (bench/kernel, beside this script)
 
 # first match wins, scanning the stack from the innermost frame outwards

@@ -8,7 +8,7 @@ sndbuf_limited times. Prints a summary per round (goodput, retransmissions, min/
 subflow and the share of samples with the window full, unacked ≥ cwnd − 1) and writes every
 sample, and the change of both ends' TcpExt and MPTcpExt counters per transfer, to --json.
 
-    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/cwnd_trace.py --arms olia,reno \\
+    flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/notes/cwnd_trace.py --arms olia,reno \\
         --runs 6 --secs 3 [--offload off] [--json FILE]
 """
 
@@ -27,7 +27,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(HERE.parents[1] / "python"))
+sys.path.insert(0, str(HERE.parents[2] / "python"))
 
 from mpcc.lab import netlab  # noqa: E402
 

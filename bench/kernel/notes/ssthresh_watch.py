@@ -1,4 +1,4 @@
-"""Who leaves tcp_sock.snd_ssthresh above 0x7fffffff? (bench/kernel/CHURN.md §3c; root, bpftrace.)
+"""Who leaves tcp_sock.snd_ssthresh above 0x7fffffff? (bench/kernel/notes/CHURN.md §3c; root, bpftrace.)
 
 A bpftrace script on two tracepoints (fentry/kprobes are not available on this testbed's kernel):
 at each congestion-state change (tcp_cong_state_set, right after tcp_enter_cwr / _recovery / _loss
@@ -8,7 +8,7 @@ ssthresh() last returned, how often it ran; struct mpcc_ca in bpf/include/mpcc_k
 segment tcp_rcv_established takes (tcp_probe, before tcp_ack) a bad value and a window > 10^6 are
 counted.
 
-    python bench/kernel/ssthresh_watch.py [--out FILE] -- run alongside churn.py, stop with SIGINT
+    python bench/kernel/notes/ssthresh_watch.py [--out FILE] -- run alongside churn.py, stop with SIGINT
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@ during set-up, SIGKILL then the next run, clang hidden from PATH, a caller names
 net.mptcp.enabled = 0. Prints the state (namespaces, run records, linkem/traffic processes,
 qdiscs, struct_ops) after each; needs root. Run under the bench lock:
 
-    flock /tmp/mpcc-bench.lock sudo .venv/bin/python bench/audit/failpaths.py
+    flock /tmp/mpcc-bench.lock sudo .venv/bin/python bench/audit/notes/failpaths.py
 """
 import json
 import os
@@ -15,8 +15,8 @@ from pathlib import Path
 
 import tempfile
 
-HERE = Path(__file__).resolve().parents[2] / "scenarios" / "audit"
-MPCC = str(Path(__file__).resolve().parents[2] / ".venv/bin/mpcc")
+HERE = Path(__file__).resolve().parents[3] / "scenarios" / "audit"
+MPCC = str(Path(__file__).resolve().parents[3] / ".venv/bin/mpcc")
 W = Path(tempfile.mkdtemp(prefix="mpcc-failpaths-"))
 
 

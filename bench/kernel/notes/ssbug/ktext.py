@@ -1,11 +1,11 @@
-"""Disassemble kernel functions of the running kernel (root; bench/kernel/KERNEL_BUG.md).
+"""Disassemble kernel functions of the running kernel (root; bench/kernel/notes/KERNEL_BUG.md).
 
 This testbed has no /proc/kcore, no kprobes and no fentry, so the machine code is read with
 bpftrace (a one-shot interval probe that prints the words from bpf_probe_read_kernel) and
 disassembled with objdump; call and jump targets are named from /proc/kallsyms. The end of a
 function is the next symbol's address.
 
-    python3 bench/kernel/ssbug/ktext.py __bpf_prog_enter bpf__tcp_congestion_ops_ssthresh
+    python3 bench/kernel/notes/ssbug/ktext.py __bpf_prog_enter bpf__tcp_congestion_ops_ssthresh
 """
 
 from __future__ import annotations
