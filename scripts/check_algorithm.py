@@ -109,7 +109,7 @@ def check_kernel(name: str) -> tuple[str, str]:
 def check_guests(name: str) -> tuple[str, str]:
     if os.environ.get("GUESTS") != "1":
         return "skip", f"not run (TCG guests, slow): GUESTS=1 make check-algorithm ALGO={name}, or make kernels"
-    p = subprocess.run([PY, "bench/kernel/kernels.py", name, "--kernels", "6.1,6.12", "--no-doc"],
+    p = subprocess.run([PY, "-m", "mpcc.lab.kernels", name, "--kernels", "6.1,6.12", "--no-doc"],
                        cwd=ROOT, capture_output=True, text=True)
     last = (p.stdout.strip().splitlines() or ["no output"])[-1][:150]
     return ("ok" if p.returncode == 0 else "FAIL"), last
@@ -154,7 +154,7 @@ def main(argv: list[str]) -> int:
         ("prebuilt objects (make bpf-prebuilt)", lambda: check_prebuilt(name)),
         ("this kernel: verifier, register, two-path transfer, bit-identical (test_bpf_kernel.py)",
          lambda: check_kernel(name)),
-        ("Linux 6.1 and 6.12 guests (bench/kernel/kernels.py)", lambda: check_guests(name)),
+        ("Linux 6.1 and 6.12 guests (mpcc lab kernels)", lambda: check_guests(name)),
     ]
     failed = 0
     for label, run in checks:
