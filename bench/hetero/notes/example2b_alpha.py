@@ -6,7 +6,7 @@ Per run: every Algorithm-2 update of the FAST flow 1 of group fast-123 (time, α
 300 s ("R" = l12 and l34 hold ≥ 100 packets, "F" = l23 holds ≥ 10, "-" = neither). Switches R→F
 are listed with the α at which they happened.
 
-    nice -n 10 .venv/bin/python bench/hetero/example2b_alpha.py --first reno fast --seeds 1 2 [--duration 10800]
+    nice -n 10 .venv/bin/python bench/hetero/notes/example2b_alpha.py --first reno fast --seeds 1 2 [--duration 10800]
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from mpcc import scenario as sc
 from mpcc.hetero import packet
 from mpcc.reproduce.tang2010.packet import stretch as _stretch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def one(first: str, seed: int, duration: float, max_p_scale: float = 1.0) -> dict:

@@ -12,7 +12,7 @@
 
 Root; run the whole script under the shared bench lock (~3 min).
 
-    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/mtcp/small_buffer.py OUTDIR [--duration 20] [--variants ...]
+    sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/notes/mtcp_small_buffer.py OUTDIR [--duration 20] [--variants ...]
 """
 
 from __future__ import annotations

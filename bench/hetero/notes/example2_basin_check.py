@@ -15,7 +15,7 @@ without a switch): min instantaneous / min ewma / min 1 s mean of l12 and l34, t
 queue at the ewma minimum, the number, longest and total duration of ewma excursions below 3.9·α,
 max l23 (instantaneous, 1 s mean), mean total FAST (4 flows) and Reno (8 flows) rates in packets/ms.
 
-    nice -n 19 .venv/bin/python bench/hetero/example2_basin_check.py --alpha 8.2 20 30 50 --seeds 1 2 3
+    nice -n 19 .venv/bin/python bench/hetero/notes/example2_basin_check.py --alpha 8.2 20 30 50 --seeds 1 2 3
 
 (≈ 3–6 s wall per run; durations 1200 s at α < 20, 900 s at 20, 300 s above unless --duration.)
 Traces are cached in --cache (default /tmp/example2_basin) as .npz and reused; --json prints the
@@ -36,7 +36,7 @@ from mpcc import scenario as sc
 from mpcc.hetero import packet
 from mpcc.reproduce.tang2010.packet import stretch as _stretch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 LINKS = ("l12", "l23", "l34")
 FAST_START = 100.0
 

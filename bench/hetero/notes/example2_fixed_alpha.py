@@ -1,7 +1,7 @@
 """Example 2a with FAST's α fixed at other values (the paper's Fig. 18 uses α = 8.2): which state
 (Reno holding l12/l34, or FAST holding l23) each start order ends in. Used for bench/hetero/RESULTS.md.
 
-    .venv/bin/python bench/hetero/example2_fixed_alpha.py --alpha 8.2 --seeds 1 2 3 [--no-noise]
+    .venv/bin/python bench/hetero/notes/example2_fixed_alpha.py --alpha 8.2 --seeds 1 2 3 [--no-noise]
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from mpcc import scenario as sc
 from mpcc.hetero import packet
 from mpcc.reproduce.tang2010.packet import stretch as _stretch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def run(first: str, alpha: float, seed: int, duration: float, noise: bool) -> str:

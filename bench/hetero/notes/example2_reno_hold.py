@@ -8,7 +8,7 @@ update_interval_s, gamma), noise on unless --no-noise. The queues and rates are 
 exceeds 20 packets while the 8 Reno flows' total rate (5 s mean) is below half of their 50–100 s
 mean; "hold" = that time − 100 s (censored at the run's end: reported as ">T").
 
-    nice -n 10 .venv/bin/python bench/hetero/example2_reno_hold.py --alpha 8.2 20 50 --seeds 1 2 3 \\
+    nice -n 10 .venv/bin/python bench/hetero/notes/example2_reno_hold.py --alpha 8.2 20 50 --seeds 1 2 3 \\
         [--update-interval 0.02 0.2] [--gamma 0.5] [--duration 900] [--json]
 """
 
@@ -27,7 +27,7 @@ from mpcc import scenario as sc
 from mpcc.hetero import packet
 from mpcc.reproduce.tang2010.packet import stretch as _stretch
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 FAST_START = 100.0
 
 
