@@ -79,7 +79,7 @@ static __noinline void mpcc_repair_unwritten(struct sock *sk)
 }
 
 /* mpcc_cong_avoid in a frame of its own: beside the repair's (which runs the rule's ssthresh),
- * not on top of it, in the verifier's combined-stack sum (python/mpcc/lab/bpf_stack.py). */
+ * not on top of it, in the verifier's combined-stack sum (bench/kernel/bpf_stack.py). */
 static __noinline void mpcc_cong_avoid_frame(struct sock *sk, __u32 ack, __u32 acked)
 {
 	if (sk)

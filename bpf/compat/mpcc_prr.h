@@ -46,7 +46,7 @@ extern int LINUX_KERNEL_VERSION __kconfig;
  * kernel's stacks are below that: `make kernels` on 6.1 under qemu -cpu max, 2026-11-24.) Returns
  * MPCC_RS_VALID | losses << 32 | acked_sacked, or 0 when rs cannot be read (mpcc_cong_control
  * then uses the counters' differences). Its own frame: the probe-read buffers stay off the
- * cong_control → cong_avoid chain (Linux 6.1's 512-byte stack, python/mpcc/lab/bpf_stack.py). */
+ * cong_control → cong_avoid chain (Linux 6.1's 512-byte stack, bench/kernel/bpf_stack.py). */
 #define MPCC_RS_VALID (1ULL << 63)
 static __noinline __u64 mpcc_rate_sample(unsigned long long *ctx)
 {

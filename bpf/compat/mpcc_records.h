@@ -7,10 +7,10 @@
  *     (python/mpcc/kernel/bpf.py health_counters() reads it);
  *   - with -DMPCC_DIAG=1 (a load-time option, off by default; the loader's diag=True), the
  *     diagnostic maps: mpcc_jumps, a ring of the window jumps and repairs with the TCP state
- *     around them (python/mpcc/lab/churn.py); mpcc_trace / mpcc_trace_on, the opt-in trace of the
+ *     around them (bench/kernel/churn.py); mpcc_trace / mpcc_trace_on, the opt-in trace of the
  *     last computation, which tests/kernel/test_bpf_kernel.py compares with the host build bit
  *     for bit; mpcc_seen, the opt-in record of the subflows the coupled rule last summed over,
- *     which python/mpcc/lab/churn.py compares with the MPTCP diag view.
+ *     which bench/kernel/churn.py compares with the MPTCP diag view.
  */
 #ifndef MPCC_RECORDS_H
 #define MPCC_RECORDS_H
@@ -18,7 +18,7 @@
 /* Window-jump check (always on, records only on a violation): snd_cwnd more than doubled (+64)
  * since the last cong_avoid left it, beyond what an undo may restore (prior_cwnd), or within one
  * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of
- * MPCC_JUMPS entries; python/mpcc/lab/churn.py reads it). A slow-start step that more than doubles
+ * MPCC_JUMPS entries; bench/kernel/churn.py reads it). A slow-start step that more than doubles
  * the window is the kernel's own rule (tcp_slow_start adds every packet delivered, up to
  * ssthresh) when that many packets were delivered since our last cong_control: a DSACK of a
  * go-back-N burst after a timeout (each spurious retransmission counts as delivered), a stretch
@@ -189,7 +189,7 @@ static __always_inline void mpcc_record_adapt(const struct mpcc_adapt_in *a, __u
 #endif
 /* Opt-in record of the set of subflows the coupled rule last summed over, per MPTCP connection
  * (key: the connection's local token, as `ss -M` and the MPTCP diag show it), when
- * mpcc_trace_on[0] != 0. python/mpcc/lab/churn.py --trace compares it with the kernel's own view
+ * mpcc_trace_on[0] != 0. bench/kernel/churn.py --trace compares it with the kernel's own view
  * (ss: the subflows in state ESTABLISHED/CLOSE_WAIT that are not a pending join) at the same instant;
  * a route the walk left out as silent (mpcc_route_silent) is listed apart, with its port.
  * An LRU map: at most MPCC_SEEN_CONNS connections are remembered, freed with the struct_ops.

@@ -71,7 +71,7 @@ struct mpcc_conn {
 	__u64 cwnd[MPCC_MAX_ROUTES];
 	__u64 rtt[MPCC_MAX_ROUTES];
 	/* the fields below exist only for the algorithms that read them: each array is 64 bytes of
-	 * the BPF program's stack, which Linux 6.1 caps tightly (python/mpcc/lab/bpf_stack.py) */
+	 * the BPF program's stack, which Linux 6.1 caps tightly (bench/kernel/bpf_stack.py) */
 #if defined(MPCC_LOSS_INTERVAL) && MPCC_LOSS_INTERVAL
 	__u64 ell[MPCC_MAX_ROUTES];
 #endif
@@ -109,7 +109,7 @@ MPCC_INLINE mn_t mn_pack(__u64 m, __s64 e)
 
 /* Index of the most significant set bit of v > 0 (branch-light binary search; BPF has no clz).
  * Inlined into mn_norm: a subprogram of its own would cost a 32-byte frame on Linux 6.1, whose
- * verifier counts even a frame without stack in its 512-byte limit (python/mpcc/lab/bpf_stack.py). */
+ * verifier counts even a frame without stack in its 512-byte limit (bench/kernel/bpf_stack.py). */
 MPCC_INLINE __u32 mn_msb(__u64 v)
 {
 	__u32 p = 0;

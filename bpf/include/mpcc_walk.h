@@ -89,7 +89,7 @@ static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_
  * (the per-ACK update). A subprogram, not inlined: its locals (the trace record, a sibling's loss
  * marks) then live in a frame of their own beside the caller's, not in the frame that stays on the
  * stack under the rule's math subprograms, whose sum the verifier caps at 512 bytes (on
- * Linux 6.1 with every frame rounded up to 32 bytes; python/mpcc/lab/bpf_stack.py). */
+ * Linux 6.1 with every frame rounded up to 32 bytes; bench/kernel/bpf_stack.py). */
 static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
