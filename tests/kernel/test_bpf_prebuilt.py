@@ -63,6 +63,8 @@ def test_the_checkouts_prebuilt_objects_are_built_from_the_current_sources():
 
 @pytest.mark.kernel
 def test_load_balia_with_clang_hidden_uses_the_package(path_without_clang, tmp_path):
+    """False-failure rate: 0: the CLI's exit code and output and the kernel's registrations, no
+    traffic."""
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops)")
     problem = bpf.environment_problem()

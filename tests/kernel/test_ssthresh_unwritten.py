@@ -7,8 +7,10 @@ testbed kernel the socket is sometimes left, at a congestion-state change, with 
 although our ssthresh() program did not run (its run counter in the CA area does not move): an
 unwritten return value. The repair that opens our cong_control (before our PRR, so the value is
 never multiplied into a window; CHURN.md §3d) must catch every such value (kind 5 of mpcc_jumps)
-and leave a sane one; the kernel writing it at all is recorded as an expected failure
-until the kernel is fixed (it happens with plain TCP as with MPTCP subflows)."""
+and leave a sane one. That the kernel never writes such a value is judged on every soak of a stock
+kernel; on a kernel that skips struct_ops programs (the loader's detection, bpf_build.detect_build)
+only on a soak whose health counters show no other skipped program (it happens with plain TCP as
+with MPTCP subflows)."""
 
 from __future__ import annotations
 
@@ -20,14 +22,18 @@ import time
 
 import pytest
 
-from mpcc.kernel import bpf, records as bpf_records
+from mpcc.kernel import bpf, build as bpf_build, records as bpf_records
 from mpcc.kernel.bpf import environment_problem
+from mpcc.testbed import netns
 
 os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "/sbin"])
 _SKIP = environment_problem()
 pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
-NS_A, NS_B = "mpccssA", "mpccssB"
+#: soaks on a kernel that skips programs, until one is sound (each 15 s)
+ATTEMPTS = 3
+#: health counters (bpf.HEALTH_KEYS) that record a skipped program other than ssthresh()
+OTHER_SKIPS = ("cwnd_repaired", "init_skipped", "unseen_delivery_runs", "rate_sample_unreadable")
 SERVER = textwrap.dedent("""
     import socket, threading
     ls = socket.socket(); ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -56,45 +62,74 @@ CLIENT = textwrap.dedent("""
 """)
 
 
-def _sh(cmd: str) -> None:
-    subprocess.run(cmd, shell=True, check=True, capture_output=True)
+def _sh(*cmd: str) -> None:
+    subprocess.run(list(cmd), check=True, capture_output=True)
+
+
+def _skipping_kernel() -> bool:
+    return bpf_build.detect_build()[0] == "compat"
 
 
 @pytest.fixture(scope="module")
-def run():
-    subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
-    _sh(f"ip netns add {NS_A} && ip netns add {NS_B} && "
-        f"ip link add ssa0 netns {NS_A} type veth peer name ssb0 netns {NS_B} && "
-        f"ip -n {NS_A} addr add 10.98.0.1/24 dev ssa0 && ip -n {NS_B} addr add 10.98.0.2/24 dev ssb0 && "
-        f"ip -n {NS_A} link set ssa0 up && ip -n {NS_B} link set ssb0 up && "
-        f"ip netns exec {NS_A} tc qdisc add dev ssa0 root tbf rate 20mbit burst 10kb limit 30000")
-    srv = None
-    try:
-        with bpf.load("balia", diag=True):
-            srv = subprocess.Popen(["taskset", "-c", "0", "ip", "netns", "exec", NS_B, sys.executable,
-                                    "-c", SERVER], stdout=subprocess.PIPE, text=True)
-            assert srv.stdout.readline().strip() == "ready"
-            subprocess.run(["taskset", "-c", "0", "ip", "netns", "exec", NS_A, sys.executable, "-c", CLIENT,
-                            "20", "15", bpf.kernel_name("balia")], check=True, capture_output=True, timeout=60)
+def path():
+    """Client and server namespaces (the project's namespace runs, mpcc.testbed.netns: recorded,
+    removed on every exit) joined by one veth; the client's side has the 20 Mbit/s tbf."""
+    with netns.Run() as r:
+        a, b = r.add_netns("ssa"), r.add_netns("ssb")
+        _sh("ip", "link", "add", "ssa0", "netns", a, "type", "veth", "peer", "name", "ssb0", "netns", b)
+        _sh("ip", "-n", a, "addr", "add", "10.98.0.1/24", "dev", "ssa0")
+        _sh("ip", "-n", b, "addr", "add", "10.98.0.2/24", "dev", "ssb0")
+        _sh("ip", "-n", a, "link", "set", "ssa0", "up")
+        _sh("ip", "-n", b, "link", "set", "ssb0", "up")
+        netns.run(["tc", "qdisc", "add", "dev", "ssa0", "root", "tbf", "rate", "20mbit", "burst", "10kb",
+                   "limit", "30000"], ns=a)
+        srv = r.spawn(["taskset", "-c", "0", sys.executable, "-c", SERVER], b, stdout=subprocess.PIPE)
+        assert srv.stdout.readline().strip() == b"ready"
+        yield a
+
+
+@pytest.fixture(scope="module")
+def soaks(path):
+    """[(window-jump records, health counters)] of the soaks, each on a fresh registration (both
+    count from zero): one on a stock kernel; on a kernel that skips programs up to ATTEMPTS, until
+    one is sound (no health counter of OTHER_SKIPS moved)."""
+    out = []
+    for _ in range(ATTEMPTS if _skipping_kernel() else 1):
+        with bpf.load("balia", diag=True) as reg:
+            netns.run(["taskset", "-c", "0", sys.executable, "-c", CLIENT, "20", "15", reg.kernel_name],
+                      ns=path, timeout=60)
             time.sleep(0.5)
-            yield bpf_records.jumps_read("balia")
-    finally:
-        if srv:
-            srv.kill()
-            srv.wait()
-        subprocess.run(f"ip netns del {NS_A}; ip netns del {NS_B}", shell=True, capture_output=True)
+            out.append((bpf_records.jumps_read("balia"), bpf.health_counters("balia") or {}))
+        if _sound(out[-1][1]):
+            break
+    return out
 
 
-def test_every_bad_ssthresh_is_repaired_to_a_sane_value(run):
-    assert run["unrepaired"] == 0, [r for r in run["last"] if r["fault"]][:3]
-    for r in run["last"]:
-        # after the repair: the rule's ssthresh of the window the loss reduced (≤ prior_cwnd, ≥ 1)
-        assert 1 <= r["acked"] <= max(r["prior_cwnd"], 2), r
+def _sound(health: dict) -> bool:
+    return not any(health.get(k, 0) for k in OTHER_SKIPS)
 
 
-@pytest.mark.xfail(reason="the 6.18 testbed kernel writes an unwritten struct_ops return value "
-                          "(0x81104110) into snd_ssthresh at some congestion-state changes although our "
-                          "ssthresh() did not run (bench/kernel/CHURN.md §3c); kernel-side, not fixed here",
-                   strict=False)
-def test_the_kernel_never_leaves_an_ssthresh_our_program_did_not_return(run):
-    assert run["repaired"] == 0, run["last"][:2]
+def test_every_bad_ssthresh_is_repaired_to_a_sane_value(soaks):
+    """False-failure rate: 0: the program's own records, read whole; a value the repair missed or
+    left outside [1, prior window] is a defect of the repair, whatever the kernel skipped."""
+    for jumps, _ in soaks:
+        assert jumps["unrepaired"] == 0, [r for r in jumps["last"] if r["fault"]][:3]
+        for r in jumps["last"]:
+            # after the repair: the rule's ssthresh of the window the loss reduced (≤ prior_cwnd, ≥ 1)
+            assert 1 <= r["acked"] <= max(r["prior_cwnd"], 2), r
+
+
+def test_the_kernel_never_leaves_an_ssthresh_our_program_did_not_return(soaks):
+    """Judged on every soak of a stock kernel (nothing is skipped there: a repaired ssthresh is a
+    kernel or program defect); on a kernel that skips programs, on the sound soaks only, the others
+    counted in the message, and skipped with their figures when none of ATTEMPTS was sound.
+    False-failure rate: 0 on a stock kernel (no skipped program, so no unwritten return value)."""
+    judged = [(j, h) for j, h in soaks if not _skipping_kernel() or _sound(h)]
+    unsound = [{k: h.get(k, 0) for k in ("ssthresh_repaired", *OTHER_SKIPS)} for j, h in soaks if (j, h) not in judged]
+    if not judged:
+        pytest.skip(f"no sound soak of {len(soaks)} on this kernel, which skips struct_ops programs "
+                    f"({bpf_build.detect_build()[1]}): skips per soak {unsound}")
+    for j, h in judged:
+        assert j["repaired"] == 0 and not h.get("ssthresh_repaired"), (
+            f"{j['repaired']} ssthresh values our program did not return (of {len(soaks)} soaks, "
+            f"{len(unsound)} unsound and not judged: {unsound}): {j['last'][:2]}")

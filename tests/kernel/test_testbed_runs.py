@@ -316,7 +316,9 @@ def test_ctrl_c_in_the_second_run_keeps_the_first_and_leaves_no_state(tmp_path):
     p.send_signal(signal.SIGINT)
     _, err = p.communicate(timeout=60)
     assert p.returncode == 130
-    assert [l for l in err.splitlines() if l.strip()] == [
+    # besides the health check's notice of an unsound run 1 run again (a loaded host's late
+    # emulator releases), the interrupt is one line
+    assert [l for l in err.splitlines() if l.strip() and not l.startswith("mpcc testbed: run unsound")] == [
         f"mpcc: interrupted; kept the 1 completed of 2 runs in {out}/ (marked partial: PARTIAL.json)"], err
     assert not (out / "run1").exists()                    # the interrupted run's raw files are not a result
     marker = json.loads((out / "PARTIAL.json").read_text())
