@@ -4,11 +4,11 @@ alternating pattern, once with a random one and once with the storm pattern (sev
 at once, sub-second outages, path 1's address removed too) from a seed (MPCC_CHURN_SEED, default 7),
 so that the harness is not tuned to one pattern. The rate limits sit in a middle namespace (churn.py's
 default ``bridge`` bottleneck, as the papers' Dummynet box), so their drops are losses in the network. The 10-minute, 100-connection run is the bench
-(python/mpcc/lab/churn.py, results in bench/kernel/CHURN.md). The schedule tests need no root.
+(python/mpcc/lab/churn.py, results in bench/kernel/notes/CHURN.md). The schedule tests need no root.
 
 Not asserted: that every connection progresses in every 10 s window. Under this churn upstream
 MPTCP stalls connections with the kernel's own reno and cubic as well (no retry of a failed join,
-RTO backoff on the flapping path; bench/kernel/CHURN.md §5, §7, §10, §13): a measurement of
+RTO backoff on the flapping path; bench/kernel/notes/CHURN.md §5, §7, §10, §13): a measurement of
 upstream's path management, counted by `mpcc lab churn` (its stalled windows, recorded in
 CHURN.md), not a property of the congestion controls these soaks check."""
 

@@ -1,4 +1,4 @@
-"""The compat build's own cong_control (bpf/compat/mpcc_prr.h; bench/kernel/CHURN.md §3d; root only).
+"""The compat build's own cong_control (bpf/compat/mpcc_prr.h; bench/kernel/notes/CHURN.md §3d; root only).
 
 The compat build's struct_ops table has cong_control (beside it the kernel does not call the
 table's cong_avoid), the default build's has cong_avoid and none of the compat programs; with the
@@ -129,7 +129,7 @@ def _watch(ours: bool) -> str:
     tracepoint:tcp:tcp_probe /@ended[args->skaddr]/ {{
       /* a reduction under way again means a state change the program above did not see (on the
          6.18 testbed kernel a tracepoint program is skipped when the softirq interrupted PID 1,
-         bench/kernel/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
+         bench/kernel/notes/KERNEL_BUG.md §5.3): that window is the new episode's, not the end's */
       if (((struct inet_connection_sock *)args->skaddr)->icsk_ca_state <= 1) {{
         printf("END %d %u %u %d %u %u\\n", @ended[args->skaddr] - 1, args->snd_cwnd, args->ssthresh, {ran},
                @acked[args->skaddr], ((struct tcp_sock *)args->skaddr)->segs_in - @seg[args->skaddr]);

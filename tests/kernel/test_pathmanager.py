@@ -5,7 +5,7 @@ back on exit, joins from each ``--source``, and does all of it over IPv6.
 
 The scenario deliberately removes no address while data is queued: on 6.18.44 a REMOVE_ADDR that
 closed the initial subflow of a connection under this path manager hit a kernel divide error once
-(bench/kernel/KERNEL_BUG_PUSH_PENDING.md), which hangs the host's MPTCP netlink; the storm soak with
+(bench/kernel/notes/KERNEL_BUG_PUSH_PENDING.md), which hangs the host's MPTCP netlink; the storm soak with
 this path manager is a bench run (python/mpcc/lab/churn.py --pm rejoin, CHURN.md §14), not CI."""
 
 from __future__ import annotations

@@ -61,7 +61,7 @@ def test_every_connection_carried_data_with_the_chosen_control(scale_run):
 @pytest.mark.kernel
 def test_nothing_left_behind(scale_run):
     """False-failure rate: deterministic; on this machine's patched kernel a dmesg warning from a
-    skipped struct_ops call (bench/kernel/KERNEL_BUG.md) would fail it; False-failure rate 0 on
+    skipped struct_ops call (bench/kernel/notes/KERNEL_BUG.md) would fail it; False-failure rate 0 on
     a stock kernel."""
     assert scale_run["netns_left"] == []
     assert not scale_run["struct_ops_left"] and scale_run["leaked_maps"] == []

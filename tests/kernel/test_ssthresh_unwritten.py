@@ -1,4 +1,4 @@
-"""A bad snd_ssthresh our ssthresh() never returned (bench/kernel/CHURN.md §3c; root only).
+"""A bad snd_ssthresh our ssthresh() never returned (bench/kernel/notes/CHURN.md §3c; root only).
 
 Twenty plain TCP connections with mpcc balia over a veth whose 20 Mbit/s tbf (30 kB queue) drops
 at the sender (tcp_enter_cwr in the transmit path), everything on CPU 0, for 15 s. On the 6.18
