@@ -239,6 +239,7 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	__u64 w, dec;
 
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
+	ca->acc = 0;                       /* as tcp_init_cwnd_reduction's snd_cwnd_cnt = 0 */
 	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
 		return MPCC_SSTHRESH_RET(sk, mpcc_reno_ssthresh(tp), 0);
 	self &= MPCC_MAX_ROUTES - 1;
