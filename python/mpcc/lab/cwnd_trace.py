@@ -75,9 +75,10 @@ def tcp_probe(port: int = PORT):
     """tcp:tcp_probe enabled for sockets whose peer port is ``port``, on an empty buffer; yields a
     function returning the lines recorded so far. The event, its filter and the buffer size are
     set back on the way out (exception included)."""
-    with netlab.tracefs("tcp") as tfs:
-        ev = tfs / "events" / "tcp" / "tcp_probe"
-        size0 = (tfs / "buffer_size_kb").read_text().split()[0]
+    with netlab.tracefs("tcp") as events:
+        tfs, ev = events.parent, events / "tcp" / "tcp_probe"
+        text = (tfs / "buffer_size_kb").read_text()      # "7 (expanded: 1408)" before first use
+        size0 = (re.search(r"expanded: (\d+)", text) or re.match(r"\s*(\d+)", text)).group(1)
         (tfs / "buffer_size_kb").write_text(str(BUFFER_KB))
         try:
             (ev / "filter").write_text(f"dport == {port}")
