@@ -33,9 +33,8 @@ MIN_EVENTS = 8
 
 def test_reno_loss_events_repeat_exactly():
     from mpcc.lab import cwnd_trace
-    with cwnd_trace.LinkemPath(DROP_EVERY) as lab:
-        a = cwnd_trace.run_one(lab, "reno", "tcp", SECS)
-        b = cwnd_trace.run_one(lab, "reno", "tcp", SECS)
+    a = cwnd_trace.run_one("reno", "mptcp", SECS, DROP_EVERY)
+    b = cwnd_trace.run_one("reno", "mptcp", SECS, DROP_EVERY)
     assert cwnd_trace.compare(a, b, MIN_EVENTS) is None, (a["loss_events"][:20], b["loss_events"][:20])
 
 
@@ -45,7 +44,7 @@ def test_default_ewtcp_single_route_loss_events_equal_reno():
     build, why = bpf.selected_build()
     if build != "default":
         pytest.skip(f"the loader selects the {build} build here ({why}); the stock guests run this (make kernels)")
-    with bpf.load("ewtcp"), cwnd_trace.LinkemPath(DROP_EVERY) as lab:
-        reno = cwnd_trace.run_one(lab, "reno", "mptcp", SECS)
-        ewtcp = cwnd_trace.run_one(lab, bpf.kernel_name("ewtcp"), "mptcp", SECS)
+    with bpf.load("ewtcp"):
+        reno = cwnd_trace.run_one("reno", "mptcp", SECS, DROP_EVERY)
+        ewtcp = cwnd_trace.run_one(bpf.kernel_name("ewtcp"), "mptcp", SECS, DROP_EVERY)
     assert cwnd_trace.compare(reno, ewtcp, MIN_EVENTS) is None, (reno["loss_events"][:20], ewtcp["loss_events"][:20])

@@ -21,9 +21,10 @@ def test_windows_keeps_changes_of_the_port_only():
     assert cwnd_trace.windows(lines) == [(10, INF), (12, INF), (12, 6)]
 
 
-def test_loss_events_are_the_ssthresh_changes_with_the_window_before():
-    trace = [(10, INF), (20, INF), (24, INF), (12, 12), (13, 12), (26, 12), (13, 13), (14, 13)]
-    assert cwnd_trace.loss_events(trace) == [(24, 12), (26, 13)]
+def test_loss_events_are_the_falls_of_ssthresh_with_the_window_before():
+    # tcp_current_ssthresh: 3/4 of the window outside a reduction ((16>>1)+(16>>2) = 12, …)
+    trace = [(10, INF), (20, INF), (24, INF), (12, 12), (16, 12), (18, 13), (20, 15), (10, 10), (11, 10)]
+    assert cwnd_trace.loss_events(trace) == [(24, 12), (20, 10)]
 
 
 def test_compare_names_the_first_difference_and_needs_enough_events():

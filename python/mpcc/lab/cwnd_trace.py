@@ -105,17 +105,21 @@ def windows(lines: list[str], port: int = PORT) -> list[tuple[int, int]]:
 
 
 def loss_events(trace: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """(window before the reduction, ssthresh set) for each change of ssthresh after the first
-    (the initial ssthresh is 'infinite': 2^31 − 1)."""
+    """(window before the reduction, ssthresh set) at each fall of the probe's ssthresh. tcp_probe
+    records tcp_current_ssthresh(): snd_ssthresh during a reduction (CWR, Recovery), else
+    max(snd_ssthresh, 3/4 snd_cwnd), which rises with the window; so a reduction is where it
+    falls (from 2^31 − 1, or from ≥ 3/4 of the window to half of it)."""
     ev = []
     for (w0, s0), (_, s1) in zip(trace, trace[1:]):
-        if s1 != s0:
+        if s1 < s0:
             ev.append((w0, s1))
     return ev
 
 
-def run_one(lab: LinkemPath, cc: str, proto: str, secs: float) -> dict:
-    with tcp_probe() as lines:
+def run_one(cc: str, proto: str, secs: float, drop_every: int) -> dict:
+    """One connection on a fresh path: linkem's packet count starts at 0, so the same packets of
+    every run are dropped."""
+    with LinkemPath(drop_every) as lab, tcp_probe() as lines:
         res = lab.transfer(lab.server, secs, [(PORT, proto, cc)])
         time.sleep(0.2)
         trace = windows(lines())
@@ -149,10 +153,9 @@ def main(argv=None) -> int:
         print("cwnd_trace: --drop-every must be >= 2 (fix: e.g. --drop-every 200)", file=sys.stderr)
         return 2
     runs = []
-    with LinkemPath(a.drop_every) as lab:
-        for f in a.flows:
-            cc, proto = (f.split(":") + ["tcp"])[:2]
-            runs.append(run_one(lab, cc, proto, a.secs))
+    for f in a.flows:
+        cc, proto = (f.split(":") + ["tcp"])[:2]
+        runs.append(run_one(cc, proto, a.secs, a.drop_every))
     verdicts = [compare(runs[0], r, a.min_events) for r in runs[1:]]
     for r in runs:
         print(f"{r['cc']}:{r['proto']} events={len(r['loss_events'])} first={r['loss_events'][:12]}")

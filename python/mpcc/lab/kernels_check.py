@@ -198,8 +198,8 @@ def trace_check(secs: float, drop_every: int = 200, min_events: int = 8) -> dict
     if build != "default":
         return {**row, "status": "refused", "reason": f"needs the default build; this kernel selects {build} ({why})"}
     try:
-        with bpf.load("ewtcp"), cwnd_trace.LinkemPath(drop_every) as lab:
-            runs = [cwnd_trace.run_one(lab, cc, "mptcp", secs) for cc in ("reno", "reno", bpf.kernel_name("ewtcp"))]
+        with bpf.load("ewtcp"):
+            runs = [cwnd_trace.run_one(cc, "mptcp", secs, drop_every) for cc in ("reno", "reno", bpf.kernel_name("ewtcp"))]
     except Exception as e:           # noqa: BLE001 — one row fails, the table goes on
         return {**row, "status": "fail", "reason": f"trace run failed: {_one_line(str(e))}"}
     row["loss_events"] = [r["loss_events"] for r in runs]
