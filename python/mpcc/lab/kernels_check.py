@@ -236,7 +236,7 @@ def _check_all(a: argparse.Namespace, result: dict) -> None:
                 print(json.dumps(row), flush=True)
                 result["rows"].append(row)
         if TRACE_CHECK in (a.algorithms or all_algorithms()):
-            row = trace_check(max(a.secs, 4.0))
+            row = trace_check(max(a.secs, 8.0))
             print(json.dumps(row), flush=True)
             result["rows"].append(row)
 
