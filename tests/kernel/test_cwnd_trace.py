@@ -3,12 +3,13 @@ MPTCP connections over one path through linkem with every 200th data packet drop
 count), the loss events of the tcp:tcp_probe window trace (python/mpcc/lab/cwnd_trace.py: the
 window before each reduction and the ssthresh set) compared event for event. Root only.
 
-Reno itself does not always repeat its loss events: after slow start it settles in one of two
-cycles, (22, 11) or (21, 10), by ACK timing (6.18, 2026-11-28: 1 of 4 reno runs in (21, 10);
-bench/kernel/RESULTS.md §16). So EWTCP must equal one reno run over ≥ 8 events, with up to 24
-reno runs (stopping at the first equal one). If each cycle has probability ≥ 1/4, a correct EWTCP
-fails by chance with probability ≤ (3/4)^24 ≈ 1 in 1,000; that bound rests on 4 runs of one
-kernel, not yet on stock kernels (this host runs the compat build, where the test skips).
+Reno itself does not repeat its later loss events in order: after the first five (slow start
+and its exit) it switches between two cycles, (21, 10) and (22, 11), by ACK timing (6.1, 6.12
+guests and 6.18, 2026-11-28, bench/kernel/RESULTS.md §16). So the test asks (same_dynamics)
+that EWTCP's first five events equal those of three reno runs and each later one is one a reno
+run had. In the 12 recorded runs the first five never differed within a kernel and no run had an
+event outside the two cycles; the false-failure rate is not measured beyond that (< 1 in 12 per
+run is all 12 runs show) — this host runs the compat build, where the test skips.
 
 EWTCP needs the default build: on a kernel where the loader selects the compat build (one that
 skips struct_ops programs, bench/kernel/KERNEL_BUG.md) it skips; the stock 6.1 and 6.12 guests
@@ -39,10 +40,6 @@ def test_default_ewtcp_single_route_loss_events_equal_reno():
         pytest.skip(f"the loader selects the {build} build here ({why}); the stock guests run this (make kernels)")
     with bpf.load("ewtcp"):
         ewtcp = cwnd_trace.run_one(bpf.kernel_name("ewtcp"), "mptcp", SECS, DROP_EVERY)
-        renos = []
-        for _ in range(24):
-            renos.append(cwnd_trace.run_one("reno", "mptcp", SECS, DROP_EVERY))
-            if len(renos) >= 3 and cwnd_trace.same_as_one(ewtcp, renos, MIN_EVENTS) is None:
-                break
-    assert cwnd_trace.same_as_one(ewtcp, renos, MIN_EVENTS) is None, \
+        renos = [cwnd_trace.run_one("reno", "mptcp", SECS, DROP_EVERY) for _ in range(3)]
+    assert cwnd_trace.same_dynamics(ewtcp, renos, min_events=MIN_EVENTS) is None, \
         (ewtcp["loss_events"][:12], [r["loss_events"][:12] for r in renos])

@@ -33,3 +33,16 @@ def test_compare_names_the_first_difference_and_needs_enough_events():
     assert cwnd_trace.compare(a, a, 3) is None
     assert "loss event 2" in cwnd_trace.compare(a, b, 2)
     assert "too short" in cwnd_trace.compare(a, b, 3)
+
+
+def test_same_dynamics_needs_the_same_head_and_only_events_reno_had():
+    head = [(210, 105), (105, 52), (53, 26), (31, 15), (23, 11)]
+    a, b = (22, 11), (21, 10)
+    reno1 = {"cc": "reno", "loss_events": head + [b] * 10 + [a] * 5}
+    reno2 = {"cc": "reno", "loss_events": head + [b] * 3 + [a] * 12}
+    ewtcp = {"cc": "mpcc_ewtcp", "loss_events": head + [b] * 14 + [a]}
+    assert cwnd_trace.same_dynamics(ewtcp, [reno1, reno2]) is None
+    other = {"cc": "mpcc_ewtcp", "loss_events": head + [b] * 5 + [(24, 12)] + [a] * 5}
+    assert "(24, 12)" in cwnd_trace.same_dynamics(other, [reno1, reno2])
+    late = {"cc": "mpcc_ewtcp", "loss_events": [(209, 104)] + head[1:] + [a] * 10}
+    assert "first 5" in cwnd_trace.same_dynamics(late, [reno1, reno2])

@@ -149,6 +149,22 @@ def same_as_one(x: dict, refs: list[dict], min_events: int) -> str | None:
     return None if any(w is None for w in why) else "; ".join(f"run {i + 1}: {w}" for i, w in enumerate(why))
 
 
+def same_dynamics(x: dict, refs: list[dict], head: int = 5, min_events: int = 8) -> str | None:
+    """None when ``x``'s first ``head`` loss events (slow start and its exit) equal those of every
+    run of ``refs``, and each of its later events is one some ref run had; else one line. Reno
+    does not repeat its later events in order (it switches between cycles by ACK timing: 6.12
+    guest, 2026-11-28, RESULTS.md §16), so their order is not compared."""
+    if any(len(r["loss_events"]) < min_events for r in [x, *refs]):
+        return f"fewer than {min_events} loss events in a run: too short to compare"
+    h = x["loss_events"][:head]
+    for r in refs:
+        if r["loss_events"][:head] != h:
+            return f"first {head} loss events: {x['cc']} {h}, {r['cc']} {r['loss_events'][:head]}"
+    seen = {e for r in refs for e in r["loss_events"]}
+    new = [e for e in x["loss_events"][head:] if e not in seen]
+    return f"{x['cc']} loss events no reference run had: {new[:5]}" if new else None
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("flows", nargs="+", help="congestion control[:tcp|:mptcp], one run each, in order")

@@ -16,9 +16,9 @@ check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
 
 The row ``trace:ewtcp`` (TRACE_CHECK) is not a load check: one path through linkem dropping every
 200th data packet, two single-route MPTCP connections with the kernel's reno, then one with the
-default build's mpcc_ewtcp (a = 1); it passes when EWTCP's loss events equal one reno run's, event
-for event (python/mpcc/lab/cwnd_trace.py: what "equal" means; reno itself settles in one of two
-cycles). Only where the loader selects the default build.
+default build's mpcc_ewtcp (a = 1); it passes when EWTCP's first 5 loss events equal both reno
+runs' and each later one is one a reno run had (cwnd_trace.same_dynamics: reno itself switches
+between two cycles by ACK timing, so the order of the later events is not compared). Only where the loader selects the default build.
 """
 
 from __future__ import annotations
@@ -204,7 +204,7 @@ def trace_check(secs: float, drop_every: int = 200, min_events: int = 8) -> dict
         return {**row, "status": "fail", "reason": f"trace run failed: {_one_line(str(e))}"}
     row["loss_events"] = [r["loss_events"] for r in runs]
     row["reno_repeats"] = cwnd_trace.compare(runs[0], runs[1], min_events) is None
-    reason = cwnd_trace.same_as_one(runs[2], runs[:2], min_events)
+    reason = cwnd_trace.same_dynamics(runs[2], runs[:2], min_events=min_events)
     return {**row, "status": "fail" if reason else "pass", **({"reason": reason} if reason else {}),
             "common_events": min(len(r["loss_events"]) for r in runs)}
 
