@@ -10,6 +10,7 @@
 #define MPCC_KERNEL_NAME mpcc_epsilon
 #define MPCC_PARAMS(P) P(epsilon, Q32, 1.0, 0, 2)
 #include "mpcc_algo.h"
+#include "mpcc_pow.h"
 
 /* w_k^(ε/2) / τ_k, the exponent ε/2 in Q32 */
 MPCC_FN mn_t epsilon_route_y(const struct mpcc_conn *c, __u32 k, __s64 half_eps)

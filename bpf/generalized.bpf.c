@@ -14,6 +14,27 @@
 	P(eta, Q32, 0.5, 0, 1000000)		\
 	P(n, NORM, INF, 1, INF)
 #include "mpcc_algo.h"
+#include "mpcc_pow.h"
+
+/* max(a − b, 0). */
+MPCC_FN mn_t mn_sub(mn_t a, mn_t b)
+{
+	__s64 d;
+	__u64 sa, sb;
+
+	if (MN_M(b) == 0)
+		return a;
+	if (MN_M(a) == 0 || MN_E(a) < MN_E(b))
+		return MN_ZERO;
+	d = (__s64)MN_E(a) - MN_E(b);
+	if (d > 62)
+		return a;
+	sa = MN_M(a) << 31;
+	sb = (MN_M(b) << 31) >> d;
+	if (sb >= sa)
+		return MN_ZERO;
+	return mn_norm(sa - sb, (__s64)MN_E(a) - 31);
+}
 
 /* ‖x‖_n for n = 1, 2 or ∞ (n = 0). */
 MPCC_INLINE mn_t gen_lnorm(const struct mpcc_conn *c, const struct mpcc_rates *q, __u64 n)

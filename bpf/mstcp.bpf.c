@@ -15,6 +15,7 @@
 #define MPCC_MIN_CWND_MULTIPATH 1
 #define MPCC_MIN_CWND_SINGLE 1
 #include "mpcc_algo.h"
+#include "mpcc_cap.h"
 
 MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
 {

@@ -18,6 +18,7 @@
 #define MPCC_MIN_CWND_MULTIPATH 1
 #define MPCC_MIN_CWND_SINGLE 1
 #include "mpcc_algo.h"
+#include "mpcc_cap.h"
 
 /* (1 − κ) w_r + κ W for a coupling κ ∈ [0, 1] given as κ·2^32. */
 MPCC_FN mn_t mtcp_mix(const struct mpcc_conn *c, __u32 r, __u64 kappa)

@@ -22,6 +22,7 @@
 #define MPCC_ROUTE_SELF olia_route_self
 #define MPCC_ROUTE_SIBLING olia_route_sibling
 #include "mpcc_algo.h"
+#include "mpcc_counter.h"
 
 /* ℓ_k/τ_k² (the path quality) */
 MPCC_FN mn_t olia_route_quality(const struct mpcc_conn *c, __u32 k)

@@ -15,6 +15,8 @@
 #ifndef MPCC_RECORDS_H
 #define MPCC_RECORDS_H
 
+#include "mpcc_counter.h"   /* the trace record of the per-ACK update */
+
 /* Window-jump check (always on, records only on a violation): snd_cwnd more than doubled (+64)
  * since the last cong_avoid left it, beyond what an undo may restore (prior_cwnd), or within one
  * cong_avoid. Each violation is recorded with the TCP state around it in mpcc_jumps (a ring of

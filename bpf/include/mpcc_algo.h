@@ -1,58 +1,29 @@
 /* SPDX-License-Identifier: GPL-2.0 OR MIT */
 /*
- * mpcc_algo.h — the one header an algorithm file (bpf/<algorithm>.bpf.c) includes. The file
- * compiles two ways from the same source:
+ * mpcc_algo.h — the one header an algorithm file (bpf/<algorithm>.bpf.c) includes. The same
+ * source builds a tcp_congestion_ops struct_ops object (clang -target bpf; glue: mpcc_kern.h)
+ * and a host library (cc -shared; mpcc_host.h) tested against spec/vectors/algorithms.json.
+ * The file's shape (docs/kernel.md, "Design of the kernel side"), defines before the include:
  *
- *   clang -target bpf  → a tcp_congestion_ops struct_ops object (the glue: mpcc_kern.h);
- *   cc -shared         → a host library with the flat C ABI of mpcc_host.h, which the tests
- *                        check against spec/vectors/algorithms.json.
+ *   MPCC_KERNEL_NAME mpcc_foo        kernel name with the default parameters (≤ 15 chars)
+ *   MPCC_PARAMS(P) P(name, enc, default, min, max) ...   (optional; encodings below)
+ *   MPCC_OWN_ROUTE 1                 I_r reads route r only: no subflow walk
+ *   MPCC_LOSS_INTERVAL 1             the rule reads c->ell (OLIA's ℓ)
+ *   MPCC_MIN_CWND_MULTIPATH / _SINGLE   ssthresh floor with > 1 / 1 route (default 2)
+ *   MPCC_PERIODIC 1, MPCC_ADAPT 1    a periodic update rule / a slow-timescale rule (FAST;
+ *                                    mpcc_periodic.h)
+ *   MPCC_PER_ACK_MODE 1              a FLAG parameter per_ack selects the per-ACK update (OLIA)
+ *   MPCC_ALGO_CA, MPCC_INIT, MPCC_CONG_AVOID, MPCC_SSTHRESH, MPCC_ROUTE_SELF,
+ *   MPCC_ROUTE_SIBLING               the kernel side's own state and callbacks (mpcc_kern.h,
+ *                                    mpcc_walk.h)
  *
- * An algorithm file, in this order:
+ * then the rules mpcc_on_ack / mpcc_on_loss and, under __bpf__, the struct_ops programs and the
+ * ops table as in bpf_cubic.c, ending in MPCC_COMPAT_OPS (empty in the default build).
  *
- *   #define MPCC_KERNEL_NAME mpcc_foo      kernel name with the default parameters (≤ 15 chars)
- *   #define MPCC_PARAMS(P) P(a, Q32, 1.0, 0.00390625, 65536)     (optional; see below)
- *   #define MPCC_OWN_ROUTE 1               (optional) I_r reads route r only: no subflow walk
- *   #define MPCC_LOSS_INTERVAL 1           (optional) the rule reads c->ell (OLIA's ℓ)
- *   #define MPCC_MIN_CWND_MULTIPATH 1      (optional) ssthresh floor with > 1 route (default 2)
- *   #define MPCC_MIN_CWND_SINGLE 1         (optional) ssthresh floor with 1 route (default 2)
- *   #define MPCC_PERIODIC 1                (optional) the file has a periodic update rule
- *                                          mpcc_on_update (FAST; c->base_rtt, c->w_old)
- *   #define MPCC_ADAPT 1                   (optional, with MPCC_PERIODIC) and a slow-timescale
- *                                          rule mpcc_on_adapt (FAST's Algorithm 2; c->adapted)
- *   #define MPCC_PER_ACK_MODE 1            (optional) a FLAG parameter per_ack selects the
- *                                          file's per-ACK update (OLIA; MPCC_PER_ACK(p))
- *   #include "mpcc_algo.h"
- *   MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
- *   MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p)
- *   (MPCC_PERIODIC: mpcc_on_update, mpcc_update_interval_us; MPCC_ADAPT: mpcc_on_adapt,
- *    mpcc_adapt_interval_us)
- *   #ifdef __bpf__: the struct_ops programs and the ops table, written out as in bpf_cubic.c:
- *       SEC("struct_ops") void BPF_PROG(foo_init, struct sock *sk) { mpcc_init(sk); }
- *       ... foo_cong_avoid → mpcc_cong_avoid, foo_ssthresh → mpcc_ssthresh,
- *           foo_undo_cwnd → mpcc_undo_cwnd (mpcc_kern.h) ...
- *       SEC(".struct_ops") struct tcp_congestion_ops MPCC_KERNEL_SYM = {
- *               .init = (void *)foo_init, .cong_avoid = ..., .ssthresh = ..., .undo_cwnd = ...,
- *               MPCC_COMPAT_OPS .name = MPCC_KERNEL_STR, };
- *     (MPCC_COMPAT_OPS is empty in the default build and adds the compat layer's programs in
- *     the compat build, bpf/compat/.)
- *
- * A file whose kernel side keeps state or does more than the shared callbacks (OLIA, FAST)
- * declares, before the include: MPCC_ALGO_CA, its fields of the per-subflow struct mpcc_ca (the
- * socket's congestion-control area); MPCC_INIT / MPCC_CONG_AVOID / MPCC_SSTHRESH, the names of
- * its own init / cong_avoid / ssthresh bodies (which call the shared ones), which its programs
- * and the compat layer then call; MPCC_ROUTE_SELF / MPCC_ROUTE_SIBLING, what it reads of each
- * route in the subflow walk besides window and RTT (mpcc_walk.h).
- *
- * Parameters. P(name, encoding, default, min, max), one per parameter: the rules read p->name,
- * a __u64 in the encoding
- *     Q32   value · 2^32, rounded (a real number in [min, max]);
- *     NORM  n of ‖x‖_n: 1, 2, or INF (stored as 0);
- *     FLAG  0 or 1 (a switch of the kernel side, such as per_ack; not a parameter of the rule).
- * The loader (python/mpcc/kernel/bpf.py) reads the same lines, checks a requested value
- * against [min, max], and compiles one object per parameter set with the encoded values as
- * -DMPCC_PARAM_VALUES=v1,…,0 and its kernel name as -DMPCC_KERNEL_SYM=… (bpftool cannot set
- * .rodata before registering; docs/kernel.md). Without them, the file's defaults and
- * MPCC_KERNEL_NAME are used.
+ * Parameter encodings (the rules read p->name, a __u64): Q32 = value · 2^32 rounded; NORM = n of
+ * ‖x‖_n, 1, 2 or INF (stored 0); FLAG = 0 or 1. The loader compiles one object per parameter set
+ * with -DMPCC_PARAM_VALUES=v1,…,0 and -DMPCC_KERNEL_SYM=… (bpftool cannot set .rodata before
+ * registering); without them, the defaults and MPCC_KERNEL_NAME.
  */
 #ifndef MPCC_ALGO_H
 #define MPCC_ALGO_H
@@ -128,12 +99,7 @@ struct mpcc_params {
 MPCC_RULE __s64 mpcc_on_ack(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
 MPCC_RULE __u64 mpcc_on_loss(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
 #if MPCC_PERIODIC
-MPCC_RULE __u64 mpcc_on_update(const struct mpcc_conn *c, __u32 r, const struct mpcc_params *p);
-MPCC_RULE __u64 mpcc_update_interval_us(const struct mpcc_params *p);
-#endif
-#if MPCC_ADAPT
-MPCC_RULE __u64 mpcc_on_adapt(const struct mpcc_adapt_in *a, const struct mpcc_params *p);
-MPCC_RULE __u64 mpcc_adapt_interval_us(const struct mpcc_params *p);
+#include "mpcc_periodic.h"
 #endif
 
 /* The per-ACK update is on (MPCC_PER_ACK_MODE files only: they declare P(per_ack, FLAG, ...)). */

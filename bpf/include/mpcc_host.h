@@ -9,6 +9,7 @@
 #define MPCC_HOST_H
 
 #include <string.h>
+#include "mpcc_counter.h"
 
 /* The parameters from the flat array (every field is a __u64; end_ is not one of them). */
 static void mpcc_host_params(struct mpcc_params *p, const uint64_t *params)

@@ -1,15 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mpcc_kern.h — the kernel side of an algorithm file: the per-subflow state, and the bodies of
- * the four tcp_congestion_ops callbacks the file's programs call (mpcc_init, mpcc_cong_avoid,
- * mpcc_ssthresh, mpcc_undo_cwnd). The kernel does everything else as for any congestion
- * control without cong_control: loss recovery (PRR, tcp_cwnd_reduction), tcp_may_raise_cwnd,
- * pacing (tcp_update_pacing_rate) and restart after idle. The walk over the connection's
- * subflows is in mpcc_walk.h, the fixed-point math in mpcc_math.h.
- *
- * Built with -DMPCC_COMPAT=1 (the loader does so only on a kernel with the platform defect of
- * bench/kernel/notes/KERNEL_BUG.md, docs/kernel.md "Builds"), the compat layer in bpf/compat/ adds
- * its state to struct mpcc_ca and its programs to the ops table (MPCC_COMPAT_OPS).
+ * mpcc_kern.h — the kernel side of an algorithm file: per-subflow state and the bodies of the
+ * four callbacks its programs call (mpcc_init, mpcc_cong_avoid, mpcc_ssthresh, mpcc_undo_cwnd).
+ * The kernel does the rest as for any congestion control without cong_control: loss recovery
+ * (PRR), tcp_may_raise_cwnd, pacing, restart after idle. With -DMPCC_COMPAT=1 (a kernel that
+ * skips struct_ops programs, docs/kernel.md "Builds") bpf/compat/ adds its state and programs.
  */
 #ifndef MPCC_KERN_H
 #define MPCC_KERN_H
@@ -75,10 +70,8 @@ static __always_inline __u32 MPCC_SSTHRESH(struct sock *sk);
 #define MPCC_SSTHRESH mpcc_ssthresh
 #endif
 
-/* I_r is recomputed (subflow walk + rule) when this subflow's window changed since the last
- * computation, and at least every MPCC_REFRESH_ACKS ACK events otherwise, so a change of a
- * sibling's window or RTT is seen within a few ACKs; this keeps the per-ACK cost of the
- * congestion-avoidance path near Reno's (bench/kernel/RESULTS.md). */
+/* I_r is recomputed (walk + rule) when this subflow's window changed, and at least every
+ * MPCC_REFRESH_ACKS ACK events, so a sibling's change is seen within a few ACKs. */
 #define MPCC_REFRESH_ACKS 16
 
 static __always_inline struct tcp_sock *tcp_sk(const struct sock *sk)
@@ -246,6 +239,7 @@ static __always_inline __u32 mpcc_ssthresh(struct sock *sk)
 	__u64 w, dec;
 
 	ca->inc_age = MPCC_REFRESH_ACKS;   /* recompute I_r after the window reduction */
+	ca->acc = 0;                       /* as tcp_init_cwnd_reduction's snd_cwnd_cnt = 0 */
 	if (mpcc_gather(sk, &c, &self, MPCC_PER_ACK(&p)) < 0)
 		return MPCC_SSTHRESH_RET(sk, mpcc_reno_ssthresh(tp), 0);
 	self &= MPCC_MAX_ROUTES - 1;

@@ -1,24 +1,17 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * mpcc_walk.h — the routes the coupled rule sees: the walk over the MPTCP connection's subflows
- * (mpcc_gather) that fills struct mpcc_conn (windows, RTTs, OLIA's ℓ, baseRTT) for the rule.
- * Included by mpcc_kern.h once the socket accessors and struct mpcc_ca are defined.
+ * mpcc_walk.h — the walk over the MPTCP connection's subflows (mpcc_gather) that fills struct
+ * mpcc_conn for the rule. Included by mpcc_kern.h after the socket accessors and struct mpcc_ca.
  *
- * The connection's routes. A subflow's tcp_sock has is_mptcp set and icsk_ulp_data pointing to
- * its struct mptcp_subflow_context, whose ->conn is the struct mptcp_sock; that socket's
- * conn_list links the contexts of all subflows. bpf_skc_to_mptcp_sock is not available to
- * struct_ops programs, so the list is walked with CO-RE probe reads (bpf_probe_read_kernel):
- * a bounded loop of at most MPCC_MAX_ROUTES steps that stops at the list head. The walk is done
- * without the MPTCP socket lock (as the out-of-tree kernel read its sibling subflows): probe reads
- * cannot fault, the bound guarantees termination, and a stale value only perturbs one increment.
- * We walk the list rather than mirror the subflows into a BPF map because the list is the
- * kernel's own, always-current view: a map would need insert/delete on every subflow
- * creation/close (and leaks on crashes), and would still be read without a lock.
+ * A subflow's icsk_ulp_data is its struct mptcp_subflow_context, whose ->conn is the
+ * mptcp_sock; its conn_list links all subflows' contexts. bpf_skc_to_mptcp_sock is not available
+ * to struct_ops programs, so the list is walked with CO-RE probe reads, at most MPCC_MAX_ROUTES
+ * steps, without the MPTCP socket lock (as the out-of-tree kernel read its siblings): probe
+ * reads cannot fault and a stale value only perturbs one increment.
  *
- * A route counts when its subflow can send (as mptcp_sk_can_send() did out of tree, and as
- * upstream's __mptcp_subflow_active()): state ESTABLISHED or CLOSE_WAIT, and not a join whose
- * handshake is still pending (request_join && !fully_established), with an RTT sample, and is
- * not silent (mpcc_route_silent below). The subflow running the callback always counts.
+ * A route counts when its subflow can send (upstream's __mptcp_subflow_active(): ESTABLISHED or
+ * CLOSE_WAIT, not a join with its handshake pending), has an RTT sample and is not silent
+ * (mpcc_route_silent). The subflow running the callback always counts.
  */
 #ifndef MPCC_WALK_H
 #define MPCC_WALK_H
@@ -34,22 +27,15 @@ static __always_inline void MPCC_ROUTE_SIBLING(struct mpcc_conn *c, __u32 k, str
 #define MPCC_ROUTE_SIBLING(c, k, sk, ssk) do { } while (0)
 #endif
 
-/* baseRTT in the unit of srtt_us (1/8 µs) from the kernel's windowed minimum RTT (µs,
- * tcp_min_rtt(); net.ipv4.tcp_min_rtt_wlen, 300 s by default); srtt when there is no sample. */
-static __always_inline __u64 mpcc_base_rtt(__u32 min_rtt_us, __u64 srtt)
-{
-	__u64 b = (__u64)min_rtt_us << 3;
-
-	return (min_rtt_us != ~0U && b) ? b : srtt;
-}
-
-/* c->base_rtt exists only for the algorithms that read it (mpcc_math.h). */
-static __always_inline void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
-{
+/* c->base_rtt[k] from the kernel's windowed minimum RTT (MPCC_PERIODIC only: mpcc_periodic.h). The
+ * walk fills it only when a periodic update reads the walk (not with MPCC_OWN_ROUTE); the branch
+ * per route costs 6.1's verifier ~15x the states. */
 #if MPCC_PERIODIC
-	c->base_rtt[k & (MPCC_MAX_ROUTES - 1)] = base;
+#define MPCC_SET_BASE_RTT(c, k, min_rtt_us, srtt) mpcc_set_base_rtt(c, k, mpcc_base_rtt(min_rtt_us, srtt))
+#else
+#define MPCC_SET_BASE_RTT(c, k, min_rtt_us, srtt) do { } while (0)
 #endif
-}
+#define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
 
 /* Route r = 0 of c is sk's own subflow only (MPCC_OWN_ROUTE, and plain TCP sockets). */
 static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
@@ -60,14 +46,12 @@ static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
 	c->cwnd[0] = (__u64)tp->snd_cwnd << MPCC_CWND_SHIFT;
 	c->rtt[0] = tp->srtt_us ? tp->srtt_us : 1;
 	if (MPCC_PERIODIC)
-		mpcc_set_base_rtt(c, 0, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[0]));
+		MPCC_SET_BASE_RTT(c, 0, tp->rtt_min.s[0].v, c->rtt[0]);
 }
 
-/* A silent route: packets in flight, and the newest packet it delivered (tp->rack.mstamp: that
- * packet's send time, µs) was sent more than max(2·srtt, 200 ms) before now (tcp_mstamp, the same
- * clock): its ACKs have stopped (a link down) and its rate x_r is 0, though its window stays whole
- * until the retransmission timer fires; it is not counted (docs/kernel.md "Which subflows count").
- * 2·srtt is TCP's tail-loss-probe timeout (RFC 8985), 200 ms TCP_RTO_MIN. A route with nothing in
+/* A silent route (not counted; docs/kernel.md "Which subflows count"): packets in flight, and the
+ * newest packet it delivered (rack.mstamp, its send time, µs) was sent more than max(2·srtt, 200 ms)
+ * (the tail-loss-probe timeout, TCP_RTO_MIN) before now (tcp_mstamp). A route with nothing in
  * flight, or that has delivered nothing yet (a new join), is never silent. */
 static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_us, __u32 packets_out,
 					     __u32 srtt)
@@ -79,17 +63,11 @@ static __always_inline int mpcc_route_silent(__u64 now_us, __u64 last_delivered_
 	return packets_out && last_delivered_us && now_us > last_delivered_us + lim;
 }
 
-/* The walk fills each route's baseRTT only when a periodic update reads the walk (not with
- * MPCC_OWN_ROUTE: mpcc_fill_own); the branch per route costs 6.1's verifier ~15x the states. */
-#define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
-
 /* Fill c with the routes of sk's MPTCP connection; *self = index of sk. Returns 0, or -1 when
  * sk is not an MPTCP subflow (the caller falls back to Reno). crt: a sibling in fast recovery
- * counts with its ssthresh instead of its (PRR-inflated) window, as mptcp_get_crt_cwnd did
- * (the per-ACK update). A subprogram, not inlined: its locals (the trace record, a sibling's loss
- * marks) then live in a frame of their own beside the caller's, not in the frame that stays on the
- * stack under the rule's math subprograms, whose sum the verifier caps at 512 bytes (on
- * Linux 6.1 with every frame rounded up to 32 bytes; bench/kernel/bpf_stack.py). */
+ * counts with its ssthresh, not its PRR-inflated window (mptcp_get_crt_cwnd; the per-ACK update).
+ * Not inlined: its locals get a frame beside the caller's, not under the rule's math
+ * subprograms, whose stack sum the verifier caps at 512 bytes (bench/kernel/bpf_stack.py). */
 static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *self, int crt)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -134,7 +112,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 			MPCC_ROUTE_SELF(c, k, sk);
 			if (MPCC_WALK_BASE_RTT)
-				mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
+				MPCC_SET_BASE_RTT(c, k, tp->rtt_min.s[0].v, c->rtt[k]);
 			c->n = k + 1;
 			continue;
 		}
@@ -161,7 +139,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 			c->cwnd[k] = (__u64)BPF_CORE_READ(stp, snd_ssthresh) << MPCC_CWND_SHIFT;
 		c->rtt[k] = srtt;
 		if (MPCC_WALK_BASE_RTT)
-			mpcc_set_base_rtt(c, k, mpcc_base_rtt(BPF_CORE_READ(stp, rtt_min.s[0].v), srtt));
+			MPCC_SET_BASE_RTT(c, k, BPF_CORE_READ(stp, rtt_min.s[0].v), srtt);
 		MPCC_ROUTE_SIBLING(c, k, sk, ssk);
 		c->n = k + 1;
 	}
@@ -176,7 +154,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		c->rtt[k] = tp->srtt_us ? tp->srtt_us : 1;
 		MPCC_ROUTE_SELF(c, k, sk);
 		if (MPCC_WALK_BASE_RTT)
-			mpcc_set_base_rtt(c, k, mpcc_base_rtt(tp->rtt_min.s[0].v, c->rtt[k]));
+			MPCC_SET_BASE_RTT(c, k, tp->rtt_min.s[0].v, c->rtt[k]);
 		c->n = k + 1;
 	}
 	MPCC_WALK_END(c, *self, msk);

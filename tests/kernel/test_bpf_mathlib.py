@@ -1,4 +1,4 @@
-"""The fixed-point log2, exp2 and pow of bpf/include/mpcc_math.h (the functions any rule file may
+"""The fixed-point log2, exp2 and pow of bpf/include/mpcc_pow.h (the functions any rule file may
 use, e.g. bpf/epsilon.bpf.c's w^(ε/2)), compiled for the host from the same header and checked
 against spec/vectors/math.json, which Python's float math computes (mpcc.vectors.build_math),
 within the bounds the header states:
@@ -24,7 +24,7 @@ from mpcc import vectors
 ROOT = Path(__file__).resolve().parents[2]
 
 SHIM = r"""
-#include "mpcc_math.h"
+#include "mpcc_pow.h"
 int64_t t_log2(uint64_t m, int32_t e) { return mn_log2(mn_pack(m, e)); }
 uint64_t t_exp2(int64_t y) { return mn_exp2(y); }
 uint64_t t_pow(uint64_t m, int32_t e, int64_t y) { return mn_pow(mn_pack(m, e), y); }

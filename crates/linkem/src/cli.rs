@@ -24,6 +24,13 @@ pub(crate) struct Args {
     /// Forward random loss probability.
     #[arg(long, default_value_t = 0.0)]
     pub(crate) loss: f64,
+    /// Forward deterministic loss: drop every N-th packet of at least --drop-min-bytes (IP
+    /// length); 0 = off.
+    #[arg(long, default_value_t = 0)]
+    pub(crate) drop_every: u64,
+    /// Smallest IP length --drop-every counts (default 200: data segments, not ACKs or SYNs).
+    #[arg(long, default_value_t = 200)]
+    pub(crate) drop_min_bytes: usize,
     /// Reverse one-way delay in ms (default: same as --delay-ms).
     #[arg(long)]
     pub(crate) rev_delay_ms: Option<f64>,
@@ -126,6 +133,8 @@ impl Args {
             buffer_pkts: a.buffer_pkts,
             loss: a.loss,
             red,
+            drop_every: a.drop_every,
+            drop_min_bytes: a.drop_min_bytes,
         };
         let rev = PipeConfig {
             rate_bps: rate(a.rev_rate_mbps),
@@ -133,6 +142,8 @@ impl Args {
             buffer_pkts: a.rev_buffer_pkts,
             loss: 0.0,
             red: None,
+            drop_every: 0,
+            drop_min_bytes: 0,
         };
         let realtime = !a.no_realtime;
         check(!realtime || (1..=99).contains(&a.rt_priority), "--rt-priority must be in 1..=99");

@@ -26,6 +26,10 @@ pub struct PipeConfig {
     /// Random (Bernoulli) loss probability applied on arrival.
     pub loss: f64,
     pub red: Option<RedConfig>,
+    /// Deterministic loss: drop the N-th, 2N-th, … arrival of at least `drop_min_bytes` (IP
+    /// length: data segments, not pure ACKs or SYNs); 0 = off. Counted in `drops_loss`.
+    pub drop_every: u64,
+    pub drop_min_bytes: usize,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -80,6 +84,8 @@ pub struct Pipe {
     rng: Rng,
     /// Transmission time of a 1500-byte packet, ns (RED idle correction's "typical packet").
     typical_tx_ns: f64,
+    /// Arrivals of at least `drop_min_bytes` so far (the deterministic loss's count).
+    long_arrivals: u64,
 }
 
 impl Pipe {
@@ -99,6 +105,7 @@ impl Pipe {
             counters: Counters::default(),
             rng: Rng::new(seed),
             typical_tx_ns,
+            long_arrivals: 0,
         }
     }
 
@@ -135,6 +142,13 @@ impl Pipe {
     pub fn arrive_with(&mut self, now: u64, bytes: usize, ect: bool, mut uniform: impl FnMut() -> f64) -> Verdict {
         self.counters.arrivals += 1;
         let q = self.queue_len(now);
+        if self.cfg.drop_every > 0 && bytes >= self.cfg.drop_min_bytes {
+            self.long_arrivals += 1;
+            if self.long_arrivals % self.cfg.drop_every == 0 {
+                self.counters.drops_loss += 1;
+                return Verdict::DropLoss;
+            }
+        }
         if self.cfg.loss > 0.0 && uniform() < self.cfg.loss {
             self.counters.drops_loss += 1;
             return Verdict::DropLoss;
@@ -184,6 +198,31 @@ mod tests {
             buffer_pkts: buffer,
             loss: 0.0,
             red: None,
+            drop_every: 0,
+            drop_min_bytes: 0,
+        }
+    }
+
+    #[test]
+    fn drop_every_n_drops_exactly_every_nth_long_packet_and_no_short_one() {
+        // Interleave 1500-byte segments with 52-byte ACKs: the 5th, 10th, … segments are
+        // dropped (positions counted over segments only), every ACK passes, and the random
+        // loss stream is not consumed (no draw: the verdicts do not depend on the seed).
+        let mut c = cfg(None, 1.0, 1000);
+        c.drop_every = 5;
+        c.drop_min_bytes = 200;
+        for seed in [1, 2] {
+            let mut p = Pipe::new(c, seed);
+            let mut dropped = Vec::new();
+            for k in 1..=100u64 {
+                assert!(matches!(p.arrive(k * 1000, 52, false), Verdict::Forward { .. }));
+                if p.arrive(k * 1000 + 1, 1500, false) == Verdict::DropLoss {
+                    dropped.push(k);
+                }
+            }
+            assert_eq!(dropped, (1..=20).map(|i| 5 * i).collect::<Vec<u64>>());
+            assert_eq!(p.counters.drops_loss, 20);
+            assert_eq!(p.counters.accepted, 180);
         }
     }
 

@@ -46,6 +46,8 @@ fn compare(red: Option<(f64, f64, f64, bool, bool)>, loss: f64, buffer: u32) -> 
             buffer_pkts: buffer as usize,
             loss,
             red: red.map(|(min_th, max_th, max_p, gentle, ecn)| RedConfig { min_th, max_th, max_p, weight: 0.02, gentle, ecn }),
+            drop_every: 0,
+            drop_min_bytes: 0,
         },
         0,
     );

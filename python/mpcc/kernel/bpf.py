@@ -186,6 +186,13 @@ def clang_version() -> str:
     return subprocess.run([clang, "--version"], capture_output=True, text=True).stdout.split("\n", 1)[0]
 
 
+def clang_flags(sp: BpfSpec, vmlinux_dir: Path) -> list[str]:
+    """clang's flags for one parameter set in its build (tests/kernel/test_bpf_closure.py reads
+    the same flags' dependency list)."""
+    return ["-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}", "-Wall", "-Werror", *sp.defines,
+            "-I", str(vmlinux_dir), "-I", str(BPF_DIR / "include")]
+
+
 def compile_object(sp: BpfSpec, obj: Path) -> Path:
     """clang one parameter set of an algorithm file into ``obj`` (CO-RE, against vmlinux.h of the
     running kernel's BTF). Needs clang: a target without it uses the package's prebuilt objects."""
@@ -196,11 +203,9 @@ def compile_object(sp: BpfSpec, obj: Path) -> Path:
     if not sp.source.exists():
         raise MpccError(f"{sp.source}: BPF source not found, cannot build {sp.describe()} "
                         "(fix: run from a checkout of mpcc, or load a parameter set the package ships)")
-    header = _vmlinux_h()
     tmp = obj.with_suffix(".tmp.o")
-    _run([_tool("clang"), "-g", "-O2", "-target", "bpf", f"-D__TARGET_ARCH_{_bpf_arch()}",
-          "-Wall", "-Werror", *sp.defines, "-I", str(header.parent), "-I", str(BPF_DIR / "include"),
-          "-c", str(sp.source), "-o", str(tmp)], f"compiling {sp.source.name}", BpfBuildError)
+    _run([_tool("clang"), *clang_flags(sp, _vmlinux_h().parent), "-c", str(sp.source), "-o", str(tmp)],
+         f"compiling {sp.source.name}", BpfBuildError)
     tmp.replace(obj)
     return obj
 

@@ -13,6 +13,12 @@ one MPTCP connection (one per veth path) showed the kernel name as their congest
 struct_ops programs' run count grew during the transfer; and after unload (and the sockets'
 close) the name is gone from ``bpftool struct_ops list``. Otherwise ``status`` is ``fail`` (a
 check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
+
+The row ``trace:ewtcp`` (TRACE_CHECK) is not a load check: one path through linkem dropping every
+200th data packet, two single-route MPTCP connections with the kernel's reno, then one with the
+default build's mpcc_ewtcp (a = 1); it passes when EWTCP's first 5 loss events equal both reno
+runs' and each later one is one a reno run had (cwnd_trace.same_dynamics: reno itself switches
+between two cycles by ACK timing, so the order of the later events is not compared). Only where the loader selects the default build.
 """
 
 from __future__ import annotations
@@ -35,11 +41,16 @@ from mpcc.lab import ROOT  # noqa: E402
 #: the console script of the environment running this (what a user types), else the module
 _SCRIPT = Path(sys.executable).with_name("mpcc")
 MPCC = [str(_SCRIPT)] if _SCRIPT.exists() else [sys.executable, "-c", "from mpcc.cli import main; main()"]
+#: the window-trace check's row name (not an algorithm: trace_check)
+TRACE_CHECK = "trace:ewtcp"
+
+
 def all_algorithms() -> list[str]:
     """Every BPF program the project ships: one per bpf/*.bpf.c with its default parameters, and
-    the common parameter sets the package also ships prebuilt (bpf_prebuilt.COMMON_SETS)."""
+    the common parameter sets the package also ships prebuilt (bpf_prebuilt.COMMON_SETS); then
+    the window-trace check."""
     from mpcc.kernel import bpf, prebuilt as bpf_prebuilt
-    return [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS]
+    return [*bpf.algorithms(), *bpf_prebuilt.COMMON_SETS, TRACE_CHECK]
 PORT = 5201
 
 
@@ -177,6 +188,27 @@ def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -
     return row
 
 
+def trace_check(secs: float, drop_every: int = 200, min_events: int = 8) -> dict:
+    """The TRACE_CHECK row: reno:mptcp twice, then the default build's mpcc_ewtcp, loss events
+    compared (cwnd_trace.compare); ``fail`` with the first difference otherwise."""
+    from mpcc.kernel import bpf
+    from mpcc.lab import cwnd_trace
+    row = {"algorithm": TRACE_CHECK, "drop_every": drop_every}
+    build, why = bpf.selected_build()
+    if build != "default":
+        return {**row, "status": "refused", "reason": f"needs the default build; this kernel selects {build} ({why})"}
+    try:
+        with bpf.load("ewtcp"):
+            runs = [cwnd_trace.run_one(cc, "mptcp", secs, drop_every) for cc in ("reno", "reno", bpf.kernel_name("ewtcp"))]
+    except Exception as e:           # noqa: BLE001 — one row fails, the table goes on
+        return {**row, "status": "fail", "reason": f"trace run failed: {_one_line(str(e))}"}
+    row["loss_events"] = [r["loss_events"] for r in runs]
+    row["reno_repeats"] = cwnd_trace.compare(runs[0], runs[1], min_events) is None
+    reason = cwnd_trace.same_dynamics(runs[2], runs[:2], min_events=min_events)
+    return {**row, "status": "fail" if reason else "pass", **({"reason": reason} if reason else {}),
+            "common_events": min(len(r["loss_events"]) for r in runs)}
+
+
 def environment() -> dict:
     from mpcc.kernel import bpf
     tools = {}
@@ -198,9 +230,15 @@ def _check_all(a: argparse.Namespace, result: dict) -> None:
             subprocess.run(cmd, capture_output=True)
         with netlab.TwoPaths() as lab:
             for algo in a.algorithms or all_algorithms():
+                if algo == TRACE_CHECK:
+                    continue
                 row = check(algo, a.via, a.secs, a.bpf_stats, lab)
                 print(json.dumps(row), flush=True)
                 result["rows"].append(row)
+        if TRACE_CHECK in (a.algorithms or all_algorithms()):
+            row = trace_check(max(a.secs, 8.0))
+            print(json.dumps(row), flush=True)
+            result["rows"].append(row)
 
 
 def main(argv=None) -> int:
