@@ -63,7 +63,11 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float)
             os.environ["MPCC_BPF_CONN"] = conn
             with tempfile.TemporaryDirectory() as d:
                 out = Path(d)
-                res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup), out, progress=False)[0]
+                try:
+                    res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup), out, progress=False)[0]
+                except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
+                    print(json.dumps({"seed": seed, "conn": conn, "error": str(e)[:300]}), flush=True)
+                    continue
                 t0 = json.loads((out / "run0" / "connect.json").read_text())["t0"]
                 msk = msk_limits(out / "run0", gi, t0 + warmup, t0 + secs)
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD

@@ -63,22 +63,23 @@ struct mpcc_conn_view {
 	__u32 msk_queued, msk_sndbuf;
 };
 
-/* Fill v from sk's MPTCP connection (the subflows mpcc_gather counts by state and join, without
- * its RTT-sample and silence tests: the scheduler sees them all). 0, or -1 when sk is not an
- * MPTCP subflow or is not on the connection's list. A subprogram: its frame is beside the
- * caller's. */
-static __noinline int mpcc_conn_walk(struct sock *sk, struct mpcc_conn_view *v)
+/* Fill v from the MPTCP connection of the subflow whose struct mptcp_subflow_context is at
+ * sf_addr (the subflows mpcc_gather counts by state and join, without its RTT-sample and silence
+ * tests: the scheduler sees them all); v->self is the route of that context. 0, or -1 when it is
+ * not on the connection's list. A global subprogram (verified once, whatever calls it): it takes
+ * the context as an address (a scalar, as a global function's argument must be) and reads
+ * everything with CO-RE probe reads. Callers use mpcc_conn_view. */
+__noinline int mpcc_conn_walk(__u64 sf_addr, struct mpcc_conn_view *v)
 {
-	struct mptcp_subflow_context *sf, *ctx;
+	struct mptcp_subflow_context *sf = (struct mptcp_subflow_context *)sf_addr, *ctx;
 	struct mptcp_sock *msk;
 	struct list_head *head, *pos;
 	__u32 i, found = 0;
 
-	if (!sk || !v || !tcp_sk(sk)->is_mptcp)
+	if (!v)
 		return -1;
 	v->n = 0;
 	v->self = 0;
-	sf = (struct mptcp_subflow_context *)BPF_CORE_READ(inet_csk(sk), icsk_ulp_data);
 	if (!sf)
 		return -1;
 	msk = (struct mptcp_sock *)BPF_CORE_READ(sf, conn);
@@ -102,7 +103,7 @@ static __noinline int mpcc_conn_walk(struct sock *sk, struct mpcc_conn_view *v)
 		pos = BPF_CORE_READ(pos, next);
 		if (!ssk)
 			continue;
-		if (ssk != sk) {
+		if (ctx != sf) {
 			state = BPF_CORE_READ(ssk, __sk_common.skc_state);
 			if (!((1 << state) & MPCC_TCPF_CAN_SEND))
 				continue;
@@ -122,6 +123,14 @@ static __noinline int mpcc_conn_walk(struct sock *sk, struct mpcc_conn_view *v)
 	}
 	return found ? 0 : -1;
 }
+
+/* v for sk's connection (mpcc_conn_walk); -1 when sk is not an MPTCP subflow. */
+static __always_inline int mpcc_conn_view(struct sock *sk, struct mpcc_conn_view *v)
+{
+	if (!tcp_sk(sk)->is_mptcp)
+		return -1;
+	return mpcc_conn_walk((__u64)BPF_CORE_READ(inet_csk(sk), icsk_ulp_data), v);
+}
 #endif /* MPCC_CONN */
 
 #if MPCC_CONN & MPCC_CONN_SNDBUF
@@ -132,7 +141,7 @@ static __always_inline __u32 mpcc_conn_sndbuf_expand(struct sock *sk)
 	__u64 sum = 0, self, f;
 	__u32 i;
 
-	if (mpcc_conn_walk(sk, &v) < 0)
+	if (mpcc_conn_view(sk, &v) < 0)
 		return MPCC_CONN_KERNEL_EXPAND;
 	for (i = 0; i < MPCC_MAX_ROUTES && i < v.n; i++)
 		sum += v.cwnd[i] > 10 ? v.cwnd[i] : 10;
@@ -147,30 +156,28 @@ static __always_inline __u32 mpcc_conn_sndbuf_expand(struct sock *sk)
 
 #if MPCC_CONN & MPCC_CONN_PACING
 /* MPCC_CONN_PACING, after the pacing update: sk_pacing_rate · x_r / max_k x_k (x = w / srtt). */
-static __noinline void mpcc_conn_pacing_set(struct sock *sk)
+static __noinline int mpcc_conn_pacing_set(struct sock *sk)
 {
 	struct mpcc_conn_view v = {};
-	__u64 num, den, best_num = 1, best_den = 1, r;
+	__u64 x, x_self, x_max = 0, more;
 	__u32 i, s;
 
-	if (!sk || mpcc_conn_walk(sk, &v) < 0 || v.n < 2)
-		return;
+	if (!sk || mpcc_conn_view(sk, &v) < 0 || v.n < 2)
+		return 0;
 	s = v.self & (MPCC_MAX_ROUTES - 1);
-	for (i = 0; i < MPCC_MAX_ROUTES && i < v.n; i++) {
-		if (!v.srtt[i])
-			continue;
-		/* x_i / x_self = (w_i · srtt_self) / (w_self · srtt_i): keep the largest */
-		num = (__u64)v.cwnd[i] * v.srtt[s];
-		den = (__u64)v.cwnd[s] * v.srtt[i];
-		if (den && num * best_den > best_num * den) {   /* < 2^41 · 2^41: fits after >> 16 */
-			best_num = num;
-			best_den = den;
-		}
+	/* x = cwnd / srtt in packets per 2^-30 · (1/8 µs), < 2^44 (BPF: x / 0 = 0); the maximum
+	 * branch-free (the sign of x_max − x), so the verifier walks one path */
+	x_self = ((__u64)v.cwnd[s] << 30) / v.srtt[s];
+	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+		x = ((__u64)v.cwnd[i] << 30) / v.srtt[i];
+		more = (__u64)((__s64)(x_max - x) >> 63);   /* all ones when x > x_max */
+		x_max = (x & more) | (x_max & ~more);
 	}
-	if (best_num <= best_den)
-		return;                                           /* sk is the fastest route */
-	r = (best_den << 16) / best_num;                        /* x_self / x_max, 2^-16 */
-	sk->sk_pacing_rate = (sk->sk_pacing_rate * r) >> 16;
+	if (!x_self || x_self >= x_max)
+		return 0;                                 /* sk is the fastest route (or has no rate) */
+	/* x_self / x_max in 2^-16 (x_self · 2^16 < 2^60), at least 2^-16 */
+	sk->sk_pacing_rate = (sk->sk_pacing_rate * (((x_self << 16) / x_max) | 1)) >> 16;
+	return 0;
 }
 #endif
 
@@ -193,47 +200,47 @@ struct {
 } mpcc_conn_penal SEC(".maps");
 
 /* MPCC_CONN_PENALISE, at the start of cong_avoid: see the header comment. */
-static __noinline void mpcc_conn_penalise_run(struct sock *sk)
+static __noinline int mpcc_conn_penalise_run(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u32 *last;
 	struct mpcc_conn_view v = {};
-	__u64 t, t_max = 0;
-	__u32 i, s, longest = 0, idle = 0, now, prior;
+	__u64 t, t_self, longer = 0, idle = 0;
+	__u32 *last, i, s, now, prior;
 
 	if (!sk || !tp->is_mptcp || BPF_CORE_READ_BITFIELD_PROBED(inet_csk(sk), icsk_ca_state) != TCP_CA_Open)
-		return;
+		return 0;
 	last = bpf_sk_storage_get(&mpcc_conn_penal, sk, 0, BPF_SK_STORAGE_GET_F_CREATE);
 	if (!last)
-		return;
+		return 0;
 	now = (__u32)tp->tcp_mstamp;
 	if (*last && now - *last < (tp->srtt_us >> 3))
-		return;
-	if (mpcc_conn_walk(sk, &v) < 0 || v.n < 2)
-		return;
+		return 0;
+	if (mpcc_conn_view(sk, &v) < 0 || v.n < 2)
+		return 0;
 	/* the connection's send buffer not writeable (sk_stream_is_writeable) */
 	if ((__u64)v.msk_queued * 3 <= (__u64)v.msk_sndbuf * 2)
-		return;
+		return 0;
 	s = v.self & (MPCC_MAX_ROUTES - 1);
 	if (!v.out[s])
-		return;
-	for (i = 0; i < MPCC_MAX_ROUTES && i < v.n; i++) {
-		/* queued bytes · srtt / cwnd (µs · bytes / packets): the time to drain the queue */
-		t = (__u64)v.queued[i] * (v.srtt[i] >> 3) / (v.cwnd[i] ? v.cwnd[i] : 1);
-		if (t > t_max) {
-			t_max = t;
-			longest = i;
-		}
-		if (i != s && v.out[i] < v.cwnd[i])
-			idle = 1;
+		return 0;
+	/* queued bytes · srtt (µs) / cwnd: the time to drain the queue, < 2^60 (x / 0 = 0).
+	 * Counted branch-free (signs of differences): routes with a longer one, routes below their
+	 * window (sk itself is not: it runs cong_avoid, cwnd-limited or about to be). */
+	t_self = (__u64)v.queued[s] * (v.srtt[s] >> 3) / v.cwnd[s];
+	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+		t = (__u64)v.queued[i] * (v.srtt[i] >> 3) / v.cwnd[i];
+		longer += (__u64)(t_self - t) >> 63;
+		idle += (__u64)((__s64)v.out[i] - (__s64)v.cwnd[i]) >> 63;
 	}
-	if (longest != s || !idle)
-		return;
+	idle -= (__u64)((__s64)v.out[s] - (__s64)v.cwnd[s]) >> 63;
+	if (longer || !idle)
+		return 0;
 	prior = tp->snd_cwnd;
 	tp->snd_cwnd = prior > 2 ? prior >> 1 : 1;
 	if (prior >= tp->snd_ssthresh)                         /* not in slow start */
 		tp->snd_ssthresh = tp->snd_ssthresh > 4 ? tp->snd_ssthresh >> 1 : 2;
 	*last = now ? now : 1;
+	return 0;
 }
 #endif
 
