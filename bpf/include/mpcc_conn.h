@@ -31,7 +31,10 @@
  *                       halves its window (ssthresh too unless in slow start), at most once per
  *                       srtt and only in TCP_CA_Open, judged in its own cong_avoid. Upstream
  *                       cannot tell which subflow carries the data at the connection-level ACK;
- *                       the longest queue in time is the subflow that frees it last.
+ *                       the longest queue in time is the subflow that frees it last. In the
+ *                       compat build the verifier refuses it on Linux 6.18 (the chain
+ *                       cong_control → cong_avoid → it → the walk counts 560–576 bytes of stack,
+ *                       limit 512; bench/kernel/RESULTS.md §16).
  *
  * No mechanism changes the rule's arithmetic (mpcc_on_ack / mpcc_on_loss, spec/vectors): they
  * act beside it. The walk here is read-only, with CO-RE probe reads as mpcc_walk.h's.
