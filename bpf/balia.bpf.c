@@ -66,6 +66,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)balia_cong_avoid,
 	.ssthresh	= (void *)balia_ssthresh,
 	.undo_cwnd	= (void *)balia_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

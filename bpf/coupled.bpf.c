@@ -54,6 +54,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)coupled_cong_avoid,
 	.ssthresh	= (void *)coupled_ssthresh,
 	.undo_cwnd	= (void *)coupled_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -56,6 +56,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)ewtcp_cong_avoid,
 	.ssthresh	= (void *)ewtcp_ssthresh,
 	.undo_cwnd	= (void *)ewtcp_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -402,6 +402,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)fast_cong_avoid,
 	.ssthresh	= (void *)fast_ssthresh,
 	.undo_cwnd	= (void *)fast_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -119,6 +119,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)generalized_cong_avoid,
 	.ssthresh	= (void *)generalized_ssthresh,
 	.undo_cwnd	= (void *)generalized_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -69,6 +69,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)lia_cong_avoid,
 	.ssthresh	= (void *)lia_ssthresh,
 	.undo_cwnd	= (void *)lia_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -71,6 +71,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)mstcp_cong_avoid,
 	.ssthresh	= (void *)mstcp_ssthresh,
 	.undo_cwnd	= (void *)mstcp_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

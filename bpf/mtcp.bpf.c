@@ -87,6 +87,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)mtcp_cong_avoid,
 	.ssthresh	= (void *)mtcp_ssthresh,
 	.undo_cwnd	= (void *)mtcp_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

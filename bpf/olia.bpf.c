@@ -212,6 +212,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)olia_cong_avoid,
 	.ssthresh	= (void *)olia_ssthresh,
 	.undo_cwnd	= (void *)olia_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -58,6 +58,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)scalable_cong_avoid,
 	.ssthresh	= (void *)scalable_ssthresh,
 	.undo_cwnd	= (void *)scalable_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

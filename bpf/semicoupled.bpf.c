@@ -54,6 +54,7 @@ struct tcp_congestion_ops MPCC_KERNEL_SYM = {
 	.cong_avoid	= (void *)semicoupled_cong_avoid,
 	.ssthresh	= (void *)semicoupled_ssthresh,
 	.undo_cwnd	= (void *)semicoupled_undo_cwnd,
+	MPCC_CONN_OPS
 	MPCC_COMPAT_OPS
 	.name		= MPCC_KERNEL_STR,
 };

@@ -85,6 +85,7 @@ static __always_inline void mpcc_cong_control(struct sock *sk, __u64 rs)
 			mpcc_cong_avoid_checked(sk, tp->snd_una, acked_sacked);
 	}
 	mpcc_update_pacing_rate(sk);
+	mpcc_conn_pacing(sk);          /* MPCC_CONN_PACING (mpcc_conn.h) */
 	/* this run's counters, for the next one's deltas (set last: the window-jump records read
 	 * the deltas of the run they are made in) */
 	mpcc_mark_counters(tp, ca);

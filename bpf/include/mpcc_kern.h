@@ -121,6 +121,7 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 #endif
 
 #include "mpcc_walk.h"
+#include "mpcc_conn.h"
 
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
@@ -207,6 +208,7 @@ static __always_inline void mpcc_cong_avoid(struct sock *sk, __u32 ack, __u32 ac
 		tcp_reno_cong_avoid(sk, ack, acked);
 		return;
 	}
+	mpcc_conn_on_cong_avoid(sk);
 	if (!tcp_is_cwnd_limited(sk))
 		return;
 	if (tcp_in_slow_start(tp)) {

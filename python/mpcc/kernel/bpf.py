@@ -55,7 +55,7 @@ from ..filelock import exclusive
 from . import prebuilt as _prebuilt
 from .build import tool as _tool
 from . import sources as _sources
-from .sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, make_spec, sources, variant  # noqa: F401 (API)
+from .sources import ALIASES, BPF_DIR, BUILDS, IN_CHECKOUT, BpfSpec, BpfUnsupported, HostMath, algorithms, conn_mask, make_spec, sources, variant, with_conn  # noqa: F401 (API)
 
 
 #: where objects compiled on this machine go: bpf/.output in a checkout; for an installed package
@@ -222,6 +222,8 @@ def build(algo=None, force: bool = False, build: str | None = None) -> list[Path
         build = selected_build()[0]
     if build is not None:
         specs = [variant(sp, build) for sp in specs]
+    mask = conn_mask(os.environ.get("MPCC_BPF_CONN"))
+    specs = [with_conn(sp, mask) for sp in specs]
     out = []
     with exclusive(OUTPUT_DIR / ".lock"):
         for sp in specs:
@@ -393,7 +395,7 @@ def load(algo, persistent: bool = False, build: str | None = None, diag: bool = 
     check_environment()
     which, why = selected_build(diag, build)
     explicit = bool(build or diag or os.environ.get("MPCC_BPF_BUILD", "auto").strip().lower() != "auto")
-    sp = variant(spec(algo), which)
+    sp = with_conn(variant(spec(algo), which), conn_mask(os.environ.get("MPCC_BPF_CONN")))
     name, kname = sp.algorithm, sp.kernel_name
     with exclusive(STATE_DIR / ".lock"):
         ids = registered()

@@ -233,6 +233,37 @@ def variant(sp: BpfSpec, build: str) -> BpfSpec:
                    defines=base + _BUILD_DEFINES[build])
 
 
+#: the connection-level mechanisms of bpf/include/mpcc_conn.h, bits of -DMPCC_CONN (docs/testbed.md
+#: "The connection level"). A load-time variant: ``MPCC_BPF_CONN`` (comma list, ``all`` or ``none``).
+CONN_MECHANISMS = {"sndbuf": 1, "pacing": 2, "penalise": 4}
+#: what the loader builds without MPCC_BPF_CONN (bench/kernel/RESULTS.md: none closes the gap)
+CONN_DEFAULT = "none"
+
+
+def conn_mask(text: str | None) -> int:
+    """MPCC_BPF_CONN ("sndbuf,penalise", "all", "none"; None or "": CONN_DEFAULT) → the bit mask."""
+    text = (CONN_DEFAULT if text is None or not text.strip() else text).strip().lower()
+    if text == "none":
+        return 0
+    if text == "all":
+        return sum(CONN_MECHANISMS.values())
+    mask = 0
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        if item not in CONN_MECHANISMS:
+            raise MpccError(f"MPCC_BPF_CONN: unknown mechanism {item!r} (fix: a comma list of "
+                            f"{', '.join(CONN_MECHANISMS)}, or all, or none)")
+        mask |= CONN_MECHANISMS[item]
+    return mask
+
+
+def with_conn(sp: BpfSpec, mask: int) -> BpfSpec:
+    """The same parameter set and build with the connection-level mechanisms ``mask``: its own
+    object (stem ``<stem>.conn<mask>``) and -DMPCC_CONN; mask 0 is the spec unchanged."""
+    if not mask or not sp.stem or any(d.startswith("-DMPCC_CONN=") for d in sp.defines):
+        return sp
+    return replace(sp, stem=f"{sp.stem}.conn{mask}", defines=(*sp.defines, f"-DMPCC_CONN={mask}"))
+
+
 def _parse_call(text: str) -> dict:
     """"ewtcp(a=0.25)" → {"name": "ewtcp", "a": "0.25"}."""
     m = re.fullmatch(r"\s*([\w-]+)\s*(?:\((.*)\))?\s*", text)

@@ -153,7 +153,7 @@ def same_dynamics(x: dict, refs: list[dict], head: int = 5, min_events: int = 8)
     """None when ``x``'s first ``head`` loss events (slow start and its exit) equal those of every
     run of ``refs``, and each of its later events is one some ref run had; else one line. Reno
     does not repeat its later events in order (it switches between cycles by ACK timing: 6.12
-    guest, 2026-11-28, RESULTS.md §16), so their order is not compared."""
+    guest, 2026-11-28, bench/kernel/RESULTS.md), so their order is not compared."""
     if any(len(r["loss_events"]) < min_events for r in [x, *refs]):
         return f"fewer than {min_events} loss events in a run: too short to compare"
     h = x["loss_events"][:head]
