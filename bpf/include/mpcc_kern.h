@@ -121,7 +121,13 @@ static __always_inline bool tcp_is_cwnd_limited(const struct sock *sk)
 #endif
 
 #include "mpcc_walk.h"
+#if defined(MPCC_CONN) && MPCC_CONN	/* opt-in connection-level mechanisms (MPCC_BPF_CONN) */
 #include "mpcc_conn.h"
+#else
+#define mpcc_conn_on_cong_avoid(sk) do { } while (0)
+#define mpcc_conn_pacing(sk) do { } while (0)
+#define MPCC_CONN_OPS
+#endif
 
 /* I_r of sk's route now (walk + rule); -1 when sk is not an MPTCP subflow. */
 static __always_inline int mpcc_compute_inc(struct sock *sk, __s64 *inc)
