@@ -96,7 +96,6 @@ __noinline int mpcc_conn_walk(__u64 sf_addr, struct mpcc_conn_view *v)
 		struct sock *ssk;
 		struct tcp_sock *stp;
 		__u32 k = v->n & (MPCC_MAX_ROUTES - 1);
-		__u8 state;
 
 		if (!pos || pos == head)
 			break;
@@ -107,11 +106,7 @@ __noinline int mpcc_conn_walk(__u64 sf_addr, struct mpcc_conn_view *v)
 		if (!ssk)
 			continue;
 		if (ctx != sf) {
-			state = BPF_CORE_READ(ssk, __sk_common.skc_state);
-			if (!((1 << state) & MPCC_TCPF_CAN_SEND))
-				continue;
-			if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) &&
-			    !BPF_CORE_READ_BITFIELD_PROBED(ctx, fully_established))
+			if (!mpcc_subflow_active(ctx, ssk))
 				continue;
 		} else {
 			v->self = k;

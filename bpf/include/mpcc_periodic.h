@@ -51,4 +51,7 @@ MPCC_INLINE void mpcc_set_base_rtt(struct mpcc_conn *c, __u32 k, __u64 base)
 	c->base_rtt[k & (MPCC_MAX_ROUTES - 1)] = base;
 }
 
+/* the walk's base_rtt fill (mpcc_walk.h; a no-op without this header) */
+#define MPCC_SET_BASE_RTT(c, k, min_rtt_us, srtt) mpcc_set_base_rtt(c, k, mpcc_base_rtt(min_rtt_us, srtt))
+
 #endif /* MPCC_PERIODIC_H */

@@ -9,9 +9,8 @@
  * steps, without the MPTCP socket lock (as the out-of-tree kernel read its siblings): probe
  * reads cannot fault and a stale value only perturbs one increment.
  *
- * A route counts when its subflow can send (upstream's __mptcp_subflow_active(): ESTABLISHED or
- * CLOSE_WAIT, not a join with its handshake pending), has an RTT sample and is not silent
- * (mpcc_route_silent). The subflow running the callback always counts.
+ * A route counts when its subflow can send (mpcc_subflow_active), has an RTT sample and is not
+ * silent (mpcc_route_silent). The subflow running the callback always counts.
  */
 #ifndef MPCC_WALK_H
 #define MPCC_WALK_H
@@ -27,15 +26,22 @@ static __always_inline void MPCC_ROUTE_SIBLING(struct mpcc_conn *c, __u32 k, str
 #define MPCC_ROUTE_SIBLING(c, k, sk, ssk) do { } while (0)
 #endif
 
-/* c->base_rtt[k] from the kernel's windowed minimum RTT (MPCC_PERIODIC only: mpcc_periodic.h). The
+/* c->base_rtt[k] from the kernel's windowed minimum RTT (MPCC_PERIODIC: mpcc_periodic.h defines it). The
  * walk fills it only when a periodic update reads the walk (not with MPCC_OWN_ROUTE); the branch
  * per route costs 6.1's verifier ~15x the states. */
-#if MPCC_PERIODIC
-#define MPCC_SET_BASE_RTT(c, k, min_rtt_us, srtt) mpcc_set_base_rtt(c, k, mpcc_base_rtt(min_rtt_us, srtt))
-#else
+#ifndef MPCC_SET_BASE_RTT
 #define MPCC_SET_BASE_RTT(c, k, min_rtt_us, srtt) do { } while (0)
 #endif
 #define MPCC_WALK_BASE_RTT (MPCC_PERIODIC && !MPCC_OWN_ROUTE)
+
+/* A sibling can send as in upstream's __mptcp_subflow_active(): ESTABLISHED or CLOSE_WAIT, not
+ * a join with its handshake pending (mpcc_gather; mpcc_conn.h's walk). */
+static __always_inline int mpcc_subflow_active(struct mptcp_subflow_context *ctx, struct sock *ssk)
+{
+	return ((1 << BPF_CORE_READ(ssk, __sk_common.skc_state)) & MPCC_TCPF_CAN_SEND) &&
+	       !(BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) &&
+		 !BPF_CORE_READ_BITFIELD_PROBED(ctx, fully_established));
+}
 
 /* Route r = 0 of c is sk's own subflow only (MPCC_OWN_ROUTE, and plain TCP sockets). */
 static __always_inline void mpcc_fill_own(struct sock *sk, struct mpcc_conn *c)
@@ -94,7 +100,6 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		struct sock *ssk;
 		struct tcp_sock *stp;
 		__u32 k = c->n, srtt;
-		__u8 state;
 
 		if (!pos || pos == head)
 			break;
@@ -118,11 +123,7 @@ static __noinline int mpcc_gather(struct sock *sk, struct mpcc_conn *c, __u32 *s
 		}
 		if (!ssk)
 			continue;
-		state = BPF_CORE_READ(ssk, __sk_common.skc_state);
-		if (!((1 << state) & MPCC_TCPF_CAN_SEND))
-			continue;
-		if (BPF_CORE_READ_BITFIELD_PROBED(ctx, request_join) &&
-		    !BPF_CORE_READ_BITFIELD_PROBED(ctx, fully_established))
+		if (!mpcc_subflow_active(ctx, ssk))
 			continue;
 		stp = (struct tcp_sock *)ssk;
 		srtt = BPF_CORE_READ(stp, srtt_us);
