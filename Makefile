@@ -67,7 +67,7 @@ BENCH_LOCK ?= /tmp/mpcc-bench.lock
 test: setup
 	cargo test --workspace --release --lib --tests
 	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not kernel" || [ $$? -eq 5 ]
-	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m kernel || [ $$? -eq 5 ]
+	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m kernel --durations=15 || [ $$? -eq 5 ]
 
 reproduce: setup
 	$(BIN)/mpcc reproduce peng2016 --engine all $(if $(FULL),--full) --out $(OUT)/peng2016
