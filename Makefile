@@ -7,7 +7,7 @@ VENV   ?= .venv
 BIN     = $(VENV)/bin
 OUT    ?= results
 
-.PHONY: setup setup-parts system test reproduce bench clean linkem kernels bpf-prebuilt check-algorithm
+.PHONY: setup setup-parts system test test-long reproduce bench clean linkem kernels bpf-prebuilt check-algorithm
 
 PREBUILT = python/mpcc/kernel/objects/index.json
 
@@ -67,7 +67,12 @@ BENCH_LOCK ?= /tmp/mpcc-bench.lock
 test: setup
 	cargo test --workspace --release --lib --tests
 	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not kernel" || [ $$? -eq 5 ]
-	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m kernel --durations=15 || [ $$? -eq 5 ]
+	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m "kernel and not long" --durations=15 || [ $$? -eq 5 ]
+
+# the long kernel measurements (paper claims judged over many runs; bench/tests/RESULTS.md records
+# them), one at a time under the lock; `make test` runs their short versions
+test-long: setup
+	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m "kernel and long" --durations=15 || [ $$? -eq 5 ]
 
 reproduce: setup
 	$(BIN)/mpcc reproduce peng2016 --engine all $(if $(FULL),--full) --out $(OUT)/peng2016

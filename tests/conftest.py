@@ -88,6 +88,14 @@ def pytest_unconfigure(config):
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def pytest_collection_modifyitems(config, items):
+    """A ``long`` test is a kernel measurement: without ``kernel`` it would run in the parallel
+    host phase."""
+    bad = [i.nodeid for i in items if i.get_closest_marker("long") and not i.get_closest_marker(KERNEL)]
+    if bad:
+        raise pytest.UsageError(f"{bad[0]} is marked long but not kernel (fix: add @pytest.mark.kernel)")
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_setup(item):
     with _guarded(item):
