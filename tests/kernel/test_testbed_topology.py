@@ -236,11 +236,6 @@ def test_a_flow_whose_syn_is_lost_still_connects_and_the_run_completes(one_attem
     assert res.groups["sp"].rate_mbps >= 0.7 * 10.0 * PAYLOAD, res.to_json()
 
 
-def _blackhole(topo):
-    subprocess.run(["ip", "-n", topo.router_ns, "rule", "add", "from", "198.18.0.1", "iif", "g0",
-                    "priority", "50", "blackhole"], check=True)
-
-
 @pytest.mark.kernel
 @needs_root
 def test_a_run_that_fails_is_retried_once(one_attempt_per_run):
@@ -253,21 +248,29 @@ def test_a_run_that_fails_is_retried_once(one_attempt_per_run):
     def cut_first_attempt(topo):  # the first attempt's flow can never connect
         attempts.append(1)
         if len(attempts) == 1:
-            _blackhole(topo)
+            _prohibit(topo)
 
     # one attempt per run: the health check's re-runs of an unsound run would build it again
     res = _run(s, on_built=cut_first_attempt, warmup_s=1.0)
     assert len(attempts) == 2 and res.groups["sp"].rate_mbps > 0.5 * 10.0 * PAYLOAD, res.to_json()
 
 
+def _prohibit(topo):
+    """The router answers the flow's SYNs with an ICMP error (``ip rule … prohibit``): each connect
+    fails at once, where a silent drop waits out every attempt's timeout."""
+    subprocess.run(["ip", "-n", topo.router_ns, "rule", "add", "from", "198.18.0.1", "iif", "g0",
+                    "priority", "50", "prohibit"], check=True)
+
+
 @pytest.mark.kernel
 @needs_root
 def test_a_run_that_fails_twice_is_reported_in_one_line(one_attempt_per_run):
-    """False-failure rate: deterministic: both attempts are blackholed, the message is checked. 0."""
+    """False-failure rate: deterministic: both attempts' connects are refused by the router, the
+    message is checked. 0."""
     from mpcc.testbed import engine
     s = scenario.loads(SINGLE.replace("duration_s = 8.0", "duration_s = 3.0"))
     with pytest.raises(engine.RunFailed, match="connect.*failed twice") as e:
-        _run(s, on_built=_blackhole, warmup_s=1.0)
+        _run(s, on_built=_prohibit, warmup_s=1.0)
     assert "\n" not in str(e.value)
 
 
