@@ -5,8 +5,8 @@ window before each reduction and the ssthresh set) compared event for event. Roo
 
 Reno itself does not repeat its later loss events in order: after the first five (slow start
 and its exit) it switches between two cycles, (21, 10) and (22, 11), by ACK timing (6.1, 6.12
-guests and 6.18, 2026-11-28, bench/kernel/RESULTS.md §16), and its slow-start exit window varies
-by one packet between runs (209 or 210 with ssthresh 104 or 105). So the test asks
+guests and 6.18, 2026-11-28, bench/kernel/RESULTS.md §16), and the slow-start exit window can
+differ by one packet (one delayed ACK: 209 or 210, ssthresh 104 or 105). So the test asks
 (same_dynamics) that every EWTCP loss event sets Reno's ssthresh (max(w/2, 2)), its first five
 windows are within one packet of three reno runs', and each later event is one a reno run had.
 In the 15 recorded runs no run was outside that; the false-failure rate is not measured beyond

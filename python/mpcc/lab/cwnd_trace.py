@@ -149,10 +149,13 @@ def same_as_one(x: dict, refs: list[dict], min_events: int) -> str | None:
     return None if any(w is None for w in why) else "; ".join(f"run {i + 1}: {w}" for i, w in enumerate(why))
 
 
-#: Reno's own spread of the window at its first loss events (slow start and its exit), in packets:
-#: which ACK the third duplicate ACK follows varies by one between runs of one kernel's controls
-#: (reno 209 on the 6.1 guest, 210 on 6.12 and 6.18; mpcc_ewtcp 210 and 209 on 6.12;
-#: bench/kernel/RESULTS.md §16)
+#: Allowed difference of the window at the first loss events (slow start and its exit), in
+#: packets. There the window is the count of packets ACKed before the third duplicate ACK; both
+#: controls grow it by the kernel's tcp_slow_start(), and one delayed ACK more or less at the
+#: receiver moves it by one. Measured (qemu TCG guests, bench/kernel/RESULTS.md §16): reno 209
+#: in every run on 6.1, 210 in 6 of 6 on 6.12 and on 6.18; mpcc_ewtcp 209 on 6.1, 210 once and
+#: 209 twice on 6.12 — not explained further. Every event's ssthresh is still asked to be Reno's
+#: halving of its own window.
 HEAD_SLACK = 1
 
 
