@@ -105,23 +105,37 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
     return rows
 
 
+def _health(h: dict | None) -> str:
+    """linkem's late releases in ‰ of its releases, implausible windows, attempts; * = unsound."""
+    if not h:
+        return "—"
+    late = 1000 * h["linkem_late"] / h["linkem_releases"] if h.get("linkem_late") is not None and h.get("linkem_releases") else float("nan")
+    return f"{late:.1f}, {h.get('implausible_windows')}, {h.get('attempts')}{'' if h.get('sound') else ' *'}"
+
+
 def table(sim: dict, tbr: list[dict]) -> None:
-    print("| seed | MP group | mechanisms | testbed | vs ideal | vs linux | idle | idle no data | send buffer / queued KB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| seed | MP group | mechanisms | testbed | vs ideal | vs linux | idle | idle no data | send buffer / queued KB "
+          "| health: late ‰, implausible windows, attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
     deficit: dict[tuple[str, str], list[float]] = {}
+    by_seed: dict[tuple[str, str, int], float] = {}
     for r in tbr:
         s = sim[_key(r["seed"], r.get("algorithm"))]
         deficit.setdefault((s["algorithm"], r["conn"]), []).append(100 * (r["testbed"] / s["ideal"] - 1))
+        by_seed[(s["algorithm"], r["conn"], r["seed"])] = deficit[(s["algorithm"], r["conn"])][-1]
         m = r["msk"]
         print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {r['testbed']:.2f} "
               f"| {100 * (r['testbed'] / s['ideal'] - 1):+.1f} % (ideal {s['ideal']:.2f}) "
               f"| {100 * (r['testbed'] / s['linux'] - 1):+.1f} % (linux {s['linux']:.2f}) "
               f"| {m.get('idle', float('nan')):.2f} | {m.get('idle_no_data', float('nan')):.2f} "
-              f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} |")
-    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max |")
-    print("|---|---|---|---|---|")
+              f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} | {_health(r.get('health'))} |")
+    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (seeds) |")
+    print("|---|---|---|---|---|---|")
     for (algo, conn), d in sorted(deficit.items()):
-        print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % |")
+        paired = [v - by_seed[(algo, "none", seed)] for (a, c, seed), v in by_seed.items()
+                  if a == algo and c == conn and (algo, "none", seed) in by_seed]
+        change = f"{statistics.median(paired):+.1f} points ({len(paired)})" if paired and conn != "none" else "—"
+        print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} |")
 
 
 def main() -> None:
