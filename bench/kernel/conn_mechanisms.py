@@ -10,6 +10,9 @@ simulator's ideal and linux modes (``[sim] mptcp``), with the testbed's connecti
         --seeds 1,2 --conn none,all --secs 30 --json TB.json      (appends to TB.json)
     .venv/bin/python bench/kernel/conn_mechanisms.py table SIM.json TB.json
 
+``--algorithms coupled,balia,...`` runs each seed's network with each of these algorithms in its
+multipath group instead of the generator's draw (links, paths and counts are the seed's); the
+table then adds the median deficit against ideal per algorithm and mechanisms over the seeds.
 The simulator is deterministic per seed (2 seeds per mode); each testbed row is one run.
 """
 from __future__ import annotations
@@ -18,9 +21,11 @@ import argparse
 import dataclasses
 import json
 import os
+import re
 import statistics
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -34,44 +39,65 @@ def _seeds(text: str) -> list[int]:
     return [int(x) for x in text.split(",") if x.strip()]
 
 
-def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2) -> dict:
+def _names(text: str | None) -> list[str | None]:
+    return [x.strip() for x in text.split(",") if x.strip()] if text else [None]
+
+
+def scenario_text(seed: int, secs: float, algorithm: str | None) -> str:
+    """The generator's network of ``seed``; ``algorithm``: in its multipath group instead of the
+    drawn one (the first ``algorithm =`` line is the group "mp"'s)."""
     from sim_vs_testbed import generate
+    text = generate(seed, secs)
+    return text if algorithm is None else re.sub(r'algorithm = "[^"]*"', f'algorithm = "{algorithm}"', text, count=1)
+
+
+def _key(seed: int, algorithm: str | None) -> str:
+    return str(seed) if algorithm is None else f"{seed}/{algorithm}"
+
+
+def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
+             algorithms: tuple | list = (None,)) -> dict:
     from mpcc import scenario, sim
     out = {}
-    for seed in seeds:
-        s = scenario.loads(generate(seed, secs), "generated.toml")
+    for seed, algo in [(x, a) for x in seeds for a in algorithms]:
+        s = scenario.loads(scenario_text(seed, secs, algo), "generated.toml")
         mp = next(g for g in s.groups if g.name == "mp")
         row = {"algorithm": mp.algorithm.describe(), "count": mp.count}
         for mode in ("ideal", "linux"):
             sm = dataclasses.replace(s, engine={**s.engine, "sim": {"mptcp": mode}})
             rs = [sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result for k in range(sim_seeds)]
             row[mode] = statistics.mean(r.groups["mp"].rate_mbps for r in rs)
-        out[str(seed)] = row
-        print(seed, row, flush=True)
+        out[_key(seed, algo)] = row
+        print(_key(seed, algo), row, flush=True)
     return out
 
 
-def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float) -> list[dict]:
-    from sim_vs_testbed import generate, msk_limits
+HEALTH = ("sound", "attempts", "bpf_repairs", "bpf_unrepaired", "implausible_windows", "linkem_late", "linkem_releases")
+
+
+def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
+                 algorithms: tuple | list = (None,)) -> list[dict]:
+    from sim_vs_testbed import msk_limits
     from mpcc import scenario
     from mpcc.testbed import engine as tb
     rows = []
-    for seed in seeds:
-        s = scenario.loads(generate(seed, secs), "generated.toml")
+    for seed, algo in [(x, a) for x in seeds for a in algorithms]:
+        s = scenario.loads(scenario_text(seed, secs, algo), "generated.toml")
         gi = next(i for i, g in enumerate(s.groups) if g.name == "mp")
         for conn in conns:
             os.environ["MPCC_BPF_CONN"] = conn
             with tempfile.TemporaryDirectory() as d:
                 out = Path(d)
                 try:
-                    res = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup), out, progress=False)[0]
+                    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup), out, progress=False)
                 except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
-                    print(json.dumps({"seed": seed, "conn": conn, "error": str(e)[:300]}), flush=True)
+                    print(json.dumps({"seed": seed, "algorithm": algo, "conn": conn, "error": str(e)[:300]}), flush=True)
                     continue
                 t0 = json.loads((out / "run0" / "connect.json").read_text())["t0"]
                 msk = msk_limits(out / "run0", gi, t0 + warmup, t0 + secs)
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
-            row = {"seed": seed, "conn": conn, "testbed": rate, "msk": msk,
+            row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "testbed": rate, "msk": msk,
+                   "health": {k: sums[0].health.get(k) for k in HEALTH}, "utc": time.strftime("%H:%M:%S", time.gmtime()),
                    "others": {g.name: res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
                               for g in s.groups if g.name != "mp"}}
             rows.append(row)
@@ -79,17 +105,37 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float)
     return rows
 
 
+def _health(h: dict | None) -> str:
+    """linkem's late releases in ‰ of its releases, implausible windows, attempts; * = unsound."""
+    if not h:
+        return "—"
+    late = 1000 * h["linkem_late"] / h["linkem_releases"] if h.get("linkem_late") is not None and h.get("linkem_releases") else float("nan")
+    return f"{late:.1f}, {h.get('implausible_windows')}, {h.get('attempts')}{'' if h.get('sound') else ' *'}"
+
+
 def table(sim: dict, tbr: list[dict]) -> None:
-    print("| seed | MP group | mechanisms | testbed | vs ideal | vs linux | idle | idle no data | send buffer / queued KB |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("| seed | MP group | mechanisms | testbed | vs ideal | vs linux | idle | idle no data | send buffer / queued KB "
+          "| health: late ‰, implausible windows, attempts |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    deficit: dict[tuple[str, str], list[float]] = {}
+    by_seed: dict[tuple[str, str, int], float] = {}
     for r in tbr:
-        s = sim[str(r["seed"])]
+        s = sim[_key(r["seed"], r.get("algorithm"))]
+        deficit.setdefault((s["algorithm"], r["conn"]), []).append(100 * (r["testbed"] / s["ideal"] - 1))
+        by_seed[(s["algorithm"], r["conn"], r["seed"])] = deficit[(s["algorithm"], r["conn"])][-1]
         m = r["msk"]
         print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {r['testbed']:.2f} "
               f"| {100 * (r['testbed'] / s['ideal'] - 1):+.1f} % (ideal {s['ideal']:.2f}) "
               f"| {100 * (r['testbed'] / s['linux'] - 1):+.1f} % (linux {s['linux']:.2f}) "
               f"| {m.get('idle', float('nan')):.2f} | {m.get('idle_no_data', float('nan')):.2f} "
-              f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} |")
+              f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} | {_health(r.get('health'))} |")
+    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (seeds) |")
+    print("|---|---|---|---|---|---|")
+    for (algo, conn), d in sorted(deficit.items()):
+        paired = [v - by_seed[(algo, "none", seed)] for (a, c, seed), v in by_seed.items()
+                  if a == algo and c == conn and (algo, "none", seed) in by_seed]
+        change = f"{statistics.median(paired):+.1f} points ({len(paired)})" if paired and conn != "none" else "—"
+        print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} |")
 
 
 def main() -> None:
@@ -100,17 +146,26 @@ def main() -> None:
     ap.add_argument("--conn", default="none;all", help="semicolon-separated MPCC_BPF_CONN values")
     ap.add_argument("--secs", type=float, default=30.0)
     ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--algorithms", help="comma list: each in the multipath group of each seed's network "
+                    "(default: the generator's draw)")
+    ap.add_argument("--extra-attempts", type=int, help="re-runs of an unsound testbed run (default: the "
+                    "health check's, mpcc.testbed.health.EXTRA_ATTEMPTS); each row records its run's health")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     if a.mode == "table":
         table(json.loads(a.files[0].read_text()), json.loads(a.files[1].read_text()))
         return
     if a.mode == "sim":
-        data = sim_rows(_seeds(a.seeds), a.secs, a.warmup)
+        data = sim_rows(_seeds(a.seeds), a.secs, a.warmup, algorithms=_names(a.algorithms))
         if a.json:
-            a.json.write_text(json.dumps(data, indent=1))
+            old = json.loads(a.json.read_text()) if a.json.exists() else {}
+            a.json.write_text(json.dumps({**old, **data}, indent=1))
         return
-    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup)
+    if a.extra_attempts is not None:   # the engine calls health.healthy_run (as tests/kernel/conftest.py)
+        import functools
+        from mpcc.testbed import health
+        health.healthy_run = functools.partial(health.healthy_run, extra_attempts=a.extra_attempts)
+    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms))
     if a.json:
         old = json.loads(a.json.read_text()) if a.json.exists() else []
         a.json.write_text(json.dumps(old + rows, indent=1))

@@ -31,10 +31,10 @@
  *                       halves its window (ssthresh too unless in slow start), at most once per
  *                       srtt and only in TCP_CA_Open, judged in its own cong_avoid. Upstream
  *                       cannot tell which subflow carries the data at the connection-level ACK;
- *                       the longest queue in time is the subflow that frees it last. In the
- *                       compat build the verifier refuses it on Linux 6.18 (the chain
- *                       cong_control → cong_avoid → it → the walk counts 560–576 bytes of stack,
- *                       limit 512; bench/kernel/RESULTS.md).
+ *                       the longest queue in time is the subflow that frees it last. In either
+ *                       build its view of the connection lives in a one-entry per-CPU array
+ *                       (mpcc_conn_scratch), not on the stack: the chain cong_control →
+ *                       cong_avoid → it → the walk must stay within the verifier's 512 bytes.
  *
  * No mechanism changes the rule's arithmetic (mpcc_on_ack / mpcc_on_loss, spec/vectors): they
  * act beside it. The walk here is read-only, with CO-RE probe reads as mpcc_walk.h's.
@@ -197,13 +197,58 @@ struct {
 	__type(value, __u32);
 } mpcc_conn_penal SEC(".maps");
 
+/* penalise's view of the connection: one entry per CPU, off the stack (header comment). A BPF
+ * program excludes migration, not a softirq on its CPU: busy = 1 while a program uses the entry,
+ * and a program that interrupts it finds it busy and skips this ACK (interrupts nest: the
+ * interrupting program has finished before the interrupted one reads the entry again). */
+struct mpcc_conn_scratch {
+	struct mpcc_conn_view v;
+	__u32 busy;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct mpcc_conn_scratch);
+} mpcc_conn_scratch SEC(".maps");
+
+/* Whether sk is the subflow to penalise, from the connection's view v (mpcc_conn_walk). */
+static __always_inline int mpcc_conn_penalise_due(struct sock *sk, struct mpcc_conn_view *v)
+{
+	__u64 t, t_self, longer = 0, idle = 0;
+	__u32 i, s;
+
+	if (mpcc_conn_view(sk, v) < 0 || v->n < 2)
+		return 0;
+	/* the connection's send buffer not writeable (sk_stream_is_writeable) */
+	if ((__u64)v->msk_queued * 3 <= (__u64)v->msk_sndbuf * 2)
+		return 0;
+	s = v->self & (MPCC_MAX_ROUTES - 1);
+	if (!v->out[s])
+		return 0;
+	/* queued bytes · srtt (µs) / cwnd: the time to drain the queue, < 2^60 (x / 0 = 0).
+	 * Counted branch-free (signs of differences): routes with a longer one, routes below their
+	 * window (sk itself is not: it runs cong_avoid, cwnd-limited or about to be); the entries
+	 * past v->n are zero (the caller clears v), so they count as neither. */
+	t_self = (__u64)v->queued[s] * (v->srtt[s] >> 3) / v->cwnd[s];
+#pragma clang loop unroll(disable)	/* unrolled, its registers spill: 120 bytes more stack */
+	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
+		t = (__u64)v->queued[i] * (v->srtt[i] >> 3) / v->cwnd[i];
+		longer += (__u64)(t_self - t) >> 63;
+		idle += (__u64)((__s64)v->out[i] - (__s64)v->cwnd[i]) >> 63;
+	}
+	idle -= (__u64)((__s64)v->out[s] - (__s64)v->cwnd[s]) >> 63;
+	return !longer && idle;
+}
+
 /* MPCC_CONN_PENALISE, at the start of cong_avoid: see the header comment. */
 static __noinline int mpcc_conn_penalise_run(struct sock *sk)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct mpcc_conn_view v = {};
-	__u64 t, t_self, longer = 0, idle = 0;
-	__u32 *last, i, s, now, prior;
+	struct mpcc_conn_scratch *sc;
+	__u32 *last, now, prior, zero = 0;
+	int due;
 
 	if (!sk || !tp->is_mptcp || BPF_CORE_READ_BITFIELD_PROBED(inet_csk(sk), icsk_ca_state) != TCP_CA_Open)
 		return 0;
@@ -213,25 +258,14 @@ static __noinline int mpcc_conn_penalise_run(struct sock *sk)
 	now = (__u32)tp->tcp_mstamp;
 	if (*last && now - *last < (tp->srtt_us >> 3))
 		return 0;
-	if (mpcc_conn_view(sk, &v) < 0 || v.n < 2)
+	sc = bpf_map_lookup_elem(&mpcc_conn_scratch, &zero);
+	if (!sc || sc->busy)
 		return 0;
-	/* the connection's send buffer not writeable (sk_stream_is_writeable) */
-	if ((__u64)v.msk_queued * 3 <= (__u64)v.msk_sndbuf * 2)
-		return 0;
-	s = v.self & (MPCC_MAX_ROUTES - 1);
-	if (!v.out[s])
-		return 0;
-	/* queued bytes · srtt (µs) / cwnd: the time to drain the queue, < 2^60 (x / 0 = 0).
-	 * Counted branch-free (signs of differences): routes with a longer one, routes below their
-	 * window (sk itself is not: it runs cong_avoid, cwnd-limited or about to be). */
-	t_self = (__u64)v.queued[s] * (v.srtt[s] >> 3) / v.cwnd[s];
-	for (i = 0; i < MPCC_MAX_ROUTES; i++) {
-		t = (__u64)v.queued[i] * (v.srtt[i] >> 3) / v.cwnd[i];
-		longer += (__u64)(t_self - t) >> 63;
-		idle += (__u64)((__s64)v.out[i] - (__s64)v.cwnd[i]) >> 63;
-	}
-	idle -= (__u64)((__s64)v.out[s] - (__s64)v.cwnd[s]) >> 63;
-	if (longer || !idle)
+	sc->busy = 1;
+	__builtin_memset(&sc->v, 0, sizeof(sc->v));
+	due = mpcc_conn_penalise_due(sk, &sc->v);
+	sc->busy = 0;
+	if (!due)
 		return 0;
 	prior = tp->snd_cwnd;
 	tp->snd_cwnd = prior > 2 ? prior >> 1 : 1;

@@ -1,6 +1,7 @@
 """The connection-level mechanisms of bpf/include/mpcc_conn.h (MPCC_BPF_CONN: sndbuf, pacing,
 penalise): the variant's name and flags (host), each mechanism compiled into both builds (host,
-clang), and registered on this kernel with sndbuf_expand in the ops table (root).
+clang) within the verifier's 512 bytes of stack per call chain (host, llvm-objdump), and
+registered on this kernel with sndbuf_expand in the ops table, penalise in both builds (root).
 
 False-failure rate: 0. Nothing here is statistical: compiling, verifying and registering a
 program is deterministic on a given kernel, and the ops-table dump reads back what was
@@ -18,6 +19,7 @@ from mpcc.errors import MpccError
 from mpcc.kernel import bpf
 from mpcc.kernel.bpf import environment_problem
 from mpcc.kernel.sources import CONN_MECHANISMS, conn_mask, with_conn
+from mpcc.lab import bpf_stack
 
 MULTIPATH = ("coupled", "balia", "olia", "lia", "ewtcp")
 needs_clang = pytest.mark.skipif(not (shutil.which("clang") and shutil.which("bpftool")), reason="needs clang and bpftool")
@@ -56,18 +58,42 @@ def test_each_mechanism_is_in_both_builds_and_none_adds_nothing(build, monkeypat
         assert {f for f in funcs if f.startswith("mpcc_conn_")} == expect | walk, (mech, build)
 
 
-@pytest.mark.kernel
-@pytest.mark.skipif(environment_problem() is not None, reason=environment_problem() or "")
+@needs_clang
+@pytest.mark.skipif(not shutil.which("llvm-objdump"), reason="needs llvm-objdump")
+@pytest.mark.parametrize("build", ["default", "compat"])
 @pytest.mark.parametrize("algo", MULTIPATH)
-def test_sndbuf_and_pacing_register_with_sndbuf_expand_in_the_ops_table(algo, monkeypatch):
-    # (penalise is left out: the compat build's cong_control chain then counts 560-576 bytes of
-    # stack, over the verifier's 512; bench/kernel/RESULTS.md §17)
-    monkeypatch.setenv("MPCC_BPF_CONN", "sndbuf,pacing")
-    with bpf.load(algo) as reg:      # the build this kernel selects (compat here, default on stock)
-        out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "id", str(reg.map_id)],
-                             capture_output=True, text=True, check=True).stdout
+def test_all_mechanisms_fit_the_verifiers_stack_in_both_builds(algo, build, monkeypatch):
+    # penalise's view of the connection is in a per-CPU map, not on its frame: with it on the
+    # stack the chain (compat: cong_control → cong_avoid → penalise → walk) counted 560-576 bytes
+    monkeypatch.setenv("MPCC_BPF_CONN", "all")
+    obj = bpf.build(algo, build=build)[0]
+    rows = bpf_stack.report(obj)
+    # penalise is called (so its chains are among those the bound below takes the deepest of)
+    assert any("mpcc_conn_penalise_run" in f.calls for f in bpf_stack.functions(obj).values())
+    for rule in ("6.1", "6.12+"):
+        worst = max(rows, key=lambda r: r[rule]["combined"])
+        assert worst[rule]["combined"] <= bpf_stack.MAX_BPF_STACK, (rule, worst[rule])
+
+
+def _ops_table(map_id: int) -> dict:
+    out = subprocess.run(["bpftool", "-j", "struct_ops", "dump", "id", str(map_id)],
+                         capture_output=True, text=True, check=True).stdout
     text = out.strip()
     docs = json.loads(text if text.startswith("[") else f"[{text}]")
-    data = next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs if "bpf_struct_ops_tcp_congestion_ops" in d)
+    return next(d["bpf_struct_ops_tcp_congestion_ops"]["data"] for d in docs if "bpf_struct_ops_tcp_congestion_ops" in d)
+
+
+@pytest.mark.kernel
+@pytest.mark.skipif(environment_problem() is not None, reason=environment_problem() or "")
+@pytest.mark.parametrize("conn,build", [("sndbuf,pacing", None), ("all", "default"), ("all", "compat")])
+@pytest.mark.parametrize("algo", MULTIPATH)
+def test_the_mechanisms_register_with_sndbuf_expand_in_the_ops_table(algo, conn, build, monkeypatch):
+    # None: the build this kernel selects (compat here, default on a stock kernel); "all" carries
+    # penalise, whose chain the verifier checks in each build (only registered: no traffic)
+    monkeypatch.setenv("MPCC_BPF_CONN", conn)
+    with bpf.load(algo, build=build) as reg:
+        data = _ops_table(reg.map_id)
     assert "prog_id:" in str(data["sndbuf_expand"]), data["sndbuf_expand"]
     assert "prog_id:" in str(data["cong_avoid"]), data["cong_avoid"]
+    if build == "compat":
+        assert "prog_id:" in str(data["cong_control"]), data["cong_control"]
