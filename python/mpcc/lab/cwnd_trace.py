@@ -152,7 +152,7 @@ def same_as_one(x: dict, refs: list[dict], min_events: int) -> str | None:
 #: Allowed difference of the window at the first loss events (slow start and its exit), in
 #: packets. There the window is the count of packets ACKed before the third duplicate ACK; both
 #: controls grow it by the kernel's tcp_slow_start(), and one delayed ACK more or less at the
-#: receiver moves it by one. Measured (qemu TCG guests, bench/kernel/RESULTS.md §16): reno 209
+#: receiver moves it by one. Measured (qemu TCG guests, bench/kernel/RESULTS.md): reno 209
 #: in every run on 6.1, 210 in 6 of 6 on 6.12 and on 6.18; mpcc_ewtcp 209 on 6.1, 210 once and
 #: 209 twice on 6.12 — not explained further. Every event's ssthresh is still asked to be Reno's
 #: halving of its own window.
@@ -170,7 +170,7 @@ def same_dynamics(x: dict, refs: list[dict], head: int = 5, min_events: int = 8,
     first ``head`` windows (slow start and its exit) are within ``slack`` packets of every run of
     ``refs``' at the same event, and each of its later events is one some ref run had; else one
     line. Reno does not repeat its later events in order (it switches between cycles by ACK
-    timing: 6.12 guest, 2026-11-28, bench/kernel/RESULTS.md §16), so their order is not compared."""
+    timing: 6.12 guest, 2026-11-28, bench/kernel/RESULTS.md), so their order is not compared."""
     if any(len(r["loss_events"]) < min_events for r in [x, *refs]):
         return f"fewer than {min_events} loss events in a run: too short to compare"
     for i, (w, s) in enumerate(x["loss_events"]):
