@@ -2,7 +2,7 @@
 every N-th data packet of the forward direction (``--drop-every``), and the kernel's
 ``tcp:tcp_probe`` tracepoint (tracefs) records snd_cwnd and ssthresh at every packet the sender
 receives. Used to check that the default build's single-route EWTCP(a = 1) grows and backs off
-as the kernel's own Reno (kernels_check.py ``--reno-trace``, tests/kernel/test_cwnd_trace.py).
+as the kernel's own Reno (the ``trace:ewtcp`` row of kernels_check.py, tests/kernel/test_cwnd_trace.py).
 
     python -m mpcc.lab.cwnd_trace [--drop-every 200] [--secs 4] CC[:tcp|:mptcp] ...
 
@@ -11,9 +11,9 @@ acknowledged (snd_cwnd_cnt += acked), but when each ACK arrives is not (delayed 
 one or two packets by timer races), so the window at a given ACK does not repeat between two runs
 of the same congestion control. Compared are the loss events: the (window before the reduction,
 ssthresh set) pairs, one per reduction, over the events both runs reached. Reno itself does not
-always repeat them: on 6.18 (2026-11-28) two reno runs agreed on the first 5 events (slow start
-and its exit) and then settled in one of two cycles, (22, 11) or (21, 10), so the check
-(same_as_one) asks that EWTCP's events equal those of one of the reno runs.
+always repeat them: after the first 5 events (slow start and its exit) a run settles in, or
+switches between, two cycles, (22, 11) and (21, 10), so the check (same_dynamics) compares the
+first events window by window and the later ones as a set.
 """
 
 from __future__ import annotations
@@ -140,13 +140,6 @@ def compare(a: dict, b: dict, min_events: int) -> str | None:
             return (f"loss event {i + 1}: {a['cc']} (window, ssthresh) = {ea[i]}, {b['cc']} {eb[i]} "
                     f"(events before it equal)")
     return None
-
-
-def same_as_one(x: dict, refs: list[dict], min_events: int) -> str | None:
-    """None when ``x``'s loss events equal those of one of ``refs`` (compare), else the first
-    difference from each."""
-    why = [compare(r, x, min_events) for r in refs]
-    return None if any(w is None for w in why) else "; ".join(f"run {i + 1}: {w}" for i, w in enumerate(why))
 
 
 #: Allowed difference of the window at the first loss events (slow start and its exit), in

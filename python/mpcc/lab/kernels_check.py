@@ -17,7 +17,7 @@ check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
 The row ``trace:ewtcp`` (TRACE_CHECK) is not a load check: one path through linkem dropping every
 200th data packet, two single-route MPTCP connections with the kernel's reno, then one with the
 default build's mpcc_ewtcp (a = 1); it passes when every EWTCP loss event sets Reno's ssthresh,
-its first 5 windows are within Reno's own one-packet spread of both reno runs', and each later
+its first 5 windows are within one packet (cwnd_trace.HEAD_SLACK) of both reno runs', and each later
 event is one a reno run had (cwnd_trace.same_dynamics: reno itself switches between two cycles
 by ACK timing, so the order of the later events is not compared). Only where the loader selects
 the default build.
