@@ -8,7 +8,7 @@ simulator's ideal and linux modes (``[sim] mptcp``), with the testbed's connecti
     .venv/bin/python bench/kernel/conn_mechanisms.py sim --seeds 1,2,4,5 --secs 30 --json SIM.json
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/conn_mechanisms.py testbed \\
         --seeds 1,2 --conn none,all --secs 30 --json TB.json      (appends to TB.json)
-    .venv/bin/python bench/kernel/conn_mechanisms.py table SIM.json TB.json
+    .venv/bin/python bench/kernel/conn_mechanisms.py table SIM.json TB.json [TB2.json ...]
 
 ``--algorithms coupled,balia,...`` runs each seed's network with each of these algorithms in its
 multipath group instead of the generator's draw (links, paths and counts are the seed's); the
@@ -114,26 +114,29 @@ def _health(h: dict | None) -> str:
 
 
 def table(sim: dict, tbr: list[dict]) -> None:
+    """One row per testbed run, then per algorithm and mechanisms the median deficit and the
+    median change against ``none`` on the same seed: the k-th run of a mechanism on a seed is
+    paired with the k-th ``none`` run there (rows in the order they were run)."""
     print("| seed | MP group | mechanisms | testbed | vs ideal | vs linux | idle | idle no data | send buffer / queued KB "
           "| health: late ‰, implausible windows, attempts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
-    deficit: dict[tuple[str, str], list[float]] = {}
-    by_seed: dict[tuple[str, str, int], float] = {}
+    by_seed: dict[tuple[str, str, int], list[float]] = {}     # (algorithm, conn, seed) → deficits, %
     for r in tbr:
         s = sim[_key(r["seed"], r.get("algorithm"))]
-        deficit.setdefault((s["algorithm"], r["conn"]), []).append(100 * (r["testbed"] / s["ideal"] - 1))
-        by_seed[(s["algorithm"], r["conn"], r["seed"])] = deficit[(s["algorithm"], r["conn"])][-1]
+        d = 100 * (r["testbed"] / s["ideal"] - 1)
+        by_seed.setdefault((s["algorithm"], r["conn"], r["seed"]), []).append(d)
         m = r["msk"]
         print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {r['testbed']:.2f} "
-              f"| {100 * (r['testbed'] / s['ideal'] - 1):+.1f} % (ideal {s['ideal']:.2f}) "
+              f"| {d:+.1f} % (ideal {s['ideal']:.2f}) "
               f"| {100 * (r['testbed'] / s['linux'] - 1):+.1f} % (linux {s['linux']:.2f}) "
               f"| {m.get('idle', float('nan')):.2f} | {m.get('idle_no_data', float('nan')):.2f} "
               f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} | {_health(r.get('health'))} |")
-    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (seeds) |")
+    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (pairs) |")
     print("|---|---|---|---|---|---|")
-    for (algo, conn), d in sorted(deficit.items()):
-        paired = [v - by_seed[(algo, "none", seed)] for (a, c, seed), v in by_seed.items()
-                  if a == algo and c == conn and (algo, "none", seed) in by_seed]
+    for algo, conn in sorted({(a, c) for a, c, _ in by_seed}):
+        seeds = sorted(x for a, c, x in by_seed if (a, c) == (algo, conn))
+        d = [v for x in seeds for v in by_seed[(algo, conn, x)]]
+        paired = [v - n for x in seeds for v, n in zip(by_seed[(algo, conn, x)], by_seed.get((algo, "none", x), []))]
         change = f"{statistics.median(paired):+.1f} points ({len(paired)})" if paired and conn != "none" else "—"
         print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} |")
 
@@ -153,7 +156,7 @@ def main() -> None:
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     if a.mode == "table":
-        table(json.loads(a.files[0].read_text()), json.loads(a.files[1].read_text()))
+        table(json.loads(a.files[0].read_text()), [r for f in a.files[1:] for r in json.loads(f.read_text())])
         return
     if a.mode == "sim":
         data = sim_rows(_seeds(a.seeds), a.secs, a.warmup, algorithms=_names(a.algorithms))
