@@ -44,7 +44,7 @@ def test_same_dynamics_needs_the_same_head_and_only_events_reno_had():
     assert cwnd_trace.same_dynamics(ewtcp, [reno1, reno2]) is None
     other = {"cc": "mpcc_ewtcp", "loss_events": head + [b] * 5 + [(24, 12)] + [a] * 5}
     assert "(24, 12)" in cwnd_trace.same_dynamics(other, [reno1, reno2])
-    # slow-start exit one ACK later or earlier: Reno's own spread there (HEAD_SLACK)
+    # slow-start exit one packet apart (HEAD_SLACK)
     one_ack = {"cc": "mpcc_ewtcp", "loss_events": [(209, 104), (104, 52)] + head[2:] + [a] * 10}
     assert cwnd_trace.same_dynamics(one_ack, [reno1, reno2]) is None
     late = {"cc": "mpcc_ewtcp", "loss_events": [(212, 106)] + head[1:] + [a] * 10}
