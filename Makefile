@@ -1,5 +1,5 @@
 # mpcc — the two entry points of the README:
-#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 8 min on a fresh clone; FULL=1: paper lengths
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 15 min on a fresh clone; FULL=1: paper lengths
 #   make test        set everything up, run the test suites (Rust; Python host-only in parallel, then kernel
 #                    tests serially under /tmp/mpcc-bench.lock)
 PYTHON ?= python3
@@ -58,14 +58,16 @@ bpf-prebuilt:
 linkem:
 	cargo build -q --release -p linkem
 
-# host-only tests in parallel (pytest-xdist, TEST_JOBS workers; auto: one per core), then the
+# the Rust tests in the dev profile: integer overflow is checked (release wraps silently), and
+# it compiles in a third of release's time; then the host-only tests in parallel (pytest-xdist,
+# TEST_JOBS workers; auto: one per core), then the
 # tests marked kernel (root, namespaces, BPF struct_ops, real traffic) one at a time under the lock
 # the project's kernel measurements share. pytest's exit 5 (no test collected: a phase can be
 # empty, e.g. -m kernel on a checkout without kernel tests) is not a failure
 TEST_JOBS ?= auto
 BENCH_LOCK ?= /tmp/mpcc-bench.lock
 test: setup
-	cargo test --workspace --release --lib --tests
+	cargo test --workspace --lib --tests
 	$(BIN)/python -m pytest -n $(TEST_JOBS) -m "not kernel" || [ $$? -eq 5 ]
 	flock $(BENCH_LOCK) $(BIN)/python -m pytest -m "kernel and not long" --durations=15 || [ $$? -eq 5 ]
 

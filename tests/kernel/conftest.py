@@ -24,9 +24,10 @@ def path_without_clang(tmp_path) -> str:
 @pytest.fixture
 def one_attempt_per_run(monkeypatch):
     """Testbed runs without the health check's re-runs (health.healthy_run with no extra
-    attempt), for tests that judge a run's set-up or its error paths, never its rates: a run with
-    late emulator releases is as good a set-up as any, and a re-run would only repeat it. Each
-    run's health is still computed and reported."""
+    attempt), for tests that judge a run's set-up or its error paths, or the emulator's capacity
+    facts on kernel Reno (no BPF program), never rates or shares: a run with late emulator
+    releases is as good a set-up as any, and a re-run would only repeat it. Each run's health is
+    still computed and reported."""
     import functools
     from mpcc.testbed import health
     monkeypatch.setattr(health, "healthy_run", functools.partial(health.healthy_run, extra_attempts=0))

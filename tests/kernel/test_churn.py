@@ -1,9 +1,11 @@
-"""Short subflow-churn soak (python/mpcc/lab/churn.py; root): 10 MPTCP connections × 20 s over three
-paths while endpoints are removed/re-added and links taken down/up every second, once with the fixed
-alternating pattern, once with a random one and once with the storm pattern (several paths down
-at once, sub-second outages, path 1's address removed too) from a seed (MPCC_CHURN_SEED, default 7),
-so that the harness is not tuned to one pattern. The rate limits sit in a middle namespace (churn.py's
-default ``bridge`` bottleneck, as the papers' Dummynet box), so their drops are losses in the network. The 10-minute, 100-connection run is the bench
+"""Short subflow-churn soaks (python/mpcc/lab/churn.py; root): 10 MPTCP connections × 20 s over
+three paths while endpoints are removed/re-added and links taken down/up every second, once with
+the fixed alternating pattern, once with a random one and once with the storm pattern (several
+paths down at once, sub-second outages, path 1's address removed too) from a seed
+(MPCC_CHURN_SEED, default 7), so that the harness is not tuned to one pattern. `make test` runs
+the storm; the other two are long tests (`make test-long`). The rate limits sit in a middle
+namespace (churn.py's default ``bridge`` bottleneck, as the papers' Dummynet box), so their drops
+are losses in the network. The 10-minute, 100-connection run is the bench
 (python/mpcc/lab/churn.py, results in bench/kernel/notes/CHURN.md). The schedule tests need no root.
 
 Not asserted: that every connection progresses in every 10 s window. Under this churn upstream
@@ -237,7 +239,11 @@ def test_subflow_set_check_counts_a_record_torn_between_two_connections(tmp_path
 
 
 # --- the soak (root) ----------------------------------------------------------------------------
-@pytest.fixture(scope="module", params=["alternate", "random", "storm"])
+# `make test` soaks with the storm pattern, the harshest (several paths down at once, sub-second
+# outages, the initial subflow's address removed); the alternating and random patterns are long
+# tests (`make test-long`): the same four checks on the same harness, 24 s each
+@pytest.fixture(scope="module", params=[pytest.param("alternate", marks=pytest.mark.long),
+                                        pytest.param("random", marks=pytest.mark.long), "storm"])
 def soak(request, tmp_path_factory):
     if os.geteuid() != 0:
         pytest.skip("needs root (BPF struct_ops, network namespaces)")

@@ -135,7 +135,7 @@ def test_cli_refuses_a_too_large_topology_with_exit_2(tmp_path):
 # --- on the kernel ---------------------------------------------------------------------------------------
 @pytest.mark.kernel
 @needs_root
-def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck():
+def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck(one_attempt_per_run):
     """Peng et al. Fig. 1: both multipath routes and the Reno flow cross one 100 Mb/s bottleneck
     behind 1 Gb/s access links. Every route is used, nothing exceeds a capacity, the bottleneck
     is (nearly) full, and the access links carry exactly what their routes send.
@@ -145,7 +145,9 @@ def test_peng_fig1_network_runs_with_both_routes_through_the_bottleneck():
     route's bytes (IP vs payload, 8 %, counted by the emulator and the receiver over the same 10
     s), each route > 1 Mb/s (≥ 10× below a fair share) and the bottleneck ≥ 85 % busy with three
     backlogged flows. Estimated ≈ 0 on a stock kernel; it fails if a route stalls for most of
-    the run."""
+    the run. One attempt (no health re-run): kernel Reno runs no BPF program, and emulator
+    releases ≥ 1 ms late, which can make a 100 Mb/s run unsound on a busy host, delay a packet
+    without moving any of these bounds."""
     res = _run(scenario.load(FIG1), duration_s=14.0, warmup_s=4.0, algorithm="reno")
     mp, sp = res.groups["mp"], res.groups["sp"]
     assert min(mp.path_rate_mbps) > 1.0 and sp.rate_mbps > 1.0, res.to_json()

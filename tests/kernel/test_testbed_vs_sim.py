@@ -1,8 +1,8 @@
 """Simulator vs kernel testbed on a RED network from no paper: per group within 15 % (issue #11's
-criterion; 2 runs of 24 s per case, the last 20 s of each measured. With 9 s measured,
-one run's noise alone crossed the bound now and then: a Reno group at 15.2 % in a CI run, the
-EWTCP case once in 9 runs on 2026-11-24; with one run of 20 s measured, about 7·10⁻³ per test run,
-see the tests). Needs root, MPTCP, linkem and the BPF loader; ≤ 60 s per case.
+criterion), judged on 2 runs of 24 s per case (the last 20 s of each measured) in long tests;
+`make test` runs EWTCP's case on one run, within 25 % (rates in the tests). With 9 s measured,
+one run's noise alone crossed 15 % now and then (a Reno group at 15.2 % in a CI run). Needs
+root, MPTCP, linkem and the BPF loader; ≤ 60 s per case.
 
 Longer runs and more scenarios: bench/kernel/sim_vs_testbed.py, recorded in
 bench/kernel/RESULTS.md §5 — uncoupled EWTCP and the single-path groups agree within 15 %; the
@@ -84,7 +84,7 @@ def bed():
         yield b
 
 
-def _both(algo: str, bed):
+def _both(algo: str, bed, runs: int = TB_RUNS):
     from mpcc.sim import engine as sim
     from mpcc.kernel import bpf
     from mpcc.testbed import engine, netns, topology
@@ -99,7 +99,7 @@ def _both(algo: str, bed):
     s = scenario.loads(NET.replace("{algo}", algo), "red-three-links.toml")
     warm = 4.0
     sims = [sim.run(s, seed=k, sample_interval_s=0, measure=(warm, s.duration_s)).result for k in range(3)]
-    tb = engine.run_detailed(s, engine.settings_from(s, warmup_s=warm, runs=TB_RUNS), None, progress=False, bed=bed)[0]
+    tb = engine.run_detailed(s, engine.settings_from(s, warmup_s=warm, runs=runs), None, progress=False, bed=bed)[0]
     out = {}
     for g in s.groups:
         sv = sum(r.groups[g.name].rate_mbps for r in sims) / len(sims)
@@ -107,16 +107,37 @@ def _both(algo: str, bed):
     return out
 
 
+# The EWTCP case's spread: per-run error (testbed − sim) / sim of each group, 9 runs of 24 s
+# (bench/tests/kernel_spread.py vssim: 3 runs 2026-11-28 20:38 UTC, 6 runs 2026-11-29 04:24 UTC
+# on a quiet machine with the lock held; bench/tests/RESULTS.md), mean and sd in %: mp −2.45 and
+# 4.20, sp-a −2.93 and 2.75, sp-b −3.92 and 2.42, sp-c −2.45 and 1.23.
+
+
 @pytest.mark.kernel
 @needs_root
+def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_one_run(bed):
+    """`make test`'s short version of the 15 % case below: one 24 s run (20 s measured), each
+    group within 25 % of the simulator.
+
+    False-failure rate (the spread above, 9 runs): mp's bound is 5.4 sd from its mean (normal 4·10⁻⁸;
+    Student t with 8 df on the predictive sd, the sd itself estimated from 9 runs: 6·10⁻⁴), the
+    Reno groups' ≥ 8 sd (t ≤ 4·10⁻⁵): ≈ 6.5·10⁻⁴ per test run by the t figure."""
+    rates = _both("ewtcp", bed, runs=1)
+    for name, (sim_v, tb_v) in rates.items():
+        assert abs(tb_v - sim_v) <= 0.25 * sim_v, (name, rates)
+
+
+@pytest.mark.kernel
+@pytest.mark.long
+@needs_root
 def test_uncoupled_ewtcp_and_reno_groups_agree_with_the_simulator_within_15_percent(bed):
-    """False-failure rate: each group's testbed rate is the mean of TB_RUNS runs of 24 s (20 s
-    measured). Measured (bench/tests/kernel_spread.py vssim, 3 runs, 2026-11-28 20:38 UTC, load
-    ~1–2), per-run error (testbed − sim) / sim: mp −8.2, +0.8, −4.3 % (mean −3.9, sd 4.5);
-    sp-a −3.0, −2.8, −0.9 (sd 1.1); sp-b −0.6, −7.6, −3.4 (sd 3.5); sp-c −0.3, −3.0, −1.6
-    (sd 1.4). The mean of 2 runs: mp sd 3.2 %, the bound −15 % 3.5 sd away (2.4·10⁻⁴); sp-b
-    4.5 sd (4·10⁻⁶); the others > 10 sd: ≈ 2.5·10⁻⁴ per test run (normal, the sd from 3 runs:
-    an estimate to firm up with more measured runs). One run of 24 s allowed ≈ 7·10⁻³."""
+    """Every group within 15 % (issue #11's criterion) on the mean of TB_RUNS runs of 24 s (20 s
+    measured). A long test (`make test-long`); `make test` runs the one-run case above.
+
+    False-failure rate (the spread above, 9 runs): the mean of 2 runs has mp sd 3.0 %, the bound 4.2
+    sd from its mean (normal 1.2·10⁻⁵; Student t with 8 df on the predictive sd: 2.9·10⁻³), the
+    Reno groups ≥ 6 sd (t ≤ 3·10⁻⁴): ≈ 3.4·10⁻³ per test run by the t figure, to lower by
+    measuring more runs. One run of 24 s allowed ≈ 7·10⁻³."""
     rates = _both("ewtcp", bed)
     for name, (sim_v, tb_v) in rates.items():
         assert abs(tb_v - sim_v) <= 0.15 * sim_v, (name, rates)

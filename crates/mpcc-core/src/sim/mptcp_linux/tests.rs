@@ -49,10 +49,11 @@ fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
         partial += (queued < buf - 10) as u32;
         assert!(c.snd_nxt <= c.write_seq && c.snd_una <= c.rcv_nxt);
         // data in the buffer not queued on any subflow and sent: acknowledged on its
-        // subflow but not at the connection level
+        // subflow but not at the connection level (none when an MPTCP-level retransmission
+        // has queued the same data on both subflows, which can sum above what was sent)
         let on_subflows: u32 = (0..2).map(|k| s.sf[k].data_end - s.sf[k].snd_una).sum();
         let unsent = c.write_seq - c.snd_nxt;
-        let acked_not_freed = (c.write_seq - c.snd_una) - unsent - on_subflows.min(buf - unsent);
+        let acked_not_freed = (c.write_seq - c.snd_una - unsent).saturating_sub(on_subflows);
         n += 1;
         blocked += (unsent == 0) as u32;
         held += (acked_not_freed > 0) as u32;
