@@ -52,9 +52,9 @@ def test_coupled_increase_uses_more_of_two_paths_than_fully_coupled():
     on a quiet machine (2026-11-29 02:05 UTC, the compat build), mean 0.822, sd 0.083 (0.71–0.91;
     8 earlier runs spread only 0.90–0.92). Below the closed form (1.0) and the simulator (0.94),
     and a run can fall below single-path TCP's 0.75, so the earlier bound U ≥ 0.8 is not a test
-    of the code (RESULTS.md §14.2). The difference of the means has sd √(0.083²/6 + 0.103²/8) =
-    0.050 and lies 0.247 above 0: 5.0 sd, a normal tail of 3·10⁻⁷ per test run (Student t with 5
-    df, coupled-increase's sd estimated from 6 runs: 2·10⁻³)."""
+    of the code (RESULTS.md §14.2). False-failure rate: the difference of the means has sd
+    √(0.083²/6 + 0.103²/8) = 0.050 and lies 0.247 above 0: 5.0 sd, a normal tail of 3·10⁻⁷ per
+    test run (Student t with 5 df, coupled-increase's sd estimated from 6 runs: 2·10⁻³)."""
     a, b = _utilisation("coupled-increase", CI_RUNS), _utilisation("fully-coupled", FC_RUNS)
     ci, fc = a["U"][0], b["U"][0]
     runs = f"runs: coupled-increase {[round(u, 3) for u in a['per_run']]}, fully-coupled {[round(u, 3) for u in b['per_run']]}"

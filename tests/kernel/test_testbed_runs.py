@@ -147,7 +147,7 @@ def test_shared_bottleneck_coupled_flow_takes_about_one_share(bed):
     ideal 2, because the router drops the subflows' packets at 4–5× a TCP flow's rate — see
     docs/testbed.md; the RED test below shows the uncoupled contrast.)
 
-    Judged on the mean of SHARE_RUNS runs' ratios (multipath ÷ Reno goodput, each over 12 s), not
+    False-failure rate: judged on the mean of SHARE_RUNS runs' ratios (multipath ÷ Reno goodput, each over 12 s), not
     one run: the drop-tail share is set by the arrival phase of the two flows' ACKs and varies
     from run to run (bench/kernel/RESULTS.md §6). Measured (bench/tests/share_spread.py, 8 runs of
     this scenario, 2026-11-28 19:26 UTC, 2 shared CPUs at load ~14): per-run ratio mean 0.648, sd
@@ -208,7 +208,7 @@ def test_red_shared_bottleneck_ewtcp_takes_two_shares_balia_about_one(algo, low,
     uncoupled subflows get ~1 share — hence RED here. Measured (bench/kernel/shared_bottleneck.py,
     2 × 30 s runs, RESULTS.md §4): ewtcp 1.99, balia 0.76, the two-TCP control 1.91.
 
-    Judged on the mean of RED_RUNS runs' ratios (multipath ÷ Reno goodput, each over 9 s), not
+    False-failure rate: judged on the mean of RED_RUNS runs' ratios (multipath ÷ Reno goodput, each over 9 s), not
     one run. Measured (bench/tests/kernel_spread.py red, this scenario and run length, one testbed
     session, 2026-11-28 20:30–20:33 UTC, 2 shared CPUs, load ~5–7): ewtcp 8 runs, ratio mean
     2.05, sd 0.207; balia 6 runs, mean 0.729, sd 0.097. Mean of 3 runs: ewtcp sd 0.120, the bounds
