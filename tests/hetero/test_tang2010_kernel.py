@@ -90,6 +90,36 @@ def test_a_failed_side_by_side_run_fails_every_cell(monkeypatch):
     assert res["setup"]["budget"] == "quick"
 
 
+def test_the_report_has_the_runs_health_line_and_a_failed_runs(monkeypatch, tmp_path):
+    """Every configuration shares one run: results.md has its health in one line under Table I
+    (the testbed's aggregate record), and a run that failed says its health was not measured."""
+    from mpcc.testbed import engine, health
+
+    run = {"bpf_repairs": 0, "bpf_unrepaired": 0, "implausible_windows": 0, "connect_retries": 1,
+           "subflows_not_joined": 0, "linkem_tx_errors": 0, "linkem_late": 3, "linkem_releases": 5000}
+    rec = health.aggregate([{**run, "sound": True, "reasons": []}])
+
+    def together(budget, names=tuple(PAPER_TABLE1), out=None, progress=False, adapt_w=None):
+        res = {n: {"reno": 3.0, "fast": 1.5, "ratio": 2.0} for n in names}
+        res["setup"] = {"budget": budget.name, "runs": budget.runs, "duration_s": budget.duration_s,
+                        "warmup_s": budget.warmup_s, "scale": 10, "text": budget.text()}
+        res["health"] = rec
+        return res
+
+    monkeypatch.setattr(kernel, "table1_together", together)
+    table1.reproduce(_sim(), kernel.QUICK, tmp_path)
+    md = (tmp_path / "results.md").read_text()
+    assert ("- every configuration (one run): health: sound (1 runs; bpf repairs 0 (unrepaired 0), implausible "
+            "windows 0, connect retries 1, subflows not joined 0, linkem late 3/5000, tx errors 0)") in md
+
+    def boom(*a, **k):
+        raise engine.RunFailed("group x flow 0: never connected (forced)")
+
+    monkeypatch.setattr(kernel, "table1_together", boom)
+    table1.reproduce(_sim(), kernel.QUICK, tmp_path)
+    assert "- every configuration (one run): health: not measured (the cell failed)" in (tmp_path / "results.md").read_text()
+
+
 def test_kernel_unavailable_keeps_paper_and_sim(monkeypatch, tmp_path):
     def no_kernel(*a, **k):
         raise EnvironmentProblem("kernel testbed needs root (fix: run as root)")

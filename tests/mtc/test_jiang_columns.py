@@ -113,6 +113,42 @@ def test_sim_column_fills_every_cell(tmp_path):
         assert 0.0 <= rep.row(jc.T_FLAP, jc.q_flap("dominance", 2), ALG_LABEL[a]).cells["sim"].value <= 1.0
 
 
+def test_every_kernel_cell_has_a_health_line_in_the_report(tmp_path, monkeypatch):
+    """Each kernel cell's health (the testbed's aggregate record) is in results.json and in one
+    line per cell of results.md, under its table; a failed cell's says it was not measured."""
+    from mpcc.testbed import health
+
+    run = {"bpf_repairs": None, "bpf_unrepaired": None, "implausible_windows": 0, "connect_retries": 0,
+           "subflows_not_joined": 0, "linkem_tx_errors": 0, "linkem_late": 0, "linkem_releases": 900}
+    sound = health.aggregate([{**run, "sound": True, "reasons": []}])
+    unsound = health.aggregate([{**run, "implausible_windows": 2, "sound": False,
+                                 "reasons": ["2 samples with an implausible window"]}], attempts=3)
+
+    def util(algos, cells, run, out, progress, lock=None):
+        return {(a, n, b): ({"failed": "never connected"} if a == "mstcp" else {"U": (0.5, None), "health": sound})
+                for a in algos for n, b in cells}
+
+    def flap(algos, ns, loss, run, out, progress, lock=None):
+        t = np.arange(0, 10, 0.1)
+        return {(a, n): {"dominance": 0.5, "dominance_se": 0.01, "concentration": 0.2, "concentration_se": 0.01,
+                         "trace": {"time_s": t.tolist(), "cwnd": [t.tolist()] * n}, "health": unsound}
+                for a in algos for n in ns}
+
+    monkeypatch.setattr(jt, "utilisation", util)
+    monkeypatch.setattr(jt, "flappiness", flap)
+    rep, _ = jc.reproduce(("testbed",), budget=TINY, out=tmp_path, figures=False)
+    md = (tmp_path / "results.md").read_text().splitlines()
+    cells = rep.columns["testbed"]["health"]
+    assert len(cells[jc.T_UTIL]) == len(jc.ORDER_UTIL) * len(TINY.util_cells) and len(cells[jc.T_FLAP]) == len(jc.ORDER_UTIL)
+    assert f"- Fully Coupled, {jc.q_util(2, 20)}: health: sound (1 runs; bpf repairs not measured (unrepaired not measured), " \
+           "implausible windows 0, connect retries 0, subflows not joined 0, linkem late 0/900, tx errors 0)" in md
+    assert f"- MSTCP, {jc.q_util(4, 20)}: health: not measured (the cell failed)" in md
+    flap_lines = [x for x in md if x.startswith("- ") and ", n = 2: health: UNSOUND (1 runs, 2 re-run unsound;" in x]
+    assert len(flap_lines) == len(jc.ORDER_UTIL) and all("implausible window" in x for x in flap_lines)
+    saved = json.loads((tmp_path / "results.json").read_text())
+    assert saved["columns"]["testbed"]["health"][jc.T_FLAP] == json.loads(json.dumps(cells[jc.T_FLAP]))
+
+
 def test_each_kernel_cell_runs_holding_the_kernel_lock_and_releases_it(tmp_path, monkeypatch):
     import fcntl
 

@@ -2,13 +2,15 @@
 BPF struct_ops on upstream MPTCP, linkem links. Two measurements, both on the scenarios the
 simulator runs (:mod:`.scenarios`, :func:`mpcc.mtc.flappiness.random_loss_scenario`):
 
-  utilisation() -> {(algorithm, n, buffer): {"U": (mean, ci95), "per_run": [...]}}
+  utilisation() -> {(algorithm, n, buffer): {"U": (mean, ci95), "per_run": [...], "health": …}}
       Figs. 9–10: one MTC flow, one subflow on each of n paths (5 Mb/s, D = 100 ms, buffer B
       packets); U = Σ link load / (n · 5 Mb/s) after the warm-up.
   flappiness() -> {(algorithm, n): {metric: value, metric_se: …, "trace": …}}
       Fig. 13 / §4.2: n uncongested paths with random loss p per packet; the metric of
       :func:`mpcc.mtc.flappiness.flappiness` (20-RTT smoothing, as the model and the simulator)
       on the kernel's per-subflow cwnd (tcp_info, every 100 ms), one value per run.
+
+Each cell carries its runs' health (``"health"``: :func:`mpcc.testbed.health.aggregate`'s record).
 
 A cell whose run fails twice is ``{"failed": reason}`` (:func:`..common.kernel_cells`). With
 ``lock`` (a file), each cell holds an exclusive flock on it while it runs (``common.kernel_lock_held``), so that on a
@@ -45,9 +47,10 @@ def utilisation(algorithms, cells, run: KernelRun, out: Path | None = None, prog
         alg, n, buf = key
         text = fig9_scenario(alg, n, buf, duration_s=run.duration_s, measure_from_s=run.warmup_s)
         with held(lock):
-            s, (_, sms) = _run(text, run, _sub(out, f"util-{alg}-n{n}-b{buf}"), progress)
+            s, (res, sms) = _run(text, run, _sub(out, f"util-{alg}-n{n}-b{buf}"), progress)
         per_run = [sum(sm.link[lk.name]["load_mbps"] for lk in s.links) / (n * CAPACITY_MBPS) for sm in sms]
-        return {"U": (float(np.mean(per_run)), ci95(per_run) if len(per_run) > 1 else None), "per_run": per_run}
+        return {"U": (float(np.mean(per_run)), ci95(per_run) if len(per_run) > 1 else None), "per_run": per_run,
+                "health": res.extra.get("health")}
 
     return kernel_cells([(a, n, b) for a in algorithms for (n, b) in cells], measure)
 
@@ -59,7 +62,7 @@ def flappiness(algorithms, ns, loss: float, run: KernelRun, out: Path | None = N
         alg, n = key
         text = fl.random_loss_scenario(alg, n, loss, run.duration_s, RTT_S)
         with held(lock):
-            _, (_, sms) = _run(text, run, _sub(out, f"flap-{alg}-n{n}"), progress)
+            _, (res, sms) = _run(text, run, _sub(out, f"flap-{alg}-n{n}"), progress)
         traces = [window_grid(sm.subflows, run.warmup_s, RTT_S) for sm in sms]
         size = min(t.size for t, _ in traces)
         t, w = traces[0][0][:size], np.stack([w[:size] for _, w in traces])
@@ -67,6 +70,7 @@ def flappiness(algorithms, ns, loss: float, run: KernelRun, out: Path | None = N
         sm = fl.moving_average(t, w[0], smooth_rtts * RTT_S)
         row["trace"] = {"time_s": t.round(2).tolist(), "cwnd": sm.T.round(2).tolist()}
         row["mean_total_window"] = float(w.sum(axis=2).mean())
+        row["health"] = res.extra.get("health")
         return row
 
     return kernel_cells([(a, n) for a in algorithms for n in ns], measure)

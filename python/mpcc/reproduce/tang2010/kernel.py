@@ -133,6 +133,7 @@ def table1_together(budget: KernelBudget, names=tuple(PAPER_TABLE1), out: Path |
                "buffer_pkts": next(l.buffer_pkts for l in s.links if l.name == f"{n}.bottleneck")} for n in names}
     res["setup"] = {"budget": budget.name, "runs": budget.runs, "duration_s": budget.duration_s,
                     "warmup_s": budget.warmup_s, "scale": KERNEL_SCALE, "text": budget.text()}
+    res["health"] = r.extra.get("health")      # the one run's (mpcc.testbed.health.aggregate)
     return res
 
 
@@ -152,7 +153,7 @@ def table1(budget: KernelBudget = QUICK, names=tuple(PAPER_TABLE1), out: Path | 
            progress: bool = False, lock: Path | None = None) -> dict:
     """Every Table I configuration on the kernel, side by side (:func:`table1_together`):
     ``{name: row | {"failed": reason}}`` (a run that failed after the engine's retry fails every
-    cell, as they share it) and ``"setup"``. With ``lock`` (a file) the runs hold an flock on it
+    cell, as they share it), ``"setup"`` and ``"health"`` (None when the run failed). With ``lock`` (a file) the runs hold an flock on it
     (:func:`..common.kernel_lock_held`)."""
     from ...testbed import engine
 

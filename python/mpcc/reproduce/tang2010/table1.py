@@ -68,7 +68,9 @@ def kernel_column(rep: Reproduction, res: dict) -> list[str]:
         "failed_cells": failures,
         "notes": (f"Linux {__import__('os').uname().release}: kernel reno vs BPF fast (Algorithm 2 in 1b), linkem, "
                   f"the paper's network with every rate ÷ {setup['scale']} and time ÷ {setup['scale']} "
-                  f"(mpcc.reproduce.tang2010.kernel), rates ×{setup['scale']}; {setup['budget']} budget")}
+                  f"(mpcc.reproduce.tang2010.kernel), rates ×{setup['scale']}; {setup['budget']} budget"),
+        # every configuration shares one run: one health line (Reproduction.health_lines)
+        "health": {TABLE: {"every configuration (one run)": res.get("health")}}}
     return failures
 
 
