@@ -165,7 +165,11 @@ static __always_inline void mpcc_init(struct sock *sk)
 /* The increase I_r per ACKed packet (acked of them), as tcp_cong_avoid_ai: into the
  * accumulator, which moves snd_cwnd by whole packets when it passes ±1 and keeps the remainder
  * (as snd_cwnd_cnt; OLIA's ε_r < 0 can make I_r negative). I_r is recomputed when snd_cwnd
- * changed, or after MPCC_REFRESH_ACKS ACKs. Not an MPTCP subflow (the walk fails): Reno's step. */
+ * changed, or after MPCC_REFRESH_ACKS ACKs. Not an MPTCP subflow (the walk fails): Reno's step.
+ * A positive I_r counts one unit (2^-MPCC_INC_SHIFT packet) more than the rule's value: the rule
+ * rounds a/w down, so w ACKed packets of I = 1/w would sum to just under one packet and raise
+ * the window one ACK after Reno does (cnt ≥ w); rounded up they reach it at the same ACK. The
+ * excess, under w units per window, stays below one packet for 2^MPCC_INC_SHIFT / w² windows. */
 static __always_inline void mpcc_cong_avoid_ai(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
@@ -185,7 +189,7 @@ static __always_inline void mpcc_cong_avoid_ai(struct sock *sk, __u32 acked)
 	ca->inc_age++;
 	if (acked > 0xffff)
 		acked = 0xffff;
-	acc = ca->acc + ca->inc * (__s64)acked;
+	acc = ca->acc + (ca->inc + (ca->inc > 0)) * (__s64)acked;
 	cwnd = tp->snd_cwnd;
 	if (acc >= MPCC_INC_ONE) {
 		whole = (__u64)acc >> MPCC_INC_SHIFT;

@@ -1,8 +1,8 @@
 """A bad snd_ssthresh our ssthresh() never returned (bench/kernel/notes/CHURN.md §3c; root only).
 
 Twenty plain TCP connections with mpcc balia over a veth whose 20 Mbit/s tbf (30 kB queue) drops
-at the sender (tcp_enter_cwr in the transmit path), everything on CPU 0, for 15 s. On the 6.18
-testbed kernel the socket is sometimes left, at a congestion-state change, with snd_ssthresh =
+at the sender (tcp_enter_cwr in the transmit path), everything on CPU 0, for SOAK_S = 10 s. On
+the 6.18 testbed kernel the socket is sometimes left, at a congestion-state change, with snd_ssthresh =
 0x81104110 (the low half of srso_alias_return_thunk + 5, a return address left on the stack)
 although our ssthresh() program did not run (its run counter in the CA area does not move): an
 unwritten return value. The repair that opens our cong_control (before our PRR, so the value is
@@ -30,8 +30,10 @@ os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "
 _SKIP = environment_problem()
 pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
-#: soaks on a kernel that skips programs, until one is sound (each 15 s)
+#: soaks on a kernel that skips programs, until one is sound
 ATTEMPTS = 3
+#: each soak's length (s)
+SOAK_S = 10
 #: health counters (bpf.HEALTH_KEYS) that record a skipped program other than ssthresh()
 OTHER_SKIPS = ("cwnd_repaired", "init_skipped", "unseen_delivery_runs", "rate_sample_unreadable")
 SERVER = textwrap.dedent("""
@@ -96,7 +98,7 @@ def soaks(path):
     out = []
     for _ in range(ATTEMPTS if _skipping_kernel() else 1):
         with bpf.load("balia", diag=True) as reg:
-            netns.run(["taskset", "-c", "0", sys.executable, "-c", CLIENT, "20", "15", reg.kernel_name],
+            netns.run(["taskset", "-c", "0", sys.executable, "-c", CLIENT, "20", str(SOAK_S), reg.kernel_name],
                       ns=path, timeout=60)
             time.sleep(0.5)
             out.append((bpf_records.jumps_read("balia"), bpf.health_counters("balia") or {}))
