@@ -162,14 +162,10 @@ static __always_inline void mpcc_init(struct sock *sk)
 #endif
 }
 
-/* The increase I_r per ACKed packet (acked of them), as tcp_cong_avoid_ai: into the
- * accumulator, which moves snd_cwnd by whole packets when it passes ±1 and keeps the remainder
- * (as snd_cwnd_cnt; OLIA's ε_r < 0 can make I_r negative). I_r is recomputed when snd_cwnd
- * changed, or after MPCC_REFRESH_ACKS ACKs. Not an MPTCP subflow (the walk fails): Reno's step.
- * A positive I_r counts one unit (2^-MPCC_INC_SHIFT packet) more than the rule's value: the rule
- * rounds a/w down, so w ACKed packets of I = 1/w would sum to just under one packet and raise
- * the window one ACK after Reno does (cnt ≥ w); rounded up they reach it at the same ACK. The
- * excess, under w units per window, stays below one packet for 2^MPCC_INC_SHIFT / w² windows. */
+/* I_r per ACKed packet into the accumulator, as tcp_cong_avoid_ai's snd_cwnd_cnt: snd_cwnd moves
+ * by whole packets past ±1, the remainder kept (OLIA's I_r can be < 0). A positive I_r counts one
+ * unit more: w ACKs of a/w (rounded down) then reach a packets at Reno's ACK. I_r is recomputed when
+ * snd_cwnd changed, or after MPCC_REFRESH_ACKS ACKs. Not an MPTCP subflow: Reno's step. */
 static __always_inline void mpcc_cong_avoid_ai(struct sock *sk, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
