@@ -1,5 +1,5 @@
 # mpcc — the two entry points of the README:
-#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 15 min on a fresh clone; FULL=1: paper lengths
+#   make reproduce   set everything up, reproduce Peng et al. (Tables III–V, Fig. 3), ≈ 14 min on a fresh clone; FULL=1: paper lengths
 #   make test        set everything up, run the test suites (Rust; Python host-only in parallel, then kernel
 #                    tests serially under /tmp/mpcc-bench.lock)
 PYTHON ?= python3

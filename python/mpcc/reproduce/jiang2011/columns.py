@@ -140,12 +140,11 @@ def testbed_column(rep: Reproduction, algos, b: Budget, out: Path | None, progre
                   f"flappiness {b.flap.runs} × {b.flap.duration_s:g} s, cwnd from tcp_info every 100 ms"),
         "detail": {"utilisation": {f"{a}/n{n}/b{buf}": v for (a, n, buf), v in util.items()},
                    "flappiness": {f"{a}/n{n}": {k: x for k, x in v.items() if k != "trace"} for (a, n), v in flap.items()}}}
-    # each kernel cell's health (mpcc.testbed.health.aggregate; None for a failed cell), one REPORT
-    # line per cell under its table (Reproduction.health_lines)
+    # each kernel cell's health (mpcc.testbed.health.aggregate; a failed cell, {"failed": …}, has
+    # none), one REPORT line per cell under its table (Reproduction.health_lines)
     rep.columns["testbed"]["health"] = {
-        T_UTIL: {f"{ALG_LABEL[a]}, {q_util(n, buf)}": None if failed(v) else v.get("health")
-                 for (a, n, buf), v in util.items()},
-        T_FLAP: {f"{ALG_LABEL[a]}, n = {n}": None if failed(v) else v.get("health") for (a, n), v in flap.items()}}
+        T_UTIL: {f"{ALG_LABEL[a]}, {q_util(n, buf)}": v.get("health") for (a, n, buf), v in util.items()},
+        T_FLAP: {f"{ALG_LABEL[a]}, n = {n}": v.get("health") for (a, n), v in flap.items()}}
     rep.traces["testbed"] = {"flappiness": traces}
 
 
