@@ -268,8 +268,9 @@ def test_kernel_reno_ends_every_reduction_at_ssthresh_the_observations_control(p
     assert huge == 0
 
 
-#: runs of our cong_control on a kernel that skips programs, until one is sound
-ATTEMPTS = 3
+#: runs of our cong_control on a kernel that skips programs, until one is sound (on this host
+#: 2026-11-29, 0 of 6 runs were: each further attempt costs ~13 s for little chance)
+ATTEMPTS = 2
 #: health counters (bpf.HEALTH_KEYS) that show a program of the run was skipped: a skipped
 #: ssthresh()/undo_cwnd() (its garbage return value written into the window, KERNEL_BUG.md,
 #: repaired at our next cong_control: bpf/compat/mpcc_compat.h), a skipped init, a skipped

@@ -30,8 +30,9 @@ os.environ["PATH"] = os.pathsep.join([os.environ.get("PATH", ""), "/usr/sbin", "
 _SKIP = environment_problem()
 pytestmark = [pytest.mark.kernel, pytest.mark.skipif(_SKIP is not None, reason=_SKIP or "")]
 
-#: soaks on a kernel that skips programs, until one is sound
-ATTEMPTS = 3
+#: soaks on a kernel that skips programs, until one is sound (on this host 2026-11-29, 0 of 6
+#: soaks were: each further soak costs ~12 s for little chance)
+ATTEMPTS = 2
 #: each soak's length (s)
 SOAK_S = 10
 #: health counters (bpf.HEALTH_KEYS) that record a skipped program other than ssthresh()

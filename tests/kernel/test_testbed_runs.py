@@ -92,14 +92,16 @@ def test_cli_reports_a_bad_testbed_table_in_one_line(tmp_path):
 # --- on the kernel ------------------------------------------------------------------------------------
 @pytest.mark.kernel
 @needs_root
-@pytest.mark.parametrize("algorithm", ["reno", "balia", pytest.param("epsilon", marks=pytest.mark.long)])
+@pytest.mark.parametrize("algorithm", [pytest.param("reno", marks=pytest.mark.long), "balia",
+                                       pytest.param("epsilon", marks=pytest.mark.long)])
 def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm, bed):
     """False-failure rate: not measured run to run; the bounds are loose on a stock kernel: one
     backlogged flow alone on two links fills each (goodput ceiling 1448/1500 = 96.5 % of 10 Mb/s,
     the bound 90 %; each subflow's bound is half its link or less), and the link-load bound is
     the emulator's own rate limit (deterministic). It fails if a subflow stalls for seconds or
-    the emulator loses rate, not by the sampling of a 11 s window. The ε-family's case is a long
-    test (`make test-long`): `make test` carries its program over two paths in test_bpf_kernel."""
+    the emulator loses rate, not by the sampling of a 11 s window. Kernel Reno's and the
+    ε-family's cases are long tests (`make test-long`): `make test` runs Balia here, carries the
+    ε-family's program over two paths in test_bpf_kernel and kernel Reno in the other runs."""
     if algorithm != "reno" and algorithm not in _bpf_algorithms():
         pytest.skip(f"BPF loader/algorithm {algorithm} not available")
     res = _run(scenario.load(TABLE4), bed, duration_s=15.0, warmup_s=4.0, algorithm=algorithm)
