@@ -381,43 +381,60 @@ def host_math(tmp_path_factory):
     return lambda algo: bpf.HostMath(bpf.spec(algo).algorithm, out)
 
 
+#: transfers until the last two-route computation read both windows ≥ 1 packet (below)
+TRACE_ATTEMPTS = 3
+
+
 @pytest.mark.parametrize("algo", TRACED)
 def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host_math, algo):
     """During a two-path transfer the program records the inputs it read from the kernel (both
     subflows' windows and srtt, OLIA's loss intervals) and what it computed; the host build of
     the same header, given those inputs, returns exactly the same I_r and D_r.
 
-    False-failure rate: 0 on a stock kernel: the kernel's computation is compared bit for bit with
-    the host build's on the inputs the kernel recorded; the other checks need only that seconds of
-    traffic on an unshaped path produced samples."""
+    The record is the last computation of the transfer. It may catch a sibling whose window reads
+    0: a PRR step with nothing in flight sets snd_cwnd = in_flight + 0 (tcp_cwnd_reduction, and the
+    compat build's copy of it). Such a record is still checked bit for bit, but does not show the
+    walk reading two real windows: the transfer is repeated, up to TRACE_ATTEMPTS, until one does.
+
+    False-failure rate: 0 on a stock kernel for the bit-for-bit checks (the kernel's computation
+    against the host build's on the inputs the kernel recorded); the other checks need seconds of
+    traffic on an unshaped path to produce samples, and one of TRACE_ATTEMPTS last records with
+    both windows ≥ 1 packet: 1 in ~300 records caught a zero window on this host (once in about
+    20 kernel phases × 14 parameter sets, 2026-11-29), so ~4·10⁻⁸ for three."""
     port = 5400 + TRACED.index(algo)
     sp, lib = bpf.spec(algo), host_math(algo)
-    with _load(algo, diag=True) as reg:
-        bpf_records.trace_set(algo, True)
-        try:
-            _transfer(two_paths, port, reg.kernel_name, secs=2.0)
-            tr = bpf_records.trace_read(algo)
-        finally:
-            bpf_records.trace_set(algo, False)
-    for kind in ("ack", "loss"):
-        t = tr[kind]
-        assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"
-        assert t["n"] == 2, t                                 # both subflows counted
-        assert all(t["cwnd"][k] >= 1 << 32 and t["rtt"][k] > 0 for k in range(2)), t
-        cwnd, rtt, ell = t["cwnd"][:2], t["rtt"][:2], t["ell"][:2]
-        if kind == "ack":
-            host = lib.on_ack(cwnd, rtt, t["self"], sp.values, ell)
-            assert host == t["inc"], (host, t)
-            per_ack = dict(sp.params).get("per_ack", 0)
-            assert t["per_ack"] == per_ack, t       # the window update the parameter set selects ran
-            if per_ack:                            # and fed this I_r to mptcp_olia.c's counter
-                d = t["dec"] - (1 << 64) if t["dec"] >= 1 << 63 else t["dec"]
-                assert d == lib.counter_increment(host), (d, t)
-        else:
-            dec = lib.on_loss(cwnd, rtt, t["self"], sp.values, ell)
-            assert dec == t["dec"], (dec, t)
-            after = lib.cwnd_after_loss(2, t["cwnd"][t["self"]], dec)
-            assert after >> 32 == t["ssthresh"], (after, t)
+    seen = []
+    for attempt in range(TRACE_ATTEMPTS):
+        with _load(algo, diag=True) as reg:
+            bpf_records.trace_set(algo, True)
+            try:
+                _transfer(two_paths, port + 100 * attempt, reg.kernel_name, secs=2.0)
+                tr = bpf_records.trace_read(algo)
+            finally:
+                bpf_records.trace_set(algo, False)
+        for kind in ("ack", "loss"):
+            t = tr[kind]
+            assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"
+            assert t["n"] == 2, t                                 # both subflows counted
+            assert all(t["rtt"][k] > 0 for k in range(2)), t
+            cwnd, rtt, ell = t["cwnd"][:2], t["rtt"][:2], t["ell"][:2]
+            if kind == "ack":
+                host = lib.on_ack(cwnd, rtt, t["self"], sp.values, ell)
+                assert host == t["inc"], (host, t)
+                per_ack = dict(sp.params).get("per_ack", 0)
+                assert t["per_ack"] == per_ack, t       # the window update the parameter set selects ran
+                if per_ack:                            # and fed this I_r to mptcp_olia.c's counter
+                    d = t["dec"] - (1 << 64) if t["dec"] >= 1 << 63 else t["dec"]
+                    assert d == lib.counter_increment(host), (d, t)
+            else:
+                dec = lib.on_loss(cwnd, rtt, t["self"], sp.values, ell)
+                assert dec == t["dec"], (dec, t)
+                after = lib.cwnd_after_loss(2, t["cwnd"][t["self"]], dec)
+                assert after >> 32 == t["ssthresh"], (after, t)
+        seen.append({kind: tr[kind]["cwnd"][:2] for kind in ("ack", "loss")})
+        if all(w >= 1 << 32 for ws in seen[-1].values() for w in ws):
+            return
+    pytest.fail(f"no transfer of {TRACE_ATTEMPTS} left a last record with both windows ≥ 1 packet: {seen}")
 
 
 def test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w(two_paths, host_math):
