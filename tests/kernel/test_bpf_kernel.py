@@ -392,9 +392,10 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
     the same header, given those inputs, returns exactly the same I_r and D_r.
 
     The record is the last computation of the transfer. It may catch a sibling whose window reads
-    0: a PRR step with nothing in flight sets snd_cwnd = in_flight + 0 (tcp_cwnd_reduction, and the
-    compat build's copy of it). Such a record is still checked bit for bit, but does not show the
-    walk reading two real windows: the transfer is repeated, up to TRACE_ATTEMPTS, until one does.
+    0 (seen once on this host's compat build; a PRR step with nothing in flight, snd_cwnd =
+    in_flight + 0 as in tcp_cwnd_reduction, is the likely source, not confirmed). Such a record is
+    still checked bit for bit, but does not show the walk reading two real windows: the transfer
+    is repeated, up to TRACE_ATTEMPTS, until one does.
 
     False-failure rate: 0 on a stock kernel for the bit-for-bit checks (the kernel's computation
     against the host build's on the inputs the kernel recorded); the other checks need seconds of
@@ -405,13 +406,7 @@ def test_kernel_computations_are_bit_identical_to_the_host_build(two_paths, host
     sp, lib = bpf.spec(algo), host_math(algo)
     seen = []
     for attempt in range(TRACE_ATTEMPTS):
-        with _load(algo, diag=True) as reg:
-            bpf_records.trace_set(algo, True)
-            try:
-                _transfer(two_paths, port + 100 * attempt, reg.kernel_name, secs=2.0)
-                tr = bpf_records.trace_read(algo)
-            finally:
-                bpf_records.trace_set(algo, False)
+        tr = _traced_transfer(two_paths, algo, port + 100 * attempt)
         for kind in ("ack", "loss"):
             t = tr[kind]
             assert t["samples"] > 0, f"no {kind} computation with two subflows recorded"

@@ -46,7 +46,9 @@ paths = [["l"]]
 def test_red_shared_bottleneck_ewtcp_a_quarter_takes_about_one_share():
     """A long test (`make test-long`, one 20 s run, 22–43 s with health re-runs): `make test`
     checks the a = 0.25 program's increase a/w in the kernel bit for bit
-    (test_bpf_kernel.test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w). Each subflow of EWTCP(a = 0.25) gets about half the Reno flow's rate (ideal 0.5; the
+    (test_bpf_kernel.test_ewtcp_a_quarter_in_the_kernel_increases_by_a_over_w).
+
+    Each subflow of EWTCP(a = 0.25) gets about half the Reno flow's rate (ideal 0.5; the
     bounds leave room for 20 s of noise), so the connection about one share (ideal 1.0; a = 1
     measures 1.99 on this setup). Measured values: docs/kernel.md, "Parameters per load".
 
