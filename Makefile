@@ -85,10 +85,10 @@ bench: setup
 # every BPF program on Debian's 6.1 and 6.12 LTS kernels (qemu) and the running kernel (root):
 # `mpcc lab kernels`; writes bench/kernel/kernels.json and the table in docs/kernel.md. Kernel
 # packages: build/kernels/. KERNELS=6.12-rt,6.1-cloud,… picks others: Debian's rt and cloud
-# flavours, or package names; ALGOS="balia lia" only those algorithms
+# flavours, or package names; ALGOS="balia olia(per_ack=1)" only those (no space inside a parenthesis)
 kernels: setup
 	bash scripts/setup-system.sh qemu-system-x86
-	$(BIN)/mpcc lab kernels $(if $(KERNELS),--kernels $(KERNELS)) $(ALGOS)
+	$(BIN)/mpcc lab kernels $(if $(KERNELS),--kernels $(KERNELS)) $(foreach a,$(ALGOS),'$(a)')
 
 # every check a new algorithm must pass (docs/algorithms.md, "Adding an algorithm"), one line each;
 # the kernel check needs root (it takes the bench lock), GUESTS=1 adds the 6.1 / 6.12 guests

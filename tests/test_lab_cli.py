@@ -36,3 +36,26 @@ def test_each_command_is_its_modules_main_and_prints_its_usage(name, capsys):
 def test_an_unknown_command_is_refused():
     r = CliRunner().invoke(command, ["stall-holders"])
     assert r.exit_code == 2 and "No such command" in r.output
+
+
+@pytest.mark.parametrize("first, retried", [
+    ({"pm_mib": {"cli": {"MPTcpExtAddAddrDrop": 1}}, "ss_text": "x"}, True),    # the kernel's PM race
+    ({"ss_text": ""}, True),                                                     # ss printed nothing
+    ({"pm_mib": {"srv": {"MPTcpExtAddAddrDrop": 1}}, "ss_text": "x"}, False),    # not the client's drop
+    ({"pm_mib": {"cli": {"MPTcpExtAddAddr": 1}}, "ss_text": "x"}, False),        # received, not dropped
+])
+def test_kernels_check_repeats_a_missing_subflow_only_for_a_named_cause(monkeypatch, first, retried):
+    """`mpcc lab kernels`: a transfer without its second subflow is repeated once only when ss saw
+    nothing or the client's path manager dropped the ADD_ADDR; any other cause fails the row."""
+    from mpcc.kernel import bpf
+    from mpcc.lab import kernels_check as kc
+    kname = bpf.kernel_name("ewtcp")
+    results = [(first, "no subflow to 198.18.2.2 during the transfer (ss -ti)"), ({"received_bytes": 1}, None)]
+    monkeypatch.setattr(bpf, "load", lambda algo: type("Reg", (), {"release": lambda self: None})())
+    monkeypatch.setattr(kc, "_struct_ops_names", lambda: {kname})
+    monkeypatch.setattr(kc, "_available", lambda: [kname])
+    monkeypatch.setattr(kc, "_transfer", lambda *a: results.pop(0))
+    row = kc.check("ewtcp", "api", 1.0, False, lab=None)
+    assert row["status"] == ("pass" if retried else "fail")
+    assert row.get("attempts") == (2 if retried else None)
+    assert ("first_attempt" in row) == retried

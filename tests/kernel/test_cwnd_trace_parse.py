@@ -35,7 +35,7 @@ def test_compare_names_the_first_difference_and_needs_enough_events():
     assert "too short" in cwnd_trace.compare(a, b, 3)
 
 
-def test_same_dynamics_needs_the_same_head_and_only_events_reno_had():
+def test_same_dynamics_needs_the_same_head_and_only_windows_reno_had():
     head = [(210, 105), (105, 52), (53, 26), (31, 15), (23, 11)]
     a, b = (22, 11), (21, 10)
     reno1 = {"cc": "reno", "loss_events": head + [b] * 10 + [a] * 5}
@@ -44,6 +44,12 @@ def test_same_dynamics_needs_the_same_head_and_only_events_reno_had():
     assert cwnd_trace.same_dynamics(ewtcp, [reno1, reno2]) is None
     other = {"cc": "mpcc_ewtcp", "loss_events": head + [b] * 5 + [(24, 12)] + [a] * 5}
     assert "(24, 12)" in cwnd_trace.same_dynamics(other, [reno1, reno2])
+    # both reno runs in cycle a, EWTCP in cycle b one packet below (6.1 guest, 2026-11-29): Reno's
+    # own spread; a cycle two packets away is not
+    in_a = [{"cc": "reno", "loss_events": head + [a] * 15}] * 2
+    assert cwnd_trace.same_dynamics({"cc": "mpcc_ewtcp", "loss_events": head + [b] * 15}, in_a) is None
+    lower = {"cc": "mpcc_ewtcp", "loss_events": head + [(20, 10)] * 15}
+    assert "(20, 10)" in cwnd_trace.same_dynamics(lower, in_a)
     # slow-start exit one packet apart (HEAD_SLACK)
     one_ack = {"cc": "mpcc_ewtcp", "loss_events": [(209, 104), (104, 52)] + head[2:] + [a] * 10}
     assert cwnd_trace.same_dynamics(one_ack, [reno1, reno2]) is None

@@ -11,15 +11,18 @@ Per algorithm the row says ``pass`` only if: the load succeeded; the kernel name
 one MPTCP connection (one per veth path) showed the kernel name as their congestion control in
 ``ss -ti`` and each had bytes acknowledged; the server received data; with ``--bpf-stats`` the
 struct_ops programs' run count grew during the transfer; and after unload (and the sockets'
-close) the name is gone from ``bpftool struct_ops list``. Otherwise ``status`` is ``fail`` (a
+close) the name is gone from ``bpftool struct_ops list``. A connection whose second subflow never
+appeared gets one more transfer only when ss printed nothing or the client's path manager counted
+a dropped ADD_ADDR (pm_dropped_add_addr: a kernel race, not the congestion control); the row then
+says ``attempts: 2`` and keeps the first attempt's reason and counters. Otherwise ``status`` is ``fail`` (a
 check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
 
 The row ``trace:ewtcp`` (TRACE_CHECK) is not a load check: one path through linkem dropping every
 200th data packet, two single-route MPTCP connections with the kernel's reno, then one with the
 default build's mpcc_ewtcp (a = 1); it passes when every EWTCP loss event sets Reno's ssthresh,
 its first 5 windows are within one packet (cwnd_trace.HEAD_SLACK) of both reno runs', and each later
-event is one a reno run had (cwnd_trace.same_dynamics: reno itself switches between two cycles
-by ACK timing, so the order of the later events is not compared). Only where the loader selects
+window is within one packet of one a reno run had (cwnd_trace.same_dynamics: reno itself switches
+between two cycles one packet apart by ACK timing, so neither order nor cycle is compared). Only where the loader selects
 the default build.
 """
 
@@ -93,8 +96,27 @@ def _available() -> list[str]:
     return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
 
 
+#: the path manager's MIB counters recorded when a subflow is missing (nstat, both namespaces)
+PM_KEYS = ("MPTcpExtAddAddr", "MPTcpExtAddAddrDrop", "MPTcpExtEchoAdd", "MPTcpExtMPJoinSynRx",
+           "MPTcpExtMPJoinSynAckRx", "MPTcpExtMPJoinAckRx", "MPTcpExtMPJoinSynTx", "MPTcpExtMPJoinSynTxCreatSkErr")
+
+
+def _pm_mib(lab: netlab.TwoPaths) -> dict[str, dict[str, int]]:
+    from mpcc.testbed import diag
+    return {role: {k: v for k, v in diag.mib(lab.ns[role]).items() if k in PM_KEYS} for role in ("cli", "srv")}
+
+
+def pm_dropped_add_addr(transfer: dict) -> bool:
+    """The client's path manager dropped the server's ADD_ADDR during the transfer: upstream's
+    mptcp_pm_add_addr_received() counts MPTCP_MIB_ADDADDRDROP when mptcp_pm_schedule_work() finds
+    another path-manager event still pending, and the server re-announces only after
+    net.mptcp.add_addr_timeout (120 s). A kernel race, not the congestion control's doing."""
+    return transfer.get("pm_mib", {}).get("cli", {}).get("MPTcpExtAddAddrDrop", 0) > 0
+
+
 def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: bool) -> tuple[dict, str | None]:
     runs0 = _struct_ops_runs() if stats else 0
+    mib0 = _pm_mib(lab)
     res = lab.transfer(lab.server, secs, [(PORT, "mptcp", kname)])
     runs = _struct_ops_runs() - runs0 if stats else None
     subflows = {}
@@ -111,7 +133,11 @@ def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: b
     missing = [a for a in paths if a not in subflows]
     if missing:
         out["ss_text"] = res["ss_text"][-3000:]
-        return out, f"no subflow to {', '.join(missing)} during the transfer (ss -ti)"
+        mib1 = _pm_mib(lab)
+        out["pm_mib"] = {r: {k: v - mib0[r].get(k, 0) for k, v in mib1[r].items() if v != mib0[r].get(k, 0)}
+                         for r in mib1}
+        why = " (the client's path manager dropped the ADD_ADDR: MPTcpExtAddAddrDrop)" if pm_dropped_add_addr(out) else ""
+        return out, f"no subflow to {', '.join(missing)} during the transfer (ss -ti){why}"
     wrong = [f"{a}: {subflows[a]['ca']}" for a in paths if subflows[a]["ca"] != kname]
     if wrong:
         return out, f"subflow congestion control is not {kname} ({'; '.join(wrong)})"
@@ -163,9 +189,12 @@ def check(algo: str, via: str, secs: float, stats: bool, lab: netlab.TwoPaths) -
             reason = f"{kname} not in net.ipv4.tcp_available_congestion_control"
         else:
             row["transfer"], reason = _transfer(lab, algo, kname, secs, stats)
-            if reason and reason.startswith("no subflow") and not row["transfer"].get("ss_text"):
-                # ss printed nothing: under emulation its first start can outlast the transfer
-                # (it samples at 60 %); one more transfer, recorded as such
+            if reason and reason.startswith("no subflow") and (
+                    not row["transfer"].get("ss_text") or pm_dropped_add_addr(row["transfer"])):
+                # ss printed nothing (under emulation its first start can outlast the transfer:
+                # it samples at 60 %), or the kernel's path manager dropped the ADD_ADDR: one
+                # more transfer on a new connection, the first one's reason recorded
+                row["first_attempt"] = {"reason": reason, "pm_mib": row["transfer"].get("pm_mib", {})}
                 row["transfer"], reason = _transfer(lab, algo, kname, secs, stats)
                 row["attempts"] = 2
     except Exception as e:           # noqa: BLE001 — one row fails, the table goes on
