@@ -9,10 +9,11 @@
 //!   only when a third of it is free (`mptcp_write_space` → `sk_stream_write_space`:
 //!   `sk_stream_is_writeable`, free ≥ queued / 2);
 //! * a subflow's send buffer is set once, by `tcp_init_buffer_space` → `tcp_sndbuf_expand`:
-//!   max(tcp_wmem[1], 2 × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]); it
-//!   does not grow later, because `tcp_check_space` calls `tcp_new_space` only for a socket a
-//!   writer found full (SOCK_NOSPACE), and nobody writes to a subflow's socket; a queued
-//!   segment charges its subflow its payload plus the skb (`mptcp_sendmsg_frag`);
+//!   max(tcp_wmem[1], 2 × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]). The
+//!   kernel expands it again later (`tcp_new_space`, with the window of the moment: measured on
+//!   6.18, bench/kernel/RESULTS.md §17e), which with the factor 2 passes tcp_wmem[1] only above
+//!   ≈ 29 packets; not modelled. A queued segment charges its subflow its payload plus the skb
+//!   (`mptcp_sendmsg_frag`);
 //! * the default scheduler (`mptcp_subflow_get_send`) picks the subflow with the least linger
 //!   time, sk_wmem_queued / avg_pacing_rate; if that subflow's send buffer is full nothing is
 //!   sent; otherwise it gets a burst of up to MPTCP_SEND_BURST_SIZE (64 KB) bytes, bounded by
