@@ -14,16 +14,16 @@ struct_ops programs' run count grew during the transfer; and after unload (and t
 close) the name is gone from ``bpftool struct_ops list``. A connection whose second subflow never
 appeared gets one more transfer only when ss printed nothing or the client's path manager counted
 a dropped ADD_ADDR (pm_dropped_add_addr: a kernel race, not the congestion control); the row then
-says ``attempts: 2`` and keeps the first attempt's reason and counters. Otherwise ``status`` is ``fail`` (a
-check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
+says ``attempts: 2`` and keeps the first attempt's reason and counters. Otherwise ``status`` is
+``fail`` (a check failed) or ``refused`` (the loader said no) and ``reason`` is one line.
 
 The row ``trace:ewtcp`` (TRACE_CHECK) is not a load check: one path through linkem dropping every
 200th data packet, two single-route MPTCP connections with the kernel's reno, then one with the
 default build's mpcc_ewtcp (a = 1); it passes when every EWTCP loss event sets Reno's ssthresh,
 its first 5 windows are within one packet (cwnd_trace.HEAD_SLACK) of both reno runs', and each later
 window is within one packet of one a reno run had (cwnd_trace.same_dynamics: reno itself switches
-between two cycles one packet apart by ACK timing, so neither order nor cycle is compared). Only where the loader selects
-the default build.
+between two cycles one packet apart by ACK timing, so neither order nor cycle is compared). Only
+where the loader selects the default build.
 """
 
 from __future__ import annotations
