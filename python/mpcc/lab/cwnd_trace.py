@@ -177,7 +177,7 @@ def same_dynamics(x: dict, refs: list[dict], head: int = 5, min_events: int = 8,
             return f"first {head} loss events: {x['cc']} {h}, {r['cc']} {rh} (windows more than {slack} apart)"
     seen = {e[0] for r in refs for e in r["loss_events"][head:]}
     new = [e for e in x["loss_events"][head:] if all(abs(e[0] - w) > slack for w in seen)]
-    return (f"{x['cc']} loss events more than {slack} packet(s) from any a reference run had "
+    return (f"{x['cc']} loss events more than {slack} packet(s) from every window a reference run had "
             f"after event {head}: {new[:5]}") if new else None
 
 

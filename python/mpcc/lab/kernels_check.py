@@ -133,9 +133,8 @@ def _transfer(lab: netlab.TwoPaths, algo: str, kname: str, secs: float, stats: b
     missing = [a for a in paths if a not in subflows]
     if missing:
         out["ss_text"] = res["ss_text"][-3000:]
-        mib1 = _pm_mib(lab)
-        out["pm_mib"] = {r: {k: v - mib0[r].get(k, 0) for k, v in mib1[r].items() if v != mib0[r].get(k, 0)}
-                         for r in mib1}
+        from mpcc.testbed import diag
+        out["pm_mib"] = {r: diag.mib_delta(mib0[r], after) for r, after in _pm_mib(lab).items()}
         why = " (the client's path manager dropped the ADD_ADDR: MPTcpExtAddAddrDrop)" if pm_dropped_add_addr(out) else ""
         return out, f"no subflow to {', '.join(missing)} during the transfer (ss -ti){why}"
     wrong = [f"{a}: {subflows[a]['ca']}" for a in paths if subflows[a]["ca"] != kname]
