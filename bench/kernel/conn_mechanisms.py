@@ -2,7 +2,8 @@
 """bench/kernel/conn_mechanisms.py: the connection-level mechanisms of bpf/include/mpcc_conn.h
 (MPCC_BPF_CONN: sndbuf, pacing, penalise) on the generated RED scenarios of
 bench/kernel/sim_vs_testbed.py: the multipath group's per-flow rate on the testbed against the
-simulator's ideal and linux modes (``[sim] mptcp``), with the testbed's connection-level samples
+simulator's ideal and linux modes (``[sim] mptcp``; a run with sndbuf against the linux mode with
+``sndbuf_expand = "mpcc"``), with the testbed's connection-level samples
 (msk.csv, ``msk_limits``: send-buffer fill, idle samples with no data at the connection level).
 
     .venv/bin/python bench/kernel/conn_mechanisms.py sim --seeds 1,2,4,5 --secs 30 --json SIM.json
@@ -55,6 +56,19 @@ def _key(seed: int, algorithm: str | None) -> str:
     return str(seed) if algorithm is None else f"{seed}/{algorithm}"
 
 
+#: the simulator's modes: ideal; linux with the kernel's sndbuf_expand factor 2 (the testbed's
+#: runs without sndbuf); linux with MPCC_BPF_CONN=sndbuf's factor (``[sim] sndbuf_expand``)
+SIM_MODES = {"ideal": {"mptcp": "ideal"}, "linux": {"mptcp": "linux"},
+             "linux_sndbuf": {"mptcp": "linux", "sndbuf_expand": "mpcc"}}
+
+
+def linux_mode(conn: str) -> str:
+    """The simulator mode that models a testbed run with MPCC_BPF_CONN = ``conn`` (pacing and
+    penalise are not modelled)."""
+    from mpcc.kernel.sources import CONN_MECHANISMS, conn_mask
+    return "linux_sndbuf" if conn_mask(conn) & CONN_MECHANISMS["sndbuf"] else "linux"
+
+
 def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
              algorithms: tuple | list = (None,)) -> dict:
     from mpcc import scenario, sim
@@ -63,10 +77,12 @@ def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
         s = scenario.loads(scenario_text(seed, secs, algo), "generated.toml")
         mp = next(g for g in s.groups if g.name == "mp")
         row = {"algorithm": mp.algorithm.describe(), "count": mp.count}
-        for mode in ("ideal", "linux"):
-            sm = dataclasses.replace(s, engine={**s.engine, "sim": {"mptcp": mode}})
+        for mode, opts in SIM_MODES.items():
+            sm = dataclasses.replace(s, engine={**s.engine, "sim": opts})
             rs = [sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result for k in range(sim_seeds)]
             row[mode] = statistics.mean(r.groups["mp"].rate_mbps for r in rs)
+            if mode != "ideal":
+                row[f"{mode}_sndbuf_kb"] = rs[0].groups["mp"].extra.get("connection_limits", {}).get("sndbuf_kb")
         out[_key(seed, algo)] = row
         print(_key(seed, algo), row, flush=True)
     return out
@@ -121,24 +137,30 @@ def table(sim: dict, tbr: list[dict]) -> None:
           "| health: late ‰, implausible windows, attempts |")
     print("|---|---|---|---|---|---|---|---|---|---|")
     by_seed: dict[tuple[str, str, int], list[float]] = {}     # (algorithm, conn, seed) → deficits, %
+    by_linux: dict[tuple[str, str], list[float]] = {}         # (algorithm, conn) → testbed vs linux mode, %
     for r in tbr:
         s = sim[_key(r["seed"], r.get("algorithm"))]
         d = 100 * (r["testbed"] / s["ideal"] - 1)
+        lm = linux_mode(r["conn"])
+        by_linux.setdefault((s["algorithm"], r["conn"]), []).append(100 * (r["testbed"] / s[lm] - 1))
         by_seed.setdefault((s["algorithm"], r["conn"], r["seed"]), []).append(d)
         m = r["msk"]
         print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {r['testbed']:.2f} "
               f"| {d:+.1f} % (ideal {s['ideal']:.2f}) "
-              f"| {100 * (r['testbed'] / s['linux'] - 1):+.1f} % (linux {s['linux']:.2f}) "
+              f"| {100 * (r['testbed'] / s[lm] - 1):+.1f} % ({lm} {s[lm]:.2f}) "
               f"| {m.get('idle', float('nan')):.2f} | {m.get('idle_no_data', float('nan')):.2f} "
               f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} | {_health(r.get('health'))} |")
-    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (pairs) |")
-    print("|---|---|---|---|---|---|")
+    print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (pairs) "
+          "| median vs linux mode | min … max |")
+    print("|---|---|---|---|---|---|---|---|")
     for algo, conn in sorted({(a, c) for a, c, _ in by_seed}):
         seeds = sorted(x for a, c, x in by_seed if (a, c) == (algo, conn))
         d = [v for x in seeds for v in by_seed[(algo, conn, x)]]
         paired = [v - n for x in seeds for v, n in zip(by_seed[(algo, conn, x)], by_seed.get((algo, "none", x), []))]
         change = f"{statistics.median(paired):+.1f} points ({len(paired)})" if paired and conn != "none" else "—"
-        print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} |")
+        lx = by_linux[(algo, conn)]
+        print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} "
+              f"| {statistics.median(lx):+.1f} % | {min(lx):+.1f} … {max(lx):+.1f} % |")
 
 
 def main() -> None:

@@ -12,10 +12,11 @@
  *                       max(cwnd, 10, reordering + 1) · per-MSS truesize, from the connection's
  *                       windows: 2 · MPCC_CONN_SNDBUF_MARGIN · Σ_k max(w_k, 10) / max(w_r, 10).
  *                       Upstream calls it when the subflow is established
- *                       (tcp_init_buffer_space) and again only from tcp_new_space(), which needs
- *                       SOCK_NOSPACE on the subflow's socket, which MPTCP never sets: in
- *                       practice it sizes each subflow's buffer once. Off: not in the ops
- *                       table (the kernel's factor 2).
+ *                       (tcp_init_buffer_space) and from tcp_new_space() at an ACK after which
+ *                       the window is not full while the writer waits (SOCK_NOSPACE on the
+ *                       MPTCP socket, which is every subflow's sk_socket: mptcp_sock_graft);
+ *                       the buffer never shrinks. Off: not in the ops table (the kernel's
+ *                       factor 2).
  *   MPCC_CONN_PACING    the pacing rate the scheduler reads: a subflow's sk_pacing_rate scaled by
  *                       x_r / max_k x_k (x = w / srtt), so its linger time is that of the
  *                       connection's fastest route. bpf_tcp_ca lets a program write

@@ -35,6 +35,9 @@ SIM_OPTIONS = {
     "tcp_rmem_min": Option(4096, example="4096"),
     "tcp_rmem_default": Option(262144, example="262144"),
     "tcp_rmem_max": Option(33554432, example="33554432"),
+    # the linux connection level's tcp_sndbuf_expand factor: the kernel's 2 ("kernel", what the
+    # testbed loads by default) or the programs' built with MPCC_BPF_CONN=sndbuf ("mpcc")
+    "sndbuf_expand": Option("kernel", "choice", choices=("kernel", "mpcc"), example='"mpcc"'),
 }
 
 

@@ -46,7 +46,8 @@ def _mode(s, mode):
 
 def test_linux_connection_level_blocks_a_coupled_connection_behind_its_small_window():
     """With the ideal connection level the coupled connection fills the fast path (≈ 10.1–10.3
-    Mb/s); on Linux its send buffer (2 × 256 KB + 4 KB) fills with data waiting behind the
+    Mb/s); on Linux its send buffer (2 × 256 KB + 4 KB, expanded while the writer waits by
+    2 × the fast subflow's window) fills with data waiting behind the
     1–2-packet subflow and the fast subflow sits idle with nothing to send, until the
     connection-level timer re-injects the data it waits for. How long that takes varies with
     the seed: linux ÷ ideal = 0.34–0.92 over seeds 1–8, mean 0.62. Judged: below ideal in every
@@ -67,7 +68,9 @@ def test_linux_connection_level_blocks_a_coupled_connection_behind_its_small_win
         # the fast route is the idle one; group idle = mean of the two routes' (one flow)
         assert cl["path_idle"][0] > cl["path_idle"][1]
         assert cl["idle"] == pytest.approx(sum(cl["path_idle"]) / 2)
-        assert cl["sndbuf_kb"] == pytest.approx((4096 + 2 * 262144) / 1024)
+        # tcp_wmem[0] + two subflows of at least tcp_wmem[1]; the fast one's grows with its
+        # window (the testbed: 737 and 827 KB, bench/kernel/RESULTS.md §17f)
+        assert (4096 + 2 * 262144) / 1024 <= cl["sndbuf_kb"] < 4 * 1024, cl["sndbuf_kb"]
         assert "connection_limits" not in mp_i.extra
         assert "connection_limits" not in linux.groups["sp"].extra
     assert sum(ratios) / len(ratios) < 0.8, ratios
@@ -92,13 +95,40 @@ def test_ideal_is_the_default_and_its_run_description_is_unchanged():
 
 def test_send_buffer_follows_tcp_wmem():
     """The connection's send buffer is tcp_wmem[0] + the subflows' (tcp_wmem[1] each, at least
-    tcp_sndbuf_expand's 2 × 10 × 4352 bytes)."""
+    tcp_sndbuf_expand's 2 × max(cwnd, 10) × 4352 bytes, and expanded so while the writer
+    waits)."""
     s = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\ntcp_wmem_default = 1048576'))
-    cl = sim.run(s, seed=1, sample_interval_s=0).result.groups["mp"].extra["connection_limits"]
-    assert cl["sndbuf_kb"] == pytest.approx((4096 + 2 * 1048576) / 1024)
+    big = sim.run(s, seed=1, sample_interval_s=0).result.groups["mp"].extra["connection_limits"]["sndbuf_kb"]
+    assert big >= (4096 + 2 * 1048576) / 1024
     s = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\ntcp_wmem_default = 16384'))
-    cl = sim.run(s, seed=1, sample_interval_s=0).result.groups["mp"].extra["connection_limits"]
-    assert cl["sndbuf_kb"] == pytest.approx((4096 + 2 * 2 * 10 * 4352) / 1024)
+    small = sim.run(s, seed=1, sample_interval_s=0).result.groups["mp"].extra["connection_limits"]["sndbuf_kb"]
+    assert (4096 + 2 * 2 * 10 * 4352) / 1024 < small < big
+
+
+def test_sndbuf_expand_selects_the_programs_factor():
+    """``sndbuf_expand = "mpcc"`` (MPCC_BPF_CONN=sndbuf's factor, 32 · Σ_k max(w_k, 10) /
+    max(w_r, 10)) reaches the core only in the linux mode, and gives the connection buffers
+    of megabytes where the kernel's factor 2 gives hundreds of KB; behind the 1–2-packet
+    subflow it costs throughput, as the testbed measured (bench/kernel/RESULTS.md §17f: 9.2–9.4
+    → 3.7–4.5 Mb/s). Deterministic per seed: no false-failure rate."""
+    default = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"'))
+    mpcc = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_expand = "mpcc"'))
+    assert core_config(default, seed=1)["options"]["sndbuf_expand"] == "kernel"
+    assert core_config(mpcc, seed=1)["options"]["sndbuf_expand"] == "mpcc"
+    ideal = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "mpcc"'))
+    assert "sndbuf_expand" not in core_config(ideal, seed=1)["options"]
+    k = sim.run(default, seed=1, sample_interval_s=0).result.groups["mp"]
+    m = sim.run(mpcc, seed=1, sample_interval_s=0).result.groups["mp"]
+    assert m.extra["connection_limits"]["sndbuf_kb"] > 10 * k.extra["connection_limits"]["sndbuf_kb"]
+    assert m.rate_mbps < 0.9 * k.rate_mbps, (m.rate_mbps, k.rate_mbps)
+
+
+def test_bad_sndbuf_expand_is_one_line_exit_2(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_expand = "sndbuf"'))
+    p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(f)], capture_output=True, text=True)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "sim.sndbuf_expand" in lines[0] and "kernel, mpcc" in lines[0], p.stderr
 
 
 def test_bad_mode_is_one_line_exit_2(tmp_path):
@@ -129,3 +159,17 @@ def test_compare_shows_both_modes_and_the_cost_of_the_connection_level():
     con = Console(record=True, width=200)
     c.print(con)
     assert "ideal − linux" in con.export_text()
+
+
+def test_compare_models_the_programs_the_testbed_loads(monkeypatch):
+    """compare's sim-linux takes ``sndbuf_expand`` from MPCC_BPF_CONN, as the testbed's loader
+    does, unless the scenario's [sim] table sets it."""
+    from mpcc.compare.engines import with_mptcp
+    s = scenario.loads(HOL.format(sim=""))
+    monkeypatch.delenv("MPCC_BPF_CONN", raising=False)
+    assert with_mptcp(s, "linux").engine["sim"]["sndbuf_expand"] == "kernel"
+    monkeypatch.setenv("MPCC_BPF_CONN", "sndbuf,pacing")
+    assert with_mptcp(s, "linux").engine["sim"]["sndbuf_expand"] == "mpcc"
+    assert "sndbuf_expand" not in with_mptcp(s, "ideal").engine["sim"]
+    explicit = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "kernel"'))
+    assert with_mptcp(explicit, "linux").engine["sim"]["sndbuf_expand"] == "kernel"

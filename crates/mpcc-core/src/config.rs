@@ -139,6 +139,19 @@ pub struct Options {
     pub tcp_wmem: [f64; 3],
     /// net.ipv4.tcp_rmem (min, default, max), bytes: used by the `Linux` connection level.
     pub tcp_rmem: [f64; 3],
+    /// The congestion control's `sndbuf_expand` (`Linux` connection level): `Kernel` (none:
+    /// the kernel's factor 2, as the testbed loads the programs by default) or `Mpcc` (the
+    /// programs built with MPCC_BPF_CONN=sndbuf: bpf/include/mpcc_conn.h).
+    pub sndbuf_expand: SndbufExpand,
+}
+
+/// `[sim] sndbuf_expand`: the factor tcp_sndbuf_expand() sizes a subflow's send buffer with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum SndbufExpand {
+    #[default]
+    Kernel,
+    Mpcc,
 }
 
 /// `[sim] mptcp`: which MPTCP connection level the simulator models.
@@ -166,6 +179,7 @@ impl Default for Options {
             // the testbed's sysctls (python/mpcc/testbed/topology.py)
             tcp_wmem: [4096.0, 262144.0, 33554432.0],
             tcp_rmem: [4096.0, 262144.0, 33554432.0],
+            sndbuf_expand: SndbufExpand::Kernel,
         }
     }
 }

@@ -50,8 +50,8 @@ def model_window(algorithm, tau_s: list[float], q: list[float]) -> tuple[list[fl
     x0 = np.where(ok, np.sqrt(2.0 / np.where(ok, q, 1.0)) / tau_f, 1.0 / tau_f)  # Reno
 
     def resid(z):
-        x = np.exp(z)
-        with np.errstate(all="ignore"):
+        with np.errstate(all="ignore"):   # the solver's trial steps can overflow exp (inf: handled below)
+            x = np.exp(z)
             phi = np.asarray(algorithm.fluid_phi(x, tau_f), dtype=float)
         r = np.log(np.maximum(phi, 1e-300)) - np.log(np.where(ok, q, 1.0))
         return np.where(ok, np.nan_to_num(r, nan=50.0, posinf=50.0, neginf=-50.0), 0.0)

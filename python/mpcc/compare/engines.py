@@ -37,9 +37,16 @@ def run_fluid(s: Scenario) -> EngineRun:
 
 
 def with_mptcp(s: Scenario, mode: str) -> Scenario:
-    """``s`` with ``[sim] mptcp = mode``."""
+    """``s`` with ``[sim] mptcp = mode``; the linux mode's ``sndbuf_expand``, unless the scenario
+    sets it, is that of the programs the testbed loads (MPCC_BPF_CONN with sndbuf: "mpcc")."""
     import dataclasses
-    return dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), "mptcp": mode}})
+    import os
+    table = {**(s.engine.get("sim") or {}), "mptcp": mode}
+    if mode == "linux" and "sndbuf_expand" not in table:
+        from ..kernel.sources import CONN_MECHANISMS, conn_mask
+        sndbuf = conn_mask(os.environ.get("MPCC_BPF_CONN")) & CONN_MECHANISMS["sndbuf"]
+        table["sndbuf_expand"] = "mpcc" if sndbuf else "kernel"
+    return dataclasses.replace(s, engine={**s.engine, "sim": table})
 
 
 def run_sim(s: Scenario, runs: int, seed: int, name: str = "sim") -> EngineRun:

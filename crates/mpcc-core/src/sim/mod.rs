@@ -227,6 +227,7 @@ impl Sim {
                 cfg.options.tcp_wmem,
                 cfg.options.tcp_rmem,
                 cfg.packet_bytes,
+                cfg.options.sndbuf_expand,
             );
             l.samples = vec![Default::default(); cfg.groups.len()];
             Box::new(l)

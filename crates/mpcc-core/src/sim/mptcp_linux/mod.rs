@@ -8,11 +8,16 @@
 //!   subflows' send buffers (`__mptcp_sync_sndbuf`); a writer that found it full is woken
 //!   only when a third of it is free (`mptcp_write_space` → `sk_stream_write_space`:
 //!   `sk_stream_is_writeable`, free ≥ queued / 2);
-//! * a subflow's send buffer is set once, by `tcp_init_buffer_space` → `tcp_sndbuf_expand`:
-//!   max(tcp_wmem[1], 2 × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]). The
-//!   kernel expands it again later (`tcp_new_space`, with the window of the moment: measured on
-//!   6.18, bench/kernel/RESULTS.md §17e), which with the factor 2 passes tcp_wmem[1] only above
-//!   ≈ 29 packets; not modelled. A queued segment charges its subflow its payload plus the skb
+//! * a subflow's send buffer is set by `tcp_init_buffer_space` → `tcp_sndbuf_expand`:
+//!   max(tcp_wmem[1], factor × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]),
+//!   and expanded again the same way at an ACK after which its window is not full while the
+//!   writer waits (`tcp_check_space` → `tcp_new_space`: the writer's SOCK_NOSPACE is on the
+//!   MPTCP socket, which is every subflow's sk_socket, `mptcp_sock_graft`; measured on 6.18,
+//!   bench/kernel/RESULTS.md §17e); it never shrinks. The factor is the congestion control's
+//!   `sndbuf_expand` (`[sim] sndbuf_expand`): the kernel's 2 (`kernel`, the default, as the
+//!   testbed loads the programs) or that of the programs built with MPCC_BPF_CONN=sndbuf
+//!   (`mpcc`, bpf/include/mpcc_conn.h: 2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10)). The subflows
+//!   start together here, so subflow k is established seeing k + 1 windows of 10. A queued segment charges its subflow its payload plus the skb
 //!   (`mptcp_sendmsg_frag`);
 //! * the default scheduler (`mptcp_subflow_get_send`) picks the subflow with the least linger
 //!   time, sk_wmem_queued / avg_pacing_rate; if that subflow's send buffer is full nothing is
@@ -62,6 +67,7 @@ mod push;
 mod tests;
 
 use super::Sim;
+use crate::config::SndbufExpand;
 
 /// MPTCP_SEND_BURST_SIZE (protocol.c).
 pub(super) const SEND_BURST_BYTES: f64 = 65536.0;
@@ -174,6 +180,7 @@ pub(super) struct GroupSamples {
 }
 
 pub(super) struct Linux {
+    pub(super) expand: SndbufExpand,
     pub(super) wmem: [f64; 3],
     pub(super) rmem: [f64; 3],
     pub(super) mss: f64,
@@ -187,8 +194,14 @@ pub(super) struct Linux {
 }
 
 impl Linux {
-    pub(super) fn new(wmem: [f64; 3], rmem: [f64; 3], packet_bytes: u32) -> Linux {
+    pub(super) fn new(
+        wmem: [f64; 3],
+        rmem: [f64; 3],
+        packet_bytes: u32,
+        expand: SndbufExpand,
+    ) -> Linux {
         Linux {
+            expand,
             wmem,
             rmem,
             mss: (packet_bytes as f64 - 52.0).max(1.0),
@@ -202,14 +215,14 @@ impl Linux {
     /// The next connection, with `n` subflows; `horizon_ns` as in [`Linux::horizon_ns`].
     pub(super) fn add_conn(&mut self, n: usize, horizon_ns: u64) {
         let c = self.conns.len() as u32;
-        // tcp_init_buffer_space → tcp_sndbuf_expand: at least tcp_wmem[1]
-        let sndbuf = self.wmem[1]
-            .max((2.0 * INIT_CWND.max(REORDERING + 1.0) * SNDBUF_PER_MSS).min(self.wmem[2]));
-        for _ in 0..n {
+        // tcp_init_buffer_space → tcp_sndbuf_expand: at least tcp_wmem[1]; subflow k is
+        // established seeing k + 1 windows of TCP_INIT_CWND
+        for k in 0..n {
+            let want = self.sndbuf_want(INIT_CWND, &vec![INIT_CWND; k + 1]);
             self.sfs.push(LinuxSf {
                 conn: c,
                 multi: n >= 2,
-                sndbuf,
+                sndbuf: self.wmem[1].max(want),
                 ..Default::default()
             });
         }
@@ -224,6 +237,23 @@ impl Linux {
         conn.history.push_back((0, 0, rcvwin as u32));
         self.conns.push(conn);
         self.horizon_ns.push(horizon_ns);
+    }
+
+    /// The buffer `tcp_sndbuf_expand` asks for a subflow with window `cwnd` (packets), whose
+    /// connection's windows are `windows` (its own included): factor × max(cwnd, 10,
+    /// reordering + 1) × per_mss, at most tcp_wmem[2]. The `mpcc` factor is
+    /// bpf/include/mpcc_conn.h's mpcc_conn_sndbuf_expand (MPCC_CONN_SNDBUF) in the same integer
+    /// steps: 2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10), in [2, 65535].
+    pub(super) fn sndbuf_want(&self, cwnd: f64, windows: &[f64]) -> f64 {
+        let own = cwnd.floor();
+        let factor = match self.expand {
+            SndbufExpand::Kernel => 2.0,
+            SndbufExpand::Mpcc => {
+                let sum: f64 = windows.iter().map(|w| w.floor().max(10.0)).sum();
+                (32.0 * sum / own.max(10.0)).floor().clamp(2.0, 65535.0)
+            }
+        };
+        (factor * own.max(INIT_CWND).max(REORDERING + 1.0) * SNDBUF_PER_MSS).min(self.wmem[2])
     }
 
     /// The connection's send buffer, bytes (`__mptcp_sync_sndbuf`: tcp_wmem[0] + Σ subflows').

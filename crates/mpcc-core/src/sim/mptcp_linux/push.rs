@@ -39,10 +39,6 @@ impl Sim {
         }
         let sf = &self.sf[s];
         let packets_out = (sf.snd_nxt - sf.snd_una) as f64;
-        // (no tcp_new_space → tcp_sndbuf_expand here: tcp_check_space calls it only for a
-        // socket a writer found full, SOCK_NOSPACE, and nobody writes to a subflow's socket;
-        // a two-subflow connection on the testbed keeps a send buffer of 2 × 256 KB + 4 KB,
-        // measured in bench/kernel/RESULTS.md)
         // tcp_update_pacing_rate
         let ratio = if cwnd < sf.ssthresh / 2.0 { 2.0 } else { 1.2 };
         l.sfs[s].pacing = ratio * cwnd.max(packets_out) * mss / self.srtt[s].max(1e-6);
@@ -72,6 +68,26 @@ impl Sim {
         }
         self.mptcp = crate::sim::Mptcp::Linux(l);
         self.linux_push(c);
+        self.linux_sndbuf_expand(s, c);
+    }
+
+    /// After the ACK's push (`ack_update_msk` → `__mptcp_check_push` hands the subflow its
+    /// burst first), tcp_data_snd_check: tcp_push_pending_frames, then tcp_check_space →
+    /// tcp_new_space. While the writer waits (mptcp_sendmsg's wait_for_memory set SOCK_NOSPACE
+    /// on the MPTCP socket, which is every subflow's sk_socket: mptcp_sock_graft), a subflow
+    /// whose window is not full after the push (tcp_should_expand_sndbuf: in flight < cwnd)
+    /// expands its buffer (tcp_sndbuf_expand, [`Linux::sndbuf_want`]); bench/kernel/RESULTS.md
+    /// §17e.
+    fn linux_sndbuf_expand(&mut self, s: usize, c: usize) {
+        let Some(mut l) = self.linux() else { return };
+        let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
+        let (sf, cwnd) = (&self.sf[s], self.cwnd[s].max(1.0).floor());
+        if l.conns[c].writer_waits && ((sf.snd_nxt - sf.snd_una) as f64) < cwnd {
+            let want = l.sndbuf_want(cwnd, &self.cwnd[first..first + n]);
+            let f = &mut l.sfs[s];
+            f.sndbuf = f.sndbuf.max(want);
+        }
+        self.mptcp = crate::sim::Mptcp::Linux(l);
     }
 
     /// The application fills the send buffer and the default scheduler hands the data to the

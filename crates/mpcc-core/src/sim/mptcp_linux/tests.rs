@@ -2,16 +2,22 @@
 use super::*;
 use crate::sim::{Mptcp, Sim};
 
+/// The connection levels the tests run: ideal; linux with the kernel's sndbuf_expand factor
+/// 2 (the default); linux with the factor of the programs built with MPCC_BPF_CONN=sndbuf.
+const IDEAL: &str = r#""mptcp": "ideal""#;
+const LINUX_KERNEL: &str = r#""mptcp": "linux""#;
+const LINUX_MPCC: &str = r#""mptcp": "linux", "sndbuf_expand": "mpcc""#;
+
 /// Coupled over a 10 Mb/s path and a 1 Mb/s path shared with four Reno flows (the coupled
-/// subflow's window there is 1–2 packets), 20 ms and 80 ms RTT.
-fn hol_json(mode: &str) -> String {
+/// subflow's window there is 1–2 packets), 20 ms and 80 ms RTT; `options`: one of the above.
+fn hol_json(options: &str) -> String {
     format!(
         r#"{{"duration_s": 30, "seed": 5, "measure": [10, 30], "sample_interval_s": 0,
         "links": [{{"capacity_mbps": 10, "delay_ms": 10, "buffer_pkts": 50}},
                   {{"capacity_mbps": 1, "delay_ms": 40, "buffer_pkts": 20}}],
         "groups": [{{"algorithm": "coupled", "count": 1, "paths": [[0], [1]], "start_s": 0, "stop_s": 30}},
                    {{"algorithm": "reno", "count": 4, "paths": [[1]], "start_s": 0, "stop_s": 30}}],
-        "options": {{"mptcp": "{mode}"}}}}"#
+        "options": {{{options}}}}}"#
     )
 }
 
@@ -26,21 +32,21 @@ fn linux(s: &Sim) -> &Linux {
     }
 }
 
-/// The application fills the connection's send buffer (tcp_wmem[0] + the subflows' 256 KB:
-/// 365 packets of 1448 bytes) and no further, and is woken again at 2/3 of it; the buffer
-/// holds data until the
+/// The application fills the connection's send buffer (tcp_wmem[0] + the subflows' buffers,
+/// at least 256 KB each: ≥ 365 packets of 1448 bytes) and no further, and is woken again at
+/// 2/3 of it; the buffer holds data until the
 /// connection-level ACK: behind the 1–2-packet subflow it is full of data already sent,
 /// some of it acknowledged on its own subflow, so the fast subflow sits idle with nothing
 /// to send.
 #[test]
 fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
-    let mut s = sim(&hol_json("linux"));
-    let buf = ((4096.0 + 2.0 * 262144.0) / 1448.0_f64).ceil() as u32;
+    let mut s = sim(&hol_json(LINUX_KERNEL));
     let (mut blocked, mut held, mut idle_no_data, mut n, mut partial) = (0, 0, 0, 0, 0);
     let mut t = 5.0;
     while !s.run_until(t) {
         t += 0.05;
         let l = linux(&s);
+        let buf = (l.conn_sndbuf(0, 2) / 1448.0).ceil() as u32;
         let c = &l.conns[0];
         let queued = c.write_seq - c.snd_una;
         assert!(queued <= buf, "the writer fills the buffer, no more");
@@ -84,8 +90,8 @@ fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
 /// and only the linux mode reports connection-level samples.
 #[test]
 fn head_of_line_blocking_costs_throughput() {
-    let ideal = crate::run_json(&hol_json("ideal")).unwrap();
-    let lx = crate::run_json(&hol_json("linux")).unwrap();
+    let ideal = crate::run_json(&hol_json(IDEAL)).unwrap();
+    let lx = crate::run_json(&hol_json(LINUX_KERNEL)).unwrap();
     let mp = |o: &crate::Output| o.u64("sf_delivered")[..2].iter().sum::<u64>();
     assert!(
         (mp(&lx) as f64) < 0.8 * mp(&ideal) as f64,
@@ -243,7 +249,7 @@ fn receive_buffer_autotunes() {
 /// else 1.2 ×; set by every ACK.
 #[test]
 fn pacing_rate_as_the_kernel_computes_it() {
-    let mut s = sim(&hol_json("linux"));
+    let mut s = sim(&hol_json(LINUX_KERNEL));
     s.run_until(12.0);
     let ack = crate::sim::Ack {
         time: s.now,
@@ -279,4 +285,110 @@ fn connection_level_retransmission_and_stale_subflows() {
     assert!(re > 0 && stale > 0, "{re} {stale}");
     // the clean path carries most of 10 Mb/s (833 packets/s) over the 20 s window
     assert!(d[0] > 20 * 833 / 2, "{d:?}");
+}
+
+/// tcp_sndbuf_expand's request: factor × max(cwnd, 10, reordering + 1) × 4352 B, at most
+/// tcp_wmem[2]; the kernel's factor is 2, MPCC_BPF_CONN=sndbuf's (bpf/include/mpcc_conn.h
+/// mpcc_conn_sndbuf_expand) 32 · Σ_k max(w_k, 10) / max(w_r, 10) in integers, in [2, 65535].
+#[test]
+fn sndbuf_expand_factors_as_the_programs_compute_them() {
+    let mut l = Linux::new(
+        [4096.0, 262144.0, 1e12],
+        [4096.0; 3],
+        1500,
+        SndbufExpand::Kernel,
+    );
+    assert_eq!(
+        l.sndbuf_want(3.0, &[3.0, 500.0]),
+        2.0 * 10.0 * SNDBUF_PER_MSS
+    );
+    assert_eq!(l.sndbuf_want(40.7, &[40.7]), 2.0 * 40.0 * SNDBUF_PER_MSS);
+    l.expand = SndbufExpand::Mpcc;
+    // (own window, the connection's windows) → factor; nr_segs = max(own, 10)
+    for (own, all, factor) in [
+        (10.0, vec![10.0], 32.0),             // one route: 32
+        (10.0, vec![10.0, 10.0], 64.0),       // a join sees two windows of 10
+        (3.0, vec![3.0, 25.0], 112.0),        // windows below 10 count as 10: 32 · 35 / 10
+        (25.0, vec![3.0, 25.0], 44.0),        // 32 · 35 / 25 = 44.8 → 44
+        (10.0, vec![10.0, 30000.0], 65535.0), // at most 65535
+    ] {
+        let segs = f64::max(own, 10.0);
+        assert_eq!(
+            l.sndbuf_want(own, &all),
+            factor * segs * SNDBUF_PER_MSS,
+            "{own} {all:?}"
+        );
+    }
+    l.wmem[2] = 1e6;
+    assert_eq!(l.sndbuf_want(10.0, &[10.0]), 1e6, "at most tcp_wmem[2]");
+}
+
+/// A subflow's buffer never shrinks and grows while the writer waits (tcp_new_space): with the
+/// kernel's factor the 10 Mb/s subflow's passes tcp_wmem[1] once its window passes 29 packets
+/// (2 × a whole window × per_mss); the 1–2-packet subflow's, set while its window was larger
+/// in slow start, stays below it.
+#[test]
+fn a_subflow_buffer_grows_with_its_window_while_the_writer_waits() {
+    let mut s = sim(&hol_json(LINUX_KERNEL));
+    let (mut max_cwnd, mut last) = (0.0_f64, 0.0_f64);
+    let mut t = 1.0;
+    while !s.run_until(t) {
+        t += 0.05;
+        max_cwnd = max_cwnd.max(s.cwnd[0].floor());
+        let b = linux(&s).sfs[0].sndbuf;
+        assert!(b >= last, "a subflow's buffer never shrinks ({last} → {b})");
+        let w = b / (2.0 * SNDBUF_PER_MSS);
+        assert!(b == 262144.0 || (w.fract() == 0.0 && w > 29.0), "{b}");
+        last = b;
+    }
+    assert!(
+        max_cwnd > 30.0,
+        "the fast subflow's window passed 29 packets ({max_cwnd})"
+    );
+    let l = linux(&s);
+    assert!(l.sfs[0].sndbuf > 262144.0, "{}", l.sfs[0].sndbuf);
+    assert!(
+        l.sfs[1].sndbuf < l.sfs[0].sndbuf,
+        "{} vs {}",
+        l.sfs[1].sndbuf,
+        l.sfs[0].sndbuf
+    );
+}
+
+/// MPCC_BPF_CONN=sndbuf's factor on the head-of-line network: subflow k starts with
+/// 32 · (k + 1) · 10 · 4352 B and the buffers grow while the writer waits; the fast subflow
+/// then runs so far ahead of the 1–2-packet one that the shared receive window fills, and the
+/// connection carries less than with the kernel's factor. The testbed measured the same
+/// (bench/kernel/RESULTS.md §17f: 9.4 / 9.2 Mb/s without, 3.7 / 4.5 with, the receive window
+/// full in 73 % of the idle samples).
+#[test]
+fn the_sndbuf_factor_costs_throughput_behind_a_slow_subflow() {
+    let s = sim(&hol_json(LINUX_MPCC));
+    for k in 0..2 {
+        let want = 32.0 * (k + 1) as f64 * 10.0 * SNDBUF_PER_MSS;
+        assert_eq!(linux(&s).sfs[k].sndbuf, want, "subflow {k}");
+    }
+    let kern = crate::run_json(&hol_json(LINUX_KERNEL)).unwrap();
+    let mpcc = crate::run_json(&hol_json(LINUX_MPCC)).unwrap();
+    let mp = |o: &crate::Output| o.u64("sf_delivered")[..2].iter().sum::<u64>();
+    let buf = |o: &crate::Output| o.f64("msk_sndbuf_bytes")[0];
+    let rwnd = |o: &crate::Output| o.u64("msk_idle_rwnd_full")[0];
+    assert!(
+        (mp(&mpcc) as f64) < 0.8 * mp(&kern) as f64,
+        "{} vs {}",
+        mp(&mpcc),
+        mp(&kern)
+    );
+    assert!(
+        buf(&mpcc) > 10.0 * buf(&kern),
+        "{} vs {}",
+        buf(&mpcc),
+        buf(&kern)
+    );
+    assert!(
+        rwnd(&mpcc) > 0 && rwnd(&kern) == 0,
+        "{} vs {}",
+        rwnd(&mpcc),
+        rwnd(&kern)
+    );
 }
