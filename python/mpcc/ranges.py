@@ -136,6 +136,7 @@ R: dict[str, Range] = {
     "scalable.a": Range(0, 100, "packets", "0.01", lo_open=True),
     "scalable.b": Range(1e-3, 1, "", "0.125", hi_open=True),
     "epsilon.epsilon": Range(0, 2, "", "1.0"),
+    "olia.per_ack": Range(0, 1, "", "1"),
     "generalized.beta": Range(0, 10, "", "0.2"),
     "generalized.eta": Range(0, 100, "", "0.5"),
     "generalized.n": Range(1, 64, "", "2", zero_ok=False),

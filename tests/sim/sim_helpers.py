@@ -20,11 +20,13 @@ buffer_pkts = {buffer}
 
 
 def group(name, algo="reno", count=1, paths='[["l"]]', extra=""):
+    """A [[groups]] table; ``algo``: a name, or a TOML inline table ({name = "olia", per_ack = 1})."""
+    algo = algo if algo.startswith("{") else f'"{algo}"'
     return f"""
 [[groups]]
 name = "{name}"
 count = {count}
-algorithm = "{algo}"
+algorithm = {algo}
 paths = {paths}
 {extra}
 """

@@ -1,5 +1,6 @@
 """Linux-version details of window growth (``[sim] per_ack_increase``, ``slow_start_at_ssthresh``)
-and OLIA's window update as in the out-of-tree mptcp_olia.c (per ACK, whole packets)."""
+and OLIA's window update: per acknowledged packet by default (as the BPF program's), as in the
+out-of-tree mptcp_olia.c (per ACK, whole packets) with ``per_ack = 1``."""
 
 import numpy as np
 import pytest
@@ -24,20 +25,25 @@ def test_per_ack_increase_halves_reno_growth_with_delayed_acks():
     assert per_ack / per_packet == pytest.approx(0.5, rel=0.2), (per_ack, per_packet)
 
 
-def test_olia_counts_acks_not_packets():
-    # mptcp_olia.c adds I_r once per ACK whatever it acknowledges; with one route
-    # I_r = (w/τ²)/(w/τ)² = 1/w (Reno's), so delayed ACKs halve its growth while Reno's
-    # (per acknowledged packet by default) is unchanged.
-    olia = _loss_events("olia", "delayed_ack = true") / _loss_events("olia", "delayed_ack = false")
+OLIA_PER_ACK = '{name = "olia", per_ack = 1}'
+
+
+def test_olia_per_ack_counts_acks_not_packets_and_the_default_counts_packets():
+    # mptcp_olia.c (per_ack = 1) adds I_r once per ACK whatever it acknowledges; with one route
+    # I_r = (w/τ²)/(w/τ)² = 1/w (Reno's), so delayed ACKs halve its growth, while Reno's and the
+    # default OLIA's (per acknowledged packet, as the BPF program's default) are unchanged.
+    olia1 = _loss_events(OLIA_PER_ACK, "delayed_ack = true") / _loss_events(OLIA_PER_ACK, "delayed_ack = false")
+    olia0 = _loss_events("olia", "delayed_ack = true") / _loss_events("olia", "delayed_ack = false")
     reno = _loss_events("reno", "delayed_ack = true") / _loss_events("reno", "delayed_ack = false")
-    assert olia == pytest.approx(0.5, rel=0.2), olia
+    assert olia1 == pytest.approx(0.5, rel=0.2), olia1
+    assert olia0 == pytest.approx(1.0, rel=0.2), olia0
     assert reno == pytest.approx(1.0, rel=0.2), reno
 
 
-def test_olia_windows_are_whole_packets():
-    # the kernel's snd_cwnd is an integer moved by ±1 through a 2^-10 fixed-point counter, and
+def test_olia_per_ack_windows_are_whole_packets():
+    # mptcp_olia.c's snd_cwnd is an integer moved by ±1 through a 2^-10 fixed-point counter, and
     # ssthresh = max(w >> 1, 2)
-    s = single_link(groups=group("mp", "olia", paths='[["l"], ["l"]]') + group("sp"), duration=30.0)
+    s = single_link(groups=group("mp", OLIA_PER_ACK, paths='[["l"], ["l"]]') + group("sp"), duration=30.0)
     t = sim.run(s, seed=1, sample_interval_s=0.01).timeseries["subflows"]
     g = np.asarray(t["group"])
     w = t["cwnd_pkts"][g == "mp"]

@@ -59,6 +59,7 @@ fn stress_all_features_every_algorithm() {
         ("semicoupled", "{}"),
         ("lia", "{}"),
         ("olia", "{}"),
+        ("olia", r#"{"per_ack": 1}"#),
         ("balia", "{}"),
         ("generalized", r#"{"beta": 0.5, "eta": 1.0, "n": 2}"#),
         ("mstcp", "{}"),

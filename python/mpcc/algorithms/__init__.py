@@ -68,7 +68,8 @@ REGISTRY = _Registry({
     "coupled": ("coupled.Coupled", {}),
     "semicoupled": ("semicoupled.Semicoupled", {}),
     "lia": ("lia.Lia", {}),
-    "olia": ("olia.Olia", {}),
+    # per_ack = 1: mptcp_olia.c's per-ACK update (the BPF program's parameter of the same name)
+    "olia": ("olia.Olia", {"per_ack": (0.0, (lambda v: v in (0, 1), "0 or 1"))}),
     "balia": ("balia.Balia", {}),
     "generalized": ("generalized.Generalized", {"beta": (0.2, _NONNEG), "eta": (0.5, _NONNEG),
                                                 "n": (math.inf, (lambda v: v >= 1, "a positive integer or \"inf\""))}),

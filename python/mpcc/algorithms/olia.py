@@ -13,10 +13,12 @@ maximise w_r, and with n routes:
 
 OLIA has no fluid model of the form (3) (Peng et al. §II-B).
 
-These are the per-ACK and per-loss rules. mptcp_olia.c applies them with integer arithmetic
-(whole-packet windows, ⌊2^10·I_r⌋ per ACK into a counter reset at ±1023, one step per ACK
-whatever it acknowledges); the simulator models that in its window update (docs/sim.md), the BPF
-program with ``per_ack = 1`` (docs/algorithms.md). :func:`per_ack_counter` is that counter's
+These are the per-ACK and per-loss rules. With ``per_ack = 0`` (the default) every engine applies
+I_r per acknowledged packet, as for the other algorithms (the simulator's host update, the BPF
+program's shared update). With ``per_ack = 1`` they apply it as mptcp_olia.c did, with integer
+arithmetic (whole-packet windows, ⌊2^10·I_r⌋ per ACK into a counter reset at ±1023, one step per
+ACK whatever it acknowledges, slow start while w ≤ ssthresh): the simulator in its window update
+(docs/sim.md), the BPF program (docs/algorithms.md). :func:`per_ack_counter` is that counter's
 reference for the shared vectors."""
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from dataclasses import dataclass
 
 # numpy is imported inside the functions, so `mpcc check` validates scenarios without loading it
 
-from .base import Algorithm, as_arrays, halve, total_rate
+from .base import Algorithm, as_arrays, halve, parameter, total_rate
 
 
 @dataclass(frozen=True)
@@ -34,6 +36,8 @@ class Olia(Algorithm):
     name = "olia"
     fluid_model = False
     state_keys = ("loss_interval",)
+
+    per_ack = parameter("per_ack", 0.0)
 
     @staticmethod
     def epsilon(cwnd, rtt, loss_interval) -> np.ndarray:

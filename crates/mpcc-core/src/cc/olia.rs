@@ -6,17 +6,21 @@
 //! paths B = argmax ℓ_r/τ_r², the max-window paths M = argmax w_r, the collected paths B∖M, and
 //! ε_r = 1/(n|B∖M|) on B∖M, −1/(n|M|) on M when B∖M ≠ ∅, 0 otherwise.
 //!
-//! The Linux implementation Peng et al. measured (MPTCP v0.88, `mptcp_olia.c`) applies I_r
-//! through integer arithmetic that the simulator reproduces ([`WindowUpdate::FixedPoint`], which
-//! OLIA selects; the engine's step is [`fixed_point_step`]): the window is a whole number of packets, every
-//! ACK (not every acknowledged packet) adds ⌊2^10·I_r⌋ (rounded toward zero) to a counter, and
-//! the window moves by one packet when the counter reaches ±(2^10 − 1), resetting the counter
-//! to 0 (the remainder is lost). The per-ACK I_r and per-loss D_r themselves are the rules above.
+//! `per_ack = 0` (the default, as the BPF program's): I_r per acknowledged packet, the host's
+//! update of every algorithm ([`WindowUpdate::Host`]). `per_ack = 1`: as the Linux implementation
+//! Peng et al. measured (MPTCP v0.88, `mptcp_olia.c`) applies I_r, through integer arithmetic
+//! ([`WindowUpdate::FixedPoint`]; the engine's step is [`fixed_point_step`]): the window is a
+//! whole number of packets, every ACK (not every acknowledged packet) adds ⌊2^10·I_r⌋ (rounded
+//! toward zero) to a counter, and the window moves by one packet when the counter reaches
+//! ±(2^10 − 1), resetting the counter to 0 (the remainder is lost). The per-ACK I_r and per-loss
+//! D_r themselves are the rules above.
 use super::{halve, AckEvent, Algorithm, Controller, Subflows, WindowUpdate};
 
 /// OLIA with its per-subflow state: the loss markers of mptcp_olia.c and ℓ_r.
 #[derive(Clone, Default)]
 pub struct Olia {
+    /// mptcp_olia.c's per-ACK update (the `per_ack` parameter).
+    per_ack: bool,
     /// Per route: snd_una at the loss before last, at the last loss, and at the latest ACK
     /// that reached cong_avoid (mptcp_olia.c `mptcp_loss1..3`, here in packets).
     markers: Vec<[u32; 3]>,
@@ -26,8 +30,13 @@ pub struct Olia {
 
 pub const ALGORITHM: Algorithm = Algorithm {
     name: "olia",
-    params: &[],
-    make: |_| Box::new(Olia::default()),
+    params: &[("per_ack", 0.0)],
+    make: |p| {
+        Box::new(Olia {
+            per_ack: p[0] != 0.0,
+            ..Olia::default()
+        })
+    },
 };
 
 /// `scale` of mptcp_olia.c: the fractional window counter counts 1/2^10 packets.
@@ -95,13 +104,18 @@ impl Controller for Olia {
     }
     fn connection(&self, n_routes: usize) -> Box<dyn Controller> {
         Box::new(Olia {
+            per_ack: self.per_ack,
             markers: vec![[0; 3]; n_routes],
             ell: vec![0.0; n_routes],
         })
     }
     fn window_update(&self) -> WindowUpdate {
-        WindowUpdate::FixedPoint {
-            scale_bits: KERNEL_SCALE,
+        if self.per_ack {
+            WindowUpdate::FixedPoint {
+                scale_bits: KERNEL_SCALE,
+            }
+        } else {
+            WindowUpdate::Host
         }
     }
     /// The ACK reaches cong_avoid: mptcp_loss3 = snd_una.
@@ -134,7 +148,9 @@ mod tests {
         // I = 0.3 packet/ACK → ⌊307.2⌋ = 307 per ACK; 4 ACKs = 1228 ≥ 1023 → +1, counter 0
         // (the kernel keeps no remainder, so the 5th ACK starts again from 307).
         let mut cnt = 0i64;
-        let steps: Vec<i32> = (0..5).map(|_| fixed_point_step(&mut cnt, 0.3, KERNEL_SCALE)).collect();
+        let steps: Vec<i32> = (0..5)
+            .map(|_| fixed_point_step(&mut cnt, 0.3, KERNEL_SCALE))
+            .collect();
         assert_eq!(steps, vec![0, 0, 0, 1, 0]);
         assert_eq!(cnt, 307);
         // I below 2^−10 packet is rounded to zero: the window never moves.
@@ -143,7 +159,9 @@ mod tests {
         assert_eq!(cnt, 0);
         // Negative I (ε_r < 0 on a max-window path): rounded toward zero, −1 at −1023.
         let mut cnt = 0i64;
-        let steps: Vec<i32> = (0..3).map(|_| fixed_point_step(&mut cnt, -0.5, KERNEL_SCALE)).collect();
+        let steps: Vec<i32> = (0..3)
+            .map(|_| fixed_point_step(&mut cnt, -0.5, KERNEL_SCALE))
+            .collect();
         assert_eq!(steps, vec![0, -1, 0]);
         assert_eq!(cnt, -512);
     }
@@ -156,9 +174,17 @@ mod tests {
         let mut o = Olia {
             markers: vec![[0; 3]],
             ell: vec![0.0],
+            ..Olia::default()
         };
         let ack = |o: &mut Olia, una| {
-            o.on_ack_event(0, &AckEvent { rtt_s: 0.1, snd_una: una, cong_avoid: true })
+            o.on_ack_event(
+                0,
+                &AckEvent {
+                    rtt_s: 0.1,
+                    snd_una: una,
+                    cong_avoid: true,
+                },
+            )
         };
         ack(&mut o, 100);
         o.on_window_reduction(0, false);
@@ -173,8 +199,19 @@ mod tests {
         ack(&mut o, 300);
         o.on_window_reduction(0, true); // repeated timeout: no shift
         assert_eq!(o.ell, vec![150.0]);
-        o.on_ack_event(0, &AckEvent { rtt_s: 0.1, snd_una: 500, cong_avoid: false });
-        assert_eq!(o.markers[0], [140, 290, 300], "an ACK in recovery moves no marker");
+        o.on_ack_event(
+            0,
+            &AckEvent {
+                rtt_s: 0.1,
+                snd_una: 500,
+                cong_avoid: false,
+            },
+        );
+        assert_eq!(
+            o.markers[0],
+            [140, 290, 300],
+            "an ACK in recovery moves no marker"
+        );
     }
 
     /// The engine's view (no ℓ given) uses the controller's ℓ: with ℓ_1 > ℓ_0 and equal RTTs,
@@ -184,11 +221,36 @@ mod tests {
         let o = Olia {
             markers: vec![[0; 3]; 2],
             ell: vec![10.0, 20.0],
+            ..Olia::default()
         };
         let (w, t) = ([20.0, 10.0], [0.1, 0.1]);
         let sf = Subflows::new(&w, &t);
         let tot: f64 = 300.0; // (20 + 10)/0.1
         let want = (10.0 / 0.01) / (tot * tot) + 0.5 / 10.0;
         assert!((o.on_ack(&sf, 1) - want).abs() < 1e-15);
+    }
+
+    /// per_ack (the BPF program's parameter of the same name): 0, the default, is the host's
+    /// update per acknowledged packet; 1 is mptcp_olia.c's counter; a connection keeps it.
+    #[test]
+    fn per_ack_selects_the_window_update() {
+        let host = (ALGORITHM.make)(&[0.0]);
+        let counter = (ALGORITHM.make)(&[1.0]);
+        assert_eq!(ALGORITHM.params, &[("per_ack", 0.0)]);
+        assert!(matches!(host.window_update(), WindowUpdate::Host));
+        assert!(matches!(
+            host.connection(2).window_update(),
+            WindowUpdate::Host
+        ));
+        assert!(matches!(
+            counter.window_update(),
+            WindowUpdate::FixedPoint {
+                scale_bits: KERNEL_SCALE
+            }
+        ));
+        assert!(matches!(
+            counter.connection(2).window_update(),
+            WindowUpdate::FixedPoint { scale_bits: 10 }
+        ));
     }
 }

@@ -199,10 +199,10 @@ mod tests {
         )
     }
 
-    /// OLIA's fixed-point window mode keeps every window a whole number of packets.
+    /// OLIA's fixed-point window mode (per_ack = 1) keeps every window a whole number of packets.
     #[test]
     fn fixed_point_windows_are_whole_packets() {
-        let out = run_json(&two_paths("olia", "{}")).unwrap();
+        let out = run_json(&two_paths("olia", r#"{"per_ack": 1}"#)).unwrap();
         let w = out.f64("ts_cwnd");
         assert!(!w.is_empty());
         assert!(w.iter().all(|x| x.fract() == 0.0 && *x >= 1.0), "{w:?}");

@@ -35,3 +35,21 @@ Q_T3_MP, Q_T3_SP = "MP-TCP per-flow throughput (Mb/s)", "SP-TCP per-flow through
 Q_T4 = "MP-TCP throughput over WiFi + 3G (Mb/s)"
 Q_T5_CONV, Q_T5_SP = "convergence time of route 2 (s)", "total SP-TCP throughput 40–80 s (Mb/s)"
 Q_F3 = "window oscillation D_s (eq. 13; Reno = 0.5)"
+
+
+#: Peng et al.'s hosts ran the out-of-tree mptcp_olia.c, so every engine runs the paper's OLIA
+#: column with that window update (``per_ack = 1``, docs/algorithms.md); the default ``olia``
+#: updates per acknowledged packet.
+PAPER_PARAMS = {"olia": {"per_ack": 1}}
+
+
+def paper_algorithm(name: str) -> str | dict:
+    """The algorithm of the paper's column ``name``: a table for the simulator's scenarios."""
+    return {"name": name, **PAPER_PARAMS[name]} if name in PAPER_PARAMS else name
+
+
+def paper_algorithm_call(name: str) -> str:
+    """The same as a call string for the testbed (``olia(per_ack=1)``)."""
+    p = PAPER_PARAMS.get(name)
+    return f"{name}({', '.join(f'{k}={v}' for k, v in p.items())})" if p else name
+

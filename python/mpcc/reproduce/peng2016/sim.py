@@ -17,7 +17,8 @@ timer), ``per_ack_increase`` (before Linux 3.18/4.0 slow start/congestion avoida
 increment per ACK, not per acknowledged packet: with delayed ACKs a route gains about half a
 packet per RTT) and ``slow_start_at_ssthresh`` (slow start while cwnd ≤ ssthresh: one packet back
 on the first ACK after a loss). mptcp_olia.c does the last two in every kernel version, so the
-simulator's OLIA always does. Table V (responsiveness: how fast route 2's window grows back) is
+paper's OLIA runs as ``olia(per_ack=1)`` (:func:`.paper.paper_algorithm`; the default ``olia`` updates per
+acknowledged packet, as the BPF program's default does). Table V (responsiveness: how fast route 2's window grows back) is
 run with them, :func:`table5` ``linux_3_11=True``; without them every convergence time comes out
 about half the paper's. Tables III, IV and Fig. 3 keep the simulator's defaults (modern Linux),
 ``linux_3_11=False``: at Table III's windows of one to three packets per route the ≤ test makes
@@ -38,7 +39,7 @@ from ...results import ci95
 from ...scenario import Scenario, load
 from ...sim import run_many, with_algorithm
 from ..common import SCENARIO_DIR
-from .paper import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5
+from .paper import PENG_TABLE3, PENG_TABLE4, PENG_TABLE5, paper_algorithm
 
 SCENARIOS = SCENARIO_DIR / "peng2016"
 
@@ -74,7 +75,7 @@ def testbed(scenario: Scenario, linux_3_11: bool = False) -> Scenario:
 
 def _scenario(name: str, algorithm: str, scenario: Scenario | None, linux_3_11: bool = False) -> Scenario:
     base = scenario if scenario is not None else load(SCENARIOS / f"{name}.toml")
-    return testbed(with_algorithm(base, algorithm), linux_3_11)
+    return testbed(with_algorithm(base, paper_algorithm(algorithm)), linux_3_11)
 
 
 def _mci(values) -> tuple[float, float]:
@@ -173,7 +174,7 @@ def fig3(algorithms: Iterable[str] = PENG_ALGORITHMS, runs: int = 5, seed: int =
     out = {}
     for algo in list(algorithms) + ["reno"]:
         base = load(SCENARIOS / ("fig3-reno.toml" if algo == "reno" else "fig3-multipath.toml"))
-        s = testbed(base if algo == "reno" else with_algorithm(base, algo), linux_3_11)
+        s = testbed(base if algo == "reno" else with_algorithm(base, paper_algorithm(algo)), linux_3_11)
         rs = run_many(s, runs, seed, scheduler=scheduler, progress=progress, sample_interval_s=0.01)
         cvs = []
         trace = None

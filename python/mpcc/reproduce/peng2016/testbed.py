@@ -15,7 +15,9 @@ beside paper / fluid / sim:
                  beside paper / fluid / sim by :class:`mpcc.reproduce.table.Reproduction`)
 
 Algorithms are the paper's columns: ewtcp, semicoupled ("semi."), lia ("max"), balia, coupled,
-olia. ci95 is the 95 % Student-t half-width over runs (over flows when runs = 1).
+olia, which runs as ``olia(per_ack=1)``, mptcp_olia.c's window update that the paper's hosts
+ran (:func:`.paper.paper_algorithm_call`). ci95 is the 95 % Student-t half-width over runs (over
+flows when runs = 1).
 """
 
 from __future__ import annotations
@@ -33,6 +35,7 @@ from ...results import ci95
 from ...testbed import engine
 from ..common import SCENARIO_DIR, failed, kernel_cells  # noqa: F401  (failed: part of this API)
 from .paper import PENG_COLUMNS as ALGORITHMS
+from .paper import paper_algorithm_call
 
 SCENARIOS = SCENARIO_DIR / "peng2016"
 
@@ -62,7 +65,7 @@ def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: f
     s0 = scen.load(SCENARIOS / "table3.toml")
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=paper_algorithm_call(a)),
                                      _sub(out, f"table3-{a}"), progress, bed=tb)
         cell = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
                 for gi, g in enumerate(("mp", "sp"))}
@@ -83,7 +86,7 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
     s0 = scen.load(SCENARIOS / "table4.toml")
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=a),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=paper_algorithm_call(a)),
                                      _sub(out, f"table4-{a}"), progress, bed=tb)
         g = r.groups["mp"]
         return {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
@@ -113,7 +116,7 @@ def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | No
         for g in s0.groups))
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=a),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=paper_algorithm_call(a)),
                                      _sub(out, f"table5-{a}"), progress, bed=tb)
         conv = [convergence_time(sm, before=reference_s, after=sp_s[1]) for sm in sms]
         return {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,
