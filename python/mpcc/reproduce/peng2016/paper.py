@@ -46,10 +46,3 @@ PAPER_PARAMS = {"olia": {"per_ack": 1}}
 def paper_algorithm(name: str) -> str | dict:
     """The algorithm of the paper's column ``name``: a table for the simulator's scenarios."""
     return {"name": name, **PAPER_PARAMS[name]} if name in PAPER_PARAMS else name
-
-
-def paper_algorithm_call(name: str) -> str:
-    """The same as a call string for the testbed (``olia(per_ack=1)``)."""
-    p = PAPER_PARAMS.get(name)
-    return f"{name}({', '.join(f'{k}={v}' for k, v in p.items())})" if p else name
-

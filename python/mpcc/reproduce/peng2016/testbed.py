@@ -16,7 +16,7 @@ beside paper / fluid / sim:
 
 Algorithms are the paper's columns: ewtcp, semicoupled ("semi."), lia ("max"), balia, coupled,
 olia, which runs as ``olia(per_ack=1)``, mptcp_olia.c's window update that the paper's hosts
-ran (:func:`.paper.paper_algorithm_call`). ci95 is the 95 % Student-t half-width over runs (over
+ran (:func:`.paper.paper_algorithm`). ci95 is the 95 % Student-t half-width over runs (over
 flows when runs = 1).
 """
 
@@ -30,12 +30,13 @@ from typing import Iterable
 
 import numpy as np
 
+from ... import algorithms
 from ... import scenario as scen
 from ...results import ci95
 from ...testbed import engine
 from ..common import SCENARIO_DIR, failed, kernel_cells  # noqa: F401  (failed: part of this API)
 from .paper import PENG_COLUMNS as ALGORITHMS
-from .paper import paper_algorithm_call
+from .paper import paper_algorithm
 
 SCENARIOS = SCENARIO_DIR / "peng2016"
 
@@ -45,6 +46,11 @@ _cells = kernel_cells   # one kernel cell per algorithm; failed(cell): the reaso
 
 def _algos(algorithms: Iterable[str] | None) -> list[str]:
     return list(algorithms) if algorithms else list(ALGORITHMS)
+
+
+def _kernel_algorithm(name: str) -> str:
+    """The paper's column ``name`` as the testbed's ``--algorithm`` (``olia(per_ack=1.0)``)."""
+    return algorithms.get(paper_algorithm(name)).describe()
 
 
 def _settings(s, **kw) -> engine.Settings:
@@ -65,7 +71,7 @@ def table3(algorithms=None, runs: int = 3, duration_s: float = 40.0, warmup_s: f
     s0 = scen.load(SCENARIOS / "table3.toml")
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=paper_algorithm_call(a)),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=_kernel_algorithm(a)),
                                      _sub(out, f"table3-{a}"), progress, bed=tb)
         cell = {g: _mean_ci(r.groups[g].extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[gi]])
                 for gi, g in enumerate(("mp", "sp"))}
@@ -86,7 +92,7 @@ def table4(algorithms=None, runs: int = 3, duration_s: float = 30.0, warmup_s: f
     s0 = scen.load(SCENARIOS / "table4.toml")
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=paper_algorithm_call(a)),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=_kernel_algorithm(a)),
                                      _sub(out, f"table4-{a}"), progress, bed=tb)
         g = r.groups["mp"]
         return {"mp": _mean_ci(g.extra["rate_per_run_mbps"], [x for sm in sms for x in sm.flow_rate[0]]),
@@ -116,7 +122,7 @@ def table5(algorithms=None, runs: int = 1, tail_s: float = 120.0, out: Path | No
         for g in s0.groups))
 
     def measure(a):
-        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=paper_algorithm_call(a)),
+        r, sms = engine.run_detailed(s0, _settings(s0, runs=runs, warmup_s=0.0, algorithm=_kernel_algorithm(a)),
                                      _sub(out, f"table5-{a}"), progress, bed=tb)
         conv = [convergence_time(sm, before=reference_s, after=sp_s[1]) for sm in sms]
         return {"convergence_s": float(np.nanmax(conv)) if not all(math.isnan(c) for c in conv) else math.nan,

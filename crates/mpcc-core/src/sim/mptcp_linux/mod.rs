@@ -17,8 +17,8 @@
 //!   `sndbuf_expand` (`[sim] sndbuf_expand`): the kernel's 2 (`kernel`, the default, as the
 //!   testbed loads the programs) or that of the programs built with MPCC_BPF_CONN=sndbuf
 //!   (`mpcc`, bpf/include/mpcc_conn.h: 2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10)). The subflows
-//!   start together here, so subflow k is established seeing k + 1 windows of 10. A queued segment charges its subflow its payload plus the skb
-//!   (`mptcp_sendmsg_frag`);
+//!   start together here, so subflow k is established seeing k + 1 windows of 10. A queued
+//!   segment charges its subflow its payload plus the skb (`mptcp_sendmsg_frag`);
 //! * the default scheduler (`mptcp_subflow_get_send`) picks the subflow with the least linger
 //!   time, sk_wmem_queued / avg_pacing_rate; if that subflow's send buffer is full nothing is
 //!   sent; otherwise it gets a burst of up to MPTCP_SEND_BURST_SIZE (64 KB) bytes, bounded by
