@@ -14,7 +14,9 @@ simulator's ideal and linux modes (``[sim] mptcp``; a run with sndbuf against th
 ``--algorithms coupled,balia,...`` runs each seed's network with each of these algorithms in its
 multipath group instead of the generator's draw (links, paths and counts are the seed's); the
 table then adds the median deficit against ideal per algorithm and mechanisms over the seeds.
-The simulator is deterministic per seed (2 seeds per mode); each testbed row is one run.
+The simulator is deterministic per seed (2 seeds per mode); each testbed row is one run. The
+table ends with the issue's per-run test: the testbed against the linux mode for the multipath
+group, each of its paths and every single-path group, all within 15 % or not (``per_group``).
 """
 from __future__ import annotations
 
@@ -81,8 +83,15 @@ def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
             sm = dataclasses.replace(s, engine={**s.engine, "sim": opts})
             rs = [sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result for k in range(sim_seeds)]
             row[mode] = statistics.mean(r.groups["mp"].rate_mbps for r in rs)
+            row[f"{mode}_paths"] = [statistics.mean(r.groups["mp"].path_rate_mbps[i] for r in rs)
+                                    for i in range(len(rs[0].groups["mp"].path_rate_mbps))]
+            row[f"{mode}_others"] = {g: statistics.mean(r.groups[g].rate_mbps for r in rs)
+                                     for g in rs[0].groups if g != "mp"}
             if mode != "ideal":
-                row[f"{mode}_sndbuf_kb"] = rs[0].groups["mp"].extra.get("connection_limits", {}).get("sndbuf_kb")
+                cl = rs[0].groups["mp"].extra.get("connection_limits", {})
+                row[f"{mode}_sndbuf_kb"] = cl.get("sndbuf_kb")
+                row[f"{mode}_idle"] = cl.get("idle")
+                row[f"{mode}_limits"] = {k: v for k, v in cl.items() if not isinstance(v, list)}
         out[_key(seed, algo)] = row
         print(_key(seed, algo), row, flush=True)
     return out
@@ -113,6 +122,7 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                 msk = msk_limits(out / "run0", gi, t0 + warmup, t0 + secs)
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "testbed": rate, "msk": msk,
+                   "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH}, "utc": time.strftime("%H:%M:%S", time.gmtime()),
                    "others": {g.name: res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
                               for g in s.groups if g.name != "mp"}}
@@ -161,6 +171,40 @@ def table(sim: dict, tbr: list[dict]) -> None:
         lx = by_linux[(algo, conn)]
         print(f"| {algo} | {conn} | {len(d)} | {statistics.median(d):+.1f} % | {min(d):+.1f} … {max(d):+.1f} % | {change} "
               f"| {statistics.median(lx):+.1f} % | {min(lx):+.1f} … {max(lx):+.1f} % |")
+    per_group(sim, tbr)
+
+
+def _rel(tb: float, sim: float) -> float:
+    return 100 * (tb / sim - 1) if sim > 0 else float("inf")
+
+
+def per_group(sim: dict, tbr: list[dict], bound: float = 15.0) -> None:
+    """The issue's test: per run, the testbed against the linux mode for the multipath group,
+    each of its paths (per flow) and every single-path group; a run passes when all are within
+    ``bound`` %. Runs recorded before the rows carried paths and groups are left out."""
+    rows = [(r, sim[_key(r["seed"], r.get("algorithm"))]) for r in tbr if "paths" in r]
+    rows = [(r, s) for r, s in rows if f"{linux_mode(r['conn'])}_paths" in s]
+    if not rows:
+        return
+    print(f"\n| seed | MP group | mechanisms | MP | paths | single-path groups | worst | within {bound:g} % |")
+    print("|---|---|---|---|---|---|---|---|")
+    tally: dict[tuple[str, str], list[bool]] = {}
+    for r, s in rows:
+        lm = linux_mode(r["conn"])
+        mp = _rel(r["testbed"], s[lm])
+        paths = [_rel(t, x) for t, x in zip(r["paths"], s[f"{lm}_paths"])]
+        others = {g: _rel(t, s[f"{lm}_others"][g]) for g, t in r["others"].items()}
+        every = [mp, *paths, *others.values()]
+        worst = max(every, key=abs)
+        ok = all(abs(v) <= bound for v in every)
+        tally.setdefault((s["algorithm"], r["conn"]), []).append(ok)
+        print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {mp:+.0f} % "
+              f"| {', '.join(f'{v:+.0f}' for v in paths)} ({', '.join(f'{t:.2f}/{x:.2f}' for t, x in zip(r['paths'], s[f'{lm}_paths']))}) "
+              f"| {', '.join(f'{g} {v:+.0f}' for g, v in others.items())} | {worst:+.0f} % | {'yes' if ok else 'no'} |")
+    print(f"\n| MP algorithm | mechanisms | runs with every group and path within {bound:g} % of the linux mode |")
+    print("|---|---|---|")
+    for (algo, conn), oks in sorted(tally.items()):
+        print(f"| {algo} | {conn} | {sum(oks)} / {len(oks)} |")
 
 
 def main() -> None:

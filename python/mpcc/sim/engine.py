@@ -214,6 +214,8 @@ def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes:
     connection had no unsent data, ``idle_rwnd_full`` = its data in flight within 2 packets of the
     peer's window; ``sndbuf_kb``/``queued_kb`` = mean send buffer and data in it;
     ``sf_queued_kb`` = mean data queued per subflow (write + retransmission queue);
+    ``sf_notsent_kb`` = mean over connection samples of the data queued on its subflows and not
+    yet sent (Σ over them: the testbed's ``mean_sub_queued_kb``, Σ tcpi_notsent_bytes);
     ``reinjected_pkts``, ``stale_subflows``: the connection-level retransmission timer's work
     over the whole run; per route r (over the group's flows) ``path_idle`` (share of samples with
     packets out < cwnd: 1 − the testbed's ``route_limits`` cwnd_limited) and ``path_queued_kb``."""
@@ -227,6 +229,8 @@ def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes:
             "sndbuf_kb": v("msk_sndbuf_bytes") / conn / 1024 if conn else nan,
             "queued_kb": v("msk_queued_bytes") / conn / 1024 if conn else nan,
             "sf_queued_kb": v("msk_sf_queued_bytes") / n / 1024 if n else nan,
+            # Σ over the subflows of the bytes queued but not yet sent (the testbed's sub_notsent)
+            "sf_notsent_kb": v("msk_sf_notsent_bytes") / conn / 1024 if conn else nan,
             # over the whole run: packets the connection-level timer re-injected, subflows marked stale
             "reinjected_pkts": float(v("msk_reinjected")), "stale_subflows": float(v("msk_stale")),
             **_path_limits(cols, sel, routes, n_paths)}

@@ -263,6 +263,23 @@ def establish(g: dict, k: int, pacer: Pacer, log, rng: random.Random) -> tuple[s
 
 
 # --- sender --------------------------------------------------------------------------------------
+#: the longest a write waits for send-buffer room before the sender checks its stop time
+SEND_WAIT_S = 0.2
+
+
+def blocking_writer(s: socket.socket, wait_s: float) -> None:
+    """Make ``s`` a blocking writer whose wait the kernel bounds (SO_SNDTIMEO), as a bulk
+    sender (iperf3, a blocking ``write``) is: ``sendmsg`` copies while the send buffer has room
+    (``sk_stream_memory_free``) and sleeps in ``sk_stream_wait_memory`` until a third of it is
+    free. Python's own timeout (``settimeout``) would poll for POLLOUT before every write, which
+    is ``sk_stream_is_writeable`` (free ≥ queued / 2): the writer would then stop at two thirds
+    of the buffer, and the MPTCP connection would run with a third less send buffer than Linux
+    gives a bulk sender."""
+    s.settimeout(None)
+    sec = int(wait_s)
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", sec, int((wait_s - sec) * 1e6)))
+
+
 def send(plan: dict) -> None:
     """Set up every connection (see :func:`establish`), then report ``t0 <monotonic>`` on stdout
     and run the traffic on that clock: group g sends in [t0 + start_s, t0 + stop_s]. A
@@ -293,12 +310,12 @@ def send(plan: dict) -> None:
         offsets = g.get("start_offsets") or [0.0] * g["count"]
         if _sleep_until(t0 + g["start_s"] + offsets[k], stop):
             buf = bytes(65536)
-            s.settimeout(0.2)
+            blocking_writer(s, SEND_WAIT_S)
             end = t0 + g["stop_s"]
             while time.monotonic() < end and not stop.is_set():
                 try:
                     s.send(buf)
-                except socket.timeout:
+                except (BlockingIOError, socket.timeout):
                     pass
                 except OSError as e:
                     errors.append(f"group {g['name']} flow {k}: {e}")

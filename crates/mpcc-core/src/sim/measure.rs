@@ -248,6 +248,7 @@ impl Sim {
                 ("msk_sndbuf_bytes", x(|s| s.sndbuf_bytes)),
                 ("msk_queued_bytes", x(|s| s.queued_bytes)),
                 ("msk_sf_queued_bytes", x(|s| s.sf_queued_bytes)),
+                ("msk_sf_notsent_bytes", x(|s| s.sf_notsent_bytes)),
                 ("msk_reinjected", u(|s| s.reinjected)),
                 ("msk_stale", u(|s| s.stale)),
             ]);

@@ -173,6 +173,9 @@ pub(super) struct GroupSamples {
     pub(super) queued_bytes: f64,
     /// Σ over subflow samples of the subflow's queued bytes (write + retransmission queue).
     pub(super) sf_queued_bytes: f64,
+    /// Σ over connection samples of the bytes queued on its subflows but not yet sent (the
+    /// testbed's Σ tcpi_notsent_bytes).
+    pub(super) sf_notsent_bytes: f64,
     /// Packets re-injected by the connection-level retransmission timer, subflows marked
     /// stale (whole run).
     pub(super) reinjected: u64,

@@ -342,8 +342,13 @@ impl Sim {
                 // connection-level bytes in flight within 2 MSS of the peer's window
                 let rwnd_full = lc.snd_nxt + 2 >= lc.wnd_end;
                 let queued = (lc.write_seq - lc.snd_una) as f64 * mss;
+                let notsent: u32 = self.sf[first..first + n]
+                    .iter()
+                    .map(|sf| sf.data_end - sf.snd_nxt)
+                    .sum();
                 let gs = &mut l.samples[g];
                 gs.conn_samples += 1;
+                gs.sf_notsent_bytes += notsent as f64 * mss;
                 gs.sndbuf_bytes += sndbuf;
                 gs.queued_bytes += queued;
                 for s in first..first + n {
