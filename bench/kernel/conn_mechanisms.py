@@ -87,10 +87,8 @@ def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
                                     for i in range(len(rs[0].groups["mp"].path_rate_mbps))]
             row[f"{mode}_others"] = {g: statistics.mean(r.groups[g].rate_mbps for r in rs)
                                      for g in rs[0].groups if g != "mp"}
-            if mode != "ideal":
+            if mode != "ideal":   # the connection-level samples of the first seed (scalars)
                 cl = rs[0].groups["mp"].extra.get("connection_limits", {})
-                row[f"{mode}_sndbuf_kb"] = cl.get("sndbuf_kb")
-                row[f"{mode}_idle"] = cl.get("idle")
                 row[f"{mode}_limits"] = {k: v for k, v in cl.items() if not isinstance(v, list)}
         out[_key(seed, algo)] = row
         print(_key(seed, algo), row, flush=True)
@@ -139,6 +137,11 @@ def _health(h: dict | None) -> str:
     return f"{late:.1f}, {h.get('implausible_windows')}, {h.get('attempts')}{'' if h.get('sound') else ' *'}"
 
 
+def _rel(tb: float, sim: float) -> float:
+    """The testbed against a simulator rate, %."""
+    return 100 * (tb / sim - 1) if sim > 0 else float("inf")
+
+
 def table(sim: dict, tbr: list[dict]) -> None:
     """One row per testbed run, then per algorithm and mechanisms the median deficit and the
     median change against ``none`` on the same seed: the k-th run of a mechanism on a seed is
@@ -150,14 +153,15 @@ def table(sim: dict, tbr: list[dict]) -> None:
     by_linux: dict[tuple[str, str], list[float]] = {}         # (algorithm, conn) → testbed vs linux mode, %
     for r in tbr:
         s = sim[_key(r["seed"], r.get("algorithm"))]
-        d = 100 * (r["testbed"] / s["ideal"] - 1)
+        d = _rel(r["testbed"], s["ideal"])
         lm = linux_mode(r["conn"])
-        by_linux.setdefault((s["algorithm"], r["conn"]), []).append(100 * (r["testbed"] / s[lm] - 1))
+        dl = _rel(r["testbed"], s[lm])
+        by_linux.setdefault((s["algorithm"], r["conn"]), []).append(dl)
         by_seed.setdefault((s["algorithm"], r["conn"], r["seed"]), []).append(d)
         m = r["msk"]
         print(f"| {r['seed']} | {s['algorithm']} ×{s['count']} | {r['conn']} | {r['testbed']:.2f} "
               f"| {d:+.1f} % (ideal {s['ideal']:.2f}) "
-              f"| {100 * (r['testbed'] / s[lm] - 1):+.1f} % ({lm} {s[lm]:.2f}) "
+              f"| {dl:+.1f} % ({lm} {s[lm]:.2f}) "
               f"| {m.get('idle', float('nan')):.2f} | {m.get('idle_no_data', float('nan')):.2f} "
               f"| {m.get('sndbuf_kb', float('nan')):.0f} / {m.get('queued_kb', float('nan')):.0f} | {_health(r.get('health'))} |")
     print("\n| MP algorithm | mechanisms | runs | median vs ideal | min … max | median change vs none, same seed (pairs) "
@@ -174,23 +178,18 @@ def table(sim: dict, tbr: list[dict]) -> None:
     per_group(sim, tbr)
 
 
-def _rel(tb: float, sim: float) -> float:
-    return 100 * (tb / sim - 1) if sim > 0 else float("inf")
-
-
 def per_group(sim: dict, tbr: list[dict], bound: float = 15.0) -> None:
     """The issue's test: per run, the testbed against the linux mode for the multipath group,
     each of its paths (per flow) and every single-path group; a run passes when all are within
     ``bound`` %. Runs recorded before the rows carried paths and groups are left out."""
-    rows = [(r, sim[_key(r["seed"], r.get("algorithm"))]) for r in tbr if "paths" in r]
-    rows = [(r, s) for r, s in rows if f"{linux_mode(r['conn'])}_paths" in s]
+    rows = [(r, sim[_key(r["seed"], r.get("algorithm"))], linux_mode(r["conn"])) for r in tbr if "paths" in r]
+    rows = [(r, s, lm) for r, s, lm in rows if f"{lm}_paths" in s]
     if not rows:
         return
     print(f"\n| seed | MP group | mechanisms | MP | paths | single-path groups | worst | within {bound:g} % |")
     print("|---|---|---|---|---|---|---|---|")
     tally: dict[tuple[str, str], list[bool]] = {}
-    for r, s in rows:
-        lm = linux_mode(r["conn"])
+    for r, s, lm in rows:
         mp = _rel(r["testbed"], s[lm])
         paths = [_rel(t, x) for t, x in zip(r["paths"], s[f"{lm}_paths"])]
         others = {g: _rel(t, s[f"{lm}_others"][g]) for g, t in r["others"].items()}
