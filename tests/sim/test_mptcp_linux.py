@@ -65,6 +65,8 @@ def test_linux_connection_level_blocks_a_coupled_connection_behind_its_small_win
         cl = mp_l.extra["connection_limits"]
         assert cl["idle"] > 0.03 and cl["idle_no_data"] > 0.9, cl
         assert cl["reinjected_pkts"] > 0
+        # the data queued on the subflows and not yet sent is part of the connection's queued data
+        assert 0 < cl["sf_notsent_kb"] < cl["queued_kb"], cl
         # the fast route is the idle one; group idle = mean of the two routes' (one flow)
         assert cl["path_idle"][0] > cl["path_idle"][1]
         assert cl["idle"] == pytest.approx(sum(cl["path_idle"]) / 2)
