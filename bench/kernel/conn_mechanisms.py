@@ -121,7 +121,8 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "testbed": rate, "msk": msk,
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
-                   "health": {k: sums[0].health.get(k) for k in HEALTH}, "utc": time.strftime("%H:%M:%S", time.gmtime()),
+                   "health": {k: sums[0].health.get(k) for k in HEALTH},
+                   "acks": (getattr(sums[0], "diag", None) or {}).get("acks", {}), "utc": time.strftime("%H:%M:%S", time.gmtime()),
                    "others": {g.name: res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
                               for g in s.groups if g.name != "mp"}}
             rows.append(row)

@@ -84,7 +84,8 @@ def _numpy_summary(sc, seed, cols, t0, t1) -> RunResult:
                  "mean_srtt_s": [float(np.mean(cols["sf_srtt"][sel][routes == r])) for r in range(n)]}
         for key, col in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
                          ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
-                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
+                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"),
+                         ("acks", "sf_acks_sent"), ("segs_in", "sf_segs_in")):
             extra[f"path_{key}"] = [int(cols[col][sel][routes == r].sum()) for r in range(n)]
         groups[g.name] = GroupResult(g.algorithm.describe(), g.count, float(per_flow.mean()),
                                      per_route.mean(axis=0).tolist(), extra)

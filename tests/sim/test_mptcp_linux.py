@@ -125,12 +125,14 @@ def test_sndbuf_expand_selects_the_programs_factor():
     assert m.rate_mbps < 0.9 * k.rate_mbps, (m.rate_mbps, k.rate_mbps)
 
 
-def test_bad_sndbuf_expand_is_one_line_exit_2(tmp_path):
+@pytest.mark.parametrize("field, value, choices", [("sndbuf_expand", "sndbuf", "kernel, mpcc"),
+                                                    ("receiver", "kernel", "simple, linux")])
+def test_bad_choice_is_one_line_exit_2(tmp_path, field, value, choices):
     f = tmp_path / "bad.toml"
-    f.write_text(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_expand = "sndbuf"'))
+    f.write_text(HOL.format(sim=f'[sim]\nmptcp = "linux"\n{field} = "{value}"'))
     p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(f)], capture_output=True, text=True)
     lines = p.stderr.strip().splitlines()
-    assert p.returncode == 2 and len(lines) == 1 and "sim.sndbuf_expand" in lines[0] and "kernel, mpcc" in lines[0], p.stderr
+    assert p.returncode == 2 and len(lines) == 1 and f"sim.{field}" in lines[0] and choices in lines[0], p.stderr
 
 
 def test_bad_mode_is_one_line_exit_2(tmp_path):
@@ -175,3 +177,27 @@ def test_compare_models_the_programs_the_testbed_loads(monkeypatch):
     assert "sndbuf_expand" not in with_mptcp(s, "ideal").engine["sim"]
     explicit = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "kernel"'))
     assert with_mptcp(explicit, "linux").engine["sim"]["sndbuf_expand"] == "kernel"
+
+
+def test_linux_receiver_runs_linuxs_delayed_ack_engine():
+    """``receiver = "linux"``: every receiver runs Linux's delayed-ACK engine
+    (crates/mpcc-core/src/sim/receiver.rs, unit-tested there): one ACK per two segments apart
+    from quick ACKs, holes and timers. Here the TCP flows' windows are a few packets on the slow
+    link, so the timer ACKs many lone segments (0.87 ACKs per segment); the coupled subflow on
+    the fast link ACKs fewer than every segment once its window stops growing. The simple
+    receiver, also what the core gets when the option is left out, ACKs every segment.
+    Deterministic per seed: no false-failure rate."""
+    plain = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"'))
+    linux = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nreceiver = "linux"'))
+    assert "receiver" not in core_config(plain, seed=1)["options"]
+    assert core_config(linux, seed=1)["options"]["receiver"] == "linux"
+    ratios = {}
+    for name, s in (("simple", plain), ("linux", linux)):
+        g = sim.run(s, seed=1, sample_interval_s=0).result.groups
+        acks, segs = g["sp"].extra["path_acks"][0], g["sp"].extra["path_segs_in"][0]
+        assert segs > 1000
+        ratios[name] = (acks / segs, g["mp"].extra["path_acks"][0] / g["mp"].extra["path_segs_in"][0])
+    # (segments received = sent − dropped: packets still queued at the end count as received)
+    assert min(ratios["simple"]) > 0.99
+    assert 0.5 <= ratios["linux"][0] <= 0.95 and 0.5 <= ratios["linux"][1] < 0.95, ratios
+

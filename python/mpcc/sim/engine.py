@@ -112,7 +112,8 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
     return {"duration_s": scenario.duration_s, "packet_bytes": scenario.packet_bytes, "seed": int(seed),
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
-            "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts),
+            "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts)
+            | ({"receiver": "linux"} if opts["receiver"] == "linux" else {}),
             "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
             **({"max_events": int(max_events)} if max_events is not None else {})}
 
@@ -149,8 +150,8 @@ def _engine_error(scenario: Scenario, message: str) -> MpccError:
 
 #: Columns the summary reads (:func:`summarize`).
 _SUMMARY_COLUMNS = ("sf_group", "sf_flow", "sf_route", "sf_delivered", "sf_sent", "sf_retrans", "sf_drops", "sf_marks",
-                    "sf_loss_events", "sf_timeouts", "sf_srtt", "sf_ds_sum", "sf_ds_n", "link_arrivals", "link_drops",
-                    "link_marks", "link_accepted", "link_max_queue")
+                    "sf_loss_events", "sf_timeouts", "sf_srtt", "sf_ds_sum", "sf_ds_n", "sf_acks_sent", "sf_segs_in",
+                    "link_arrivals", "link_drops", "link_marks", "link_accepted", "link_max_queue")
 
 
 class LazyTimeseries(Mapping):
@@ -216,6 +217,7 @@ def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes:
     ``sf_queued_kb`` = mean data queued per subflow (write + retransmission queue);
     ``sf_notsent_kb`` = mean over connection samples of the data queued on its subflows and not
     yet sent (Σ over them: the testbed's ``mean_sub_queued_kb``, Σ tcpi_notsent_bytes);
+    ``mean_wnd_kb`` = mean window the receiver advertises (the testbed's, mean tcpi_snd_wnd);
     ``reinjected_pkts``, ``stale_subflows``: the connection-level retransmission timer's work
     over the whole run; per route r (over the group's flows) ``path_idle`` (share of samples with
     packets out < cwnd: 1 − the testbed's ``route_limits`` cwnd_limited) and ``path_queued_kb``."""
@@ -231,6 +233,8 @@ def _connection_limits(cols: Mapping[str, Any], gi: int, sel: list[int], routes:
             "sf_queued_kb": v("msk_sf_queued_bytes") / n / 1024 if n else nan,
             # Σ over the subflows of the bytes queued but not yet sent (the testbed's sub_notsent)
             "sf_notsent_kb": v("msk_sf_notsent_bytes") / conn / 1024 if conn else nan,
+            # the window the receiver advertises (the testbed's mean_wnd_kb: mean tcpi_snd_wnd)
+            "mean_wnd_kb": v("msk_wnd_bytes") / conn / 1024 if conn else nan,
             # over the whole run: packets the connection-level timer re-injected, subflows marked stale
             "reinjected_pkts": float(v("msk_reinjected")), "stale_subflows": float(v("msk_stale")),
             **_path_limits(cols, sel, routes, n_paths)}
@@ -294,7 +298,8 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
         # per route r, summed over the group's flows (diagnosis in ``mpcc compare``)
         for key, name in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
                           ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
-                          ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts")):
+                          ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"),
+                          ("acks", "sf_acks_sent"), ("segs_in", "sf_segs_in")):
             extra[f"path_{key}"] = [sum(by_route(name, r)) for r in range(n_paths)]
         if "msk_sf_samples" in cols and len(g.paths) > 1:
             extra["connection_limits"] = _connection_limits(cols, gi, sel, routes, n_paths)

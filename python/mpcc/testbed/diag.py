@@ -8,7 +8,10 @@
 * tcp_info chrono stats of every sending socket near the end of the run (``ss -tin``: ``busy``,
   ``rwnd_limited``, ``sndbuf_limited``, plus ``data_segs_out``, ``retrans``, ``lost``), summed
   per (group, route). A subflow that is rwnd- or sndbuf-limited for a large part of its busy time
-  is not limited by its congestion window, which the fluid model and the simulator assume.
+  is not limited by its congestion window, which the fluid model and the simulator assume;
+* the receiving sockets' ACK counts at the same moment (``segs_out`` = ACKs sent, ``data_segs_in``
+  = data segments received), summed per (group, route): the receiver's ACKs per data segment,
+  which its delayed-ACK engine sets (``tcp_event_data_recv``, ``__tcp_ack_snd_check``).
 
 Every function returns an empty result instead of raising when a tool is missing: diagnostics
 never make a run fail.
@@ -58,7 +61,8 @@ _SOCK = re.compile(r"^\S+\s+\d+\s+\d+\s+(\S+):(\d+)\s+(\S+):(\d+)")
 _FIELDS = {"busy_ms": re.compile(r"\bbusy:(\d+)ms"), "rwnd_limited_ms": re.compile(r"\brwnd_limited:(\d+)ms"),
            "sndbuf_limited_ms": re.compile(r"\bsndbuf_limited:(\d+)ms"),
            "data_segs_out": re.compile(r"\bdata_segs_out:(\d+)"), "retrans": re.compile(r"\bretrans:\d+/(\d+)"),
-           "lost": re.compile(r"\blost:(\d+)")}
+           "lost": re.compile(r"\blost:(\d+)"), "segs_out": re.compile(r"\bsegs_out:(\d+)"),
+           "data_segs_in": re.compile(r"\bdata_segs_in:(\d+)")}
 
 
 def parse_ss(text: str) -> list[dict[str, Any]]:
@@ -80,17 +84,33 @@ def parse_ss(text: str) -> list[dict[str, Any]]:
     return out
 
 
-def chrono(ns: str, routes: dict[int, dict[str, int]], base_port: int) -> dict[str, dict[str, int]]:
-    """Chrono stats of the sending sockets in ``ns`` summed per "group/route" (group = peer port
-    − ``base_port``; route from the group's client address → route map)."""
+_SEND = ("busy_ms", "rwnd_limited_ms", "sndbuf_limited_ms", "data_segs_out", "retrans", "lost")
+_RECV = ("segs_out", "data_segs_in")
+
+
+def _per_route(socks: list[dict[str, Any]], routes: dict[int, dict[str, int]], base_port: int, port: str,
+               addr: str, keys: tuple[str, ...]) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
-    for s in parse_ss(_exec(ns, ["ss", "-tin"])):
-        gi = s["peer_port"] - base_port
-        r = routes.get(gi, {}).get(s["local"])
+    for s in socks:
+        gi = s[port] - base_port
+        r = routes.get(gi, {}).get(s[addr])
         if r is None:
             continue
-        acc = out.setdefault(f"{gi}/{r}", {k: 0 for k in _FIELDS} | {"sockets": 0})
-        for k in _FIELDS:
+        acc = out.setdefault(f"{gi}/{r}", {k: 0 for k in keys} | {"sockets": 0})
+        for k in keys:
             acc[k] += s[k]
         acc["sockets"] += 1
     return out
+
+
+def chrono(ns: str, routes: dict[int, dict[str, int]], base_port: int) -> dict[str, dict[str, int]]:
+    """Chrono stats of the sending sockets in ``ns`` summed per "group/route" (group = peer port
+    − ``base_port``; route from the group's client address → route map)."""
+    return _per_route(parse_ss(_exec(ns, ["ss", "-tin"])), routes, base_port, "peer_port", "local", _SEND)
+
+
+def acks(ns: str, routes: dict[int, dict[str, int]], base_port: int) -> dict[str, dict[str, int]]:
+    """ACKs sent (``segs_out``) and data segments received of the receiving sockets in the server
+    namespace ``ns``, summed per "group/route" (group = local port − ``base_port``, route from
+    the peer's address)."""
+    return _per_route(parse_ss(_exec(ns, ["ss", "-tin"])), routes, base_port, "local_port", "peer", _RECV)

@@ -197,7 +197,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
                     out[k] = out.get(k, 0) + v
             return out
 
-        mib0, chrono = {"client": client_mib(), "server": diag.mib(topo.server_ns)}, {}
+        mib0, chrono, acks = {"client": client_mib(), "server": diag.mib(topo.server_ns)}, {}, {}
         plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "msk_csv": str(run_dir / "msk.csv"),
@@ -239,6 +239,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             if not chrono and time.monotonic() >= end - 1.0:
                 chrono = {k: v for ns in topo.hosts.values()
                           for k, v in diag.chrono(ns, topo.routes, topology.BASE_PORT).items()} or {"none": {}}
+                acks = diag.acks(topo.server_ns, topo.routes, topology.BASE_PORT)
             # the sender exits after its last sample (end + 0.05 s) or early on an error; the
             # receiver's samples reach past end once it has run 0.3 s longer
             if sp.poll() is not None and (time.monotonic() < end or time.monotonic() >= end + 0.3):
@@ -255,7 +256,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         time.sleep(0.3)
         code = sp.returncode
         bpf_after = health.bpf_counters()
-        diag_out = {"chrono": chrono, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
+        diag_out = {"chrono": chrono, "acks": acks, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
                     "mib_server": diag.mib_delta(mib0["server"], diag.mib(topo.server_ns))}
     send_log.close()
     recv_log.close()

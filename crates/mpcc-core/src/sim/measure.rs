@@ -206,6 +206,16 @@ impl Sim {
                 Column::U64(self.sf.iter().map(|f| f.ds_n).collect()),
             ),
             ("sf_base_rtt", Column::F64(self.base_rtt.clone())),
+            // since the start, as ss reports a receiving socket's segs_out / data_segs_in
+            (
+                "sf_acks_sent",
+                Column::U64(self.sf.iter().map(|f| f.acks_sent).collect()),
+            ),
+            // (data_segs_in: the packets not dropped, those in flight at the end included)
+            (
+                "sf_segs_in",
+                Column::U64(self.sf.iter().map(|f| f.sent - f.drops).collect()),
+            ),
             ("link_arrivals", Column::U64(lkd(0))),
             ("link_drops", Column::U64(lkd(1))),
             ("link_marks", Column::U64(lkd(2))),
@@ -249,6 +259,7 @@ impl Sim {
                 ("msk_queued_bytes", x(|s| s.queued_bytes)),
                 ("msk_sf_queued_bytes", x(|s| s.sf_queued_bytes)),
                 ("msk_sf_notsent_bytes", x(|s| s.sf_notsent_bytes)),
+                ("msk_wnd_bytes", x(|s| s.wnd_bytes)),
                 ("msk_reinjected", u(|s| s.reinjected)),
                 ("msk_stale", u(|s| s.stale)),
             ]);

@@ -222,6 +222,7 @@ impl Sim {
             data_packets: 0,
             mptcp: Mptcp::Ideal,
         };
+        let linux_rx = cfg.options.receiver == crate::config::Receiver::Linux;
         let mut linux = (cfg.options.mptcp == crate::config::MptcpMode::Linux).then(|| {
             let mut l = mptcp_linux::Linux::new(
                 cfg.options.tcp_wmem,
@@ -277,7 +278,15 @@ impl Sim {
                     let rev_ns: u64 = p.iter().map(|&l| links[l as usize].delay_ns).sum();
                     let tx: u64 = p.iter().map(|&l| links[l as usize].tx_ns).sum();
                     let prop_rtt = (2 * rev_ns + tx) as f64 / NS_PER_S;
-                    sim.sf.push(Subflow::new(c, path_id, rev_ns, init_ssthresh));
+                    let mut sf = Subflow::new(c, path_id, rev_ns, init_ssthresh);
+                    if linux_rx {
+                        sf.linux_ack = Some(Box::new(receiver::LinuxAck::new(
+                            2 * rev_ns + tx,
+                            ns(sim.opt.rto_min_s),
+                            (sim.opt.tcp_rmem[1] / mptcp_linux::RX_TRUESIZE).floor(),
+                        )));
+                    }
+                    sim.sf.push(sf);
                     sim.cwnd.push(sim.opt.initial_cwnd);
                     sim.srtt.push(prop_rtt);
                     sim.base_rtt.push(f64::INFINITY);
@@ -287,7 +296,9 @@ impl Sim {
                 }
                 let n = g.paths.len();
                 if let Some(l) = linux.as_mut() {
-                    let delack = if sim.opt.delayed_ack {
+                    let delack = if linux_rx {
+                        receiver::TCP_DELACK_MAX
+                    } else if sim.opt.delayed_ack {
                         ns(sim.opt.delayed_ack_s)
                     } else {
                         0

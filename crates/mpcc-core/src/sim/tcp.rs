@@ -73,6 +73,11 @@ pub(super) struct Subflow {
     pub(super) delack_at: u64,
     pub(super) last_ack_time: u64,
     pub(super) pending_ack: Ack,
+    /// The Linux TCP receiver's delayed-ACK engine (None: every segment ACKed at once, or the
+    /// `delayed_ack` rule); boxed, so that the default receiver's subflows stay small.
+    pub(super) linux_ack: Option<Box<super::receiver::LinuxAck>>,
+    /// ACKs sent since the start (ss `segs_out` of the receiving socket).
+    pub(super) acks_sent: u64,
     // --- statistics (cumulative)
     pub(super) delivered: u64,
     pub(super) sent: u64,

@@ -176,6 +176,9 @@ pub(super) struct GroupSamples {
     /// Σ over connection samples of the bytes queued on its subflows but not yet sent (the
     /// testbed's Σ tcpi_notsent_bytes).
     pub(super) sf_notsent_bytes: f64,
+    /// Σ over connection samples of the window the receiver advertises (the testbed's mean
+    /// tcpi_snd_wnd).
+    pub(super) wnd_bytes: f64,
     /// Packets re-injected by the connection-level retransmission timer, subflows marked
     /// stale (whole run).
     pub(super) reinjected: u64,
@@ -266,6 +269,13 @@ impl Linux {
                 .iter()
                 .map(|f| f.sndbuf)
                 .sum::<f64>()
+    }
+
+    /// The window clamp of subflow `s`'s receiver, packets: its connection's receive window
+    /// (`tcp_space` of a subflow, whose sk_rcvbuf is the connection's); None for a TCP socket.
+    pub(super) fn rcv_clamp(&self, s: usize) -> Option<f64> {
+        let f = &self.sfs[s];
+        f.multi.then(|| self.conns[f.conn as usize].rcvwin)
     }
 
     /// Subflow `s`'s seqs [from, to) became in order on the subflow at `arrive`: they reach

@@ -342,6 +342,7 @@ impl Sim {
                 // connection-level bytes in flight within 2 MSS of the peer's window
                 let rwnd_full = lc.snd_nxt + 2 >= lc.wnd_end;
                 let queued = (lc.write_seq - lc.snd_una) as f64 * mss;
+                let wnd = lc.window() as f64 * mss;
                 let notsent: u32 = self.sf[first..first + n]
                     .iter()
                     .map(|sf| sf.data_end - sf.snd_nxt)
@@ -349,6 +350,7 @@ impl Sim {
                 let gs = &mut l.samples[g];
                 gs.conn_samples += 1;
                 gs.sf_notsent_bytes += notsent as f64 * mss;
+                gs.wnd_bytes += wnd;
                 gs.sndbuf_bytes += sndbuf;
                 gs.queued_bytes += queued;
                 for s in first..first + n {
