@@ -38,9 +38,10 @@ SIM_OPTIONS = {
     # the linux connection level's tcp_sndbuf_expand factor: the kernel's 2 ("kernel", what the
     # testbed loads by default) or the programs' built with MPCC_BPF_CONN=sndbuf ("mpcc")
     "sndbuf_expand": Option("kernel", "choice", choices=("kernel", "mpcc"), example='"mpcc"'),
-    # the receivers' ACKs: "simple" (every segment, or the delayed_ack rule) or "linux" (every
-    # receiver runs a Linux TCP socket's delayed-ACK engine; docs/sim.md)
-    "receiver": Option("simple", "choice", choices=("simple", "linux"), example='"linux"'),
+    # the receivers' ACKs: "auto" ("linux" with mptcp = "linux", else "simple"), "simple" (every
+    # segment, or the delayed_ack rule) or "linux" (every receiver runs a Linux TCP socket's
+    # delayed-ACK engine; docs/sim.md)
+    "receiver": Option("auto", "choice", choices=("auto", "simple", "linux"), example='"simple"'),
 }
 
 

@@ -143,9 +143,9 @@ pub struct Options {
     /// the kernel's factor 2, as the testbed loads the programs by default) or `Mpcc` (the
     /// programs built with MPCC_BPF_CONN=sndbuf: bpf/include/mpcc_conn.h).
     pub sndbuf_expand: SndbufExpand,
-    /// The receivers' ACK policy: `Simple` (every segment at once, or the `delayed_ack` rule)
-    /// or `Linux` (every receiver runs the delayed-ACK engine of a Linux TCP socket,
-    /// `sim/receiver.rs`).
+    /// The receivers' ACK policy: `Auto` (`Linux` with the linux connection level, else
+    /// `Simple`), `Simple` (every segment at once, or the `delayed_ack` rule) or `Linux` (every
+    /// receiver runs the delayed-ACK engine of a Linux TCP socket, `sim/receiver.rs`).
     pub receiver: Receiver,
 }
 
@@ -154,6 +154,7 @@ pub struct Options {
 #[serde(rename_all = "lowercase")]
 pub enum Receiver {
     #[default]
+    Auto,
     Simple,
     Linux,
 }
@@ -189,7 +190,7 @@ impl Default for Options {
             host_jitter_s: 0.001,
             ecn: true,
             mptcp: MptcpMode::Ideal,
-            receiver: Receiver::Simple,
+            receiver: Receiver::Auto,
             // the testbed's sysctls (python/mpcc/testbed/topology.py)
             tcp_wmem: [4096.0, 262144.0, 33554432.0],
             tcp_rmem: [4096.0, 262144.0, 33554432.0],

@@ -222,7 +222,10 @@ impl Sim {
             data_packets: 0,
             mptcp: Mptcp::Ideal,
         };
-        let linux_rx = cfg.options.receiver == crate::config::Receiver::Linux;
+        let linux_rx = match cfg.options.receiver {
+            crate::config::Receiver::Auto => cfg.options.mptcp == crate::config::MptcpMode::Linux,
+            r => r == crate::config::Receiver::Linux,
+        };
         let mut linux = (cfg.options.mptcp == crate::config::MptcpMode::Linux).then(|| {
             let mut l = mptcp_linux::Linux::new(
                 cfg.options.tcp_wmem,

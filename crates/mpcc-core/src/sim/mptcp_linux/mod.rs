@@ -153,6 +153,12 @@ pub(super) struct LinuxConn {
     space_time: u64,
     space_seq: u32,
     space: f64,
+    /// The subflows' receive windows and DRS space, packets: `mptcp_rcv_space_adjust` makes
+    /// every subflow follow a growth of the connection's buffer with `tcp_rcvbuf_grow(ssk,
+    /// copied)`, measured against the subflow's own space (10 packets at first, as
+    /// `tcp_init_buffer_space` sets it), so all of a connection's subflows have one window.
+    sf_rcvwin: f64,
+    sf_space: f64,
     /// Data on its way from the subflows to the connection: (time it is in order on its
     /// subflow, DSN), earliest first.
     transit: BinaryHeap<Reverse<(u64, u32)>>,
@@ -237,6 +243,8 @@ impl Linux {
             rcvwin,
             wnd_end: rcvwin as u32,
             space: INIT_CWND,
+            sf_rcvwin: rcvwin,
+            sf_space: INIT_CWND,
             rtx_timer_at: u64::MAX,
             ..Default::default()
         };
@@ -271,11 +279,12 @@ impl Linux {
                 .sum::<f64>()
     }
 
-    /// The window clamp of subflow `s`'s receiver, packets: its connection's receive window
-    /// (`tcp_space` of a subflow, whose sk_rcvbuf is the connection's); None for a TCP socket.
+    /// The window clamp of subflow `s`'s receiver, packets: its own receive window, which
+    /// follows the connection's growth (`tcp_rcvbuf_grow`: window_clamp = tcp_win_from_space
+    /// of the new sk_rcvbuf); None for a TCP socket.
     pub(super) fn rcv_clamp(&self, s: usize) -> Option<f64> {
         let f = &self.sfs[s];
-        f.multi.then(|| self.conns[f.conn as usize].rcvwin)
+        f.multi.then(|| self.conns[f.conn as usize].sf_rcvwin)
     }
 
     /// Subflow `s`'s seqs [from, to) became in order on the subflow at `arrive`: they reach
@@ -362,8 +371,17 @@ impl LinuxConn {
                 if copied > self.space {
                     let mut rcvwin = 2.0 * copied + 16.0;
                     rcvwin += 2.0 * rcvwin * (copied - self.space) / self.space;
+                    let grown = rcvwin.min(rmem_max_pkts).floor() > self.rcvwin;
                     self.rcvwin = self.rcvwin.max(rcvwin.min(rmem_max_pkts)).floor();
                     self.space = copied;
+                    if grown {
+                        // tcp_rcvbuf_grow on each subflow: 2 × copied, plus twice that times
+                        // the relative growth of copied over the subflow's space
+                        let w = 2.0 * copied;
+                        let w = w + 2.0 * w * (copied - self.sf_space).max(0.0) / self.sf_space;
+                        self.sf_rcvwin = self.sf_rcvwin.max(w.min(rmem_max_pkts).floor());
+                        self.sf_space = copied;
+                    }
                 }
                 self.space_time = at;
                 self.space_seq = self.rcv_nxt;

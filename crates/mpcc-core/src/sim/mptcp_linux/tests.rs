@@ -4,9 +4,12 @@ use crate::sim::{Mptcp, Sim};
 
 /// The connection levels the tests run: ideal; linux with the kernel's sndbuf_expand factor
 /// 2 (the default); linux with the factor of the programs built with MPCC_BPF_CONN=sndbuf.
+// The connection level's tests run with the simple receiver (every segment ACKed at once), so
+// that each asserts its own mechanism; the Linux receiver, the linux mode's default, has its
+// tests in receiver.rs.
 const IDEAL: &str = r#""mptcp": "ideal""#;
-const LINUX_KERNEL: &str = r#""mptcp": "linux""#;
-const LINUX_MPCC: &str = r#""mptcp": "linux", "sndbuf_expand": "mpcc""#;
+const LINUX_KERNEL: &str = r#""mptcp": "linux", "receiver": "simple""#;
+const LINUX_MPCC: &str = r#""mptcp": "linux", "sndbuf_expand": "mpcc", "receiver": "simple""#;
 
 /// Coupled over a 10 Mb/s path and a 1 Mb/s path shared with four Reno flows (the coupled
 /// subflow's window there is 1–2 packets), 20 ms and 80 ms RTT; `options`: one of the above.
