@@ -24,10 +24,6 @@ sys.path.insert(0, str(HERE))
 RECEIVERS = ("simple", "linux")
 
 
-def _rel(tb: float, sim: float) -> float:
-    return 100.0 * (tb - sim) / sim if sim else float("inf")
-
-
 def simulate(seed: int, algorithm: str, secs: float, warmup: float) -> tuple:
     from conn_mechanisms import scenario_text
     from mpcc import scenario, sim
@@ -48,6 +44,7 @@ def simulate(seed: int, algorithm: str, secs: float, warmup: float) -> tuple:
 
 
 def main() -> None:
+    from conn_mechanisms import _rel
     rows = [r for f in sys.argv[1:] for r in json.loads(Path(f).read_text()) if r.get("acks")]
     lines = []
     for r in rows:

@@ -178,13 +178,11 @@ impl Sim {
                 sf.rcv_nxt += 1;
             }
         }
-        let mut clamp = None;
         if let super::Mptcp::Linux(l) = &mut self.mptcp {
             // the subflow hands its in-order data to the connection (linux mode)
             if sf.rcv_nxt > before {
                 l.subflow_delivers(s, before, sf.rcv_nxt, arrive);
             }
-            clamp = l.rcv_clamp(s);
         }
         let sf = &mut self.sf[s];
         let ack = Ack {
@@ -205,6 +203,10 @@ impl Sim {
                     lx.data_recv(arrive);
                     lx.unacked += new;
                 }
+                let clamp = match &self.mptcp {
+                    super::Mptcp::Linux(l) => l.rcv_clamp(s),
+                    _ => None,
+                };
                 lx.grow_window(clamp.unwrap_or(lx.clamp));
             }
             let now = lx.unacked >= 2

@@ -326,6 +326,16 @@ impl Linux {
     }
 }
 
+/// The window a DRS growth asks for, packets (`mptcp_rcvbuf_grow`, `tcp_rcvbuf_grow`): 2 ×
+/// `copied` + `extra`, plus twice that times the relative growth of `copied` over `space`, at most
+/// `max` (tcp_rmem[2]), whole packets.
+fn drs_window(copied: f64, space: f64, extra: f64, max: f64) -> f64 {
+    let w = 2.0 * copied + extra;
+    (w + 2.0 * w * (copied - space).max(0.0) / space)
+        .min(max)
+        .floor()
+}
+
 impl LinuxConn {
     /// The receiver window, packets: the buffer minus out-of-order data (`mptcp_space`; the
     /// application reads in-order data at once).
@@ -369,17 +379,14 @@ impl LinuxConn {
             if at >= self.space_time + rtt_ns {
                 let copied = (self.rcv_nxt - self.space_seq) as f64;
                 if copied > self.space {
-                    let mut rcvwin = 2.0 * copied + 16.0;
-                    rcvwin += 2.0 * rcvwin * (copied - self.space) / self.space;
-                    let grown = rcvwin.min(rmem_max_pkts).floor() > self.rcvwin;
-                    self.rcvwin = self.rcvwin.max(rcvwin.min(rmem_max_pkts)).floor();
+                    let rcvwin = drs_window(copied, self.space, 16.0, rmem_max_pkts);
+                    let grown = rcvwin > self.rcvwin;
+                    self.rcvwin = self.rcvwin.max(rcvwin);
                     self.space = copied;
                     if grown {
-                        // tcp_rcvbuf_grow on each subflow: 2 × copied, plus twice that times
-                        // the relative growth of copied over the subflow's space
-                        let w = 2.0 * copied;
-                        let w = w + 2.0 * w * (copied - self.sf_space).max(0.0) / self.sf_space;
-                        self.sf_rcvwin = self.sf_rcvwin.max(w.min(rmem_max_pkts).floor());
+                        // tcp_rcvbuf_grow on each subflow, against the subflow's own space
+                        let w = drs_window(copied, self.sf_space, 0.0, rmem_max_pkts);
+                        self.sf_rcvwin = self.sf_rcvwin.max(w);
                         self.sf_space = copied;
                     }
                 }
