@@ -17,6 +17,8 @@ table then adds the median deficit against ideal per algorithm and mechanisms ov
 The simulator is deterministic per seed (2 seeds per mode); each testbed row is one run. The
 table ends with the issue's per-run test: the testbed against the linux mode for the multipath
 group, each of its paths and every single-path group, all within 15 % or not (``per_group``).
+The same test on the mean of repeated runs, with the noise of both engines measured:
+``linux_mode_agreement.py``.
 """
 from __future__ import annotations
 

@@ -1,0 +1,192 @@
+#!/usr/bin/env python3
+"""bench/kernel/linux_mode_agreement.py: the simulator's linux mode against the testbed over
+repeated runs, per group and per path of the multipath group (issue #30's test), with the noise
+of both engines measured instead of assumed.
+
+A single 30-s run is a sample: a coupled algorithm's split between its paths flaps from run to
+run on both engines (Coupled's per-path rate varies 2× between seeds), so a per-run test mixes
+model error with noise. Here each cell (a generated network × the multipath group's algorithm)
+has k ≥ 2 testbed runs (``conn_mechanisms.py testbed`` rows, MPCC_BPF_CONN unset) and m
+simulator seeds. Per quantity q (the multipath group's rate, each of its paths per flow, every
+single-path group):
+
+    Δ_q = 100 (x̄ / ȳ − 1)     x: the testbed's runs, y: the linux mode's seeds
+    SE(Δ_q) = 100 (x̄ / ȳ) √(s_x² / (k x̄²) + s_y² / (m ȳ²))      (delta method)
+
+and the verdict is *within* (|Δ| ≤ 15 %), *outside* (|Δ| − h > 15 %, h = t · SE the 95 % half-width,
+t the 97.5 % quantile of Student's t with Welch–Satterthwaite degrees of freedom: a real
+disagreement, wrongly called so for a true |Δ| ≤ 15 % at most 2.5 % of the time) or *unresolved*
+(more runs needed). A *within* quantity is also counted as *shown within* when |Δ| + h ≤ 15 %
+(the whole interval inside the bound: with two or three runs per cell few are).
+
+Two per-run rates set the scale: how often a single testbed run has every quantity within 15 %
+of the linux mode's mean, and how often it has every quantity within 15 % of the mean of the
+*other* testbed runs of its cell (the kernel against itself: what a perfect model would score,
+short of its own noise). The ideal mode's deficit (done-when item 2) is the median over cells
+of Δ for the multipath group against ``mptcp = "ideal"``.
+
+    .venv/bin/python bench/kernel/linux_mode_agreement.py \\
+        bench/kernel/conn_mechanisms_tb_19.json bench/kernel/conn_mechanisms_tb_20.json ...
+"""
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import math
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conn_mechanisms import SIM_MODES, _rel, scenario_text  # noqa: E402
+
+BOUND = 15.0
+
+
+def cells(rows: list[dict], min_runs: int) -> dict[tuple[int, str], list[dict]]:
+    """Sound testbed runs without MPCC_BPF_CONN, with the algorithm named, by (seed, algorithm)."""
+    out: dict[tuple[int, str], list[dict]] = {}
+    for r in rows:
+        if r.get("conn", "none") != "none" or not r.get("algorithm") or "paths" not in r:
+            continue
+        if not (r.get("health") or {}).get("sound", False):
+            continue
+        out.setdefault((r["seed"], r["algorithm"]), []).append(r)
+    return {c: rs for c, rs in sorted(out.items()) if len(rs) >= min_runs}
+
+
+def quantities(r: dict) -> dict[str, float]:
+    """One testbed row's rates, Mb/s per flow: "mp", "mp/path i", and each single-path group."""
+    return {"mp": r["testbed"], **{f"mp/path {i}": p for i, p in enumerate(r["paths"])}, **r["others"]}
+
+
+def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds: int,
+                   mode: str) -> list[dict[str, float]]:
+    """The same quantities from ``seeds`` simulator runs of the cell in ``mode``."""
+    from mpcc import scenario, sim
+    s = scenario.loads(scenario_text(seed, secs, algorithm), "generated.toml")
+    sm = dataclasses.replace(s, engine={**s.engine, "sim": SIM_MODES[mode]})
+    out = []
+    for k in range(seeds):
+        res = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result
+        g = res.groups
+        out.append({"mp": g["mp"].rate_mbps, **{f"mp/path {i}": p for i, p in enumerate(g["mp"].path_rate_mbps)},
+                    **{n: g[n].rate_mbps for n in g if n != "mp"}})
+    return out
+
+
+def t_quantile(df: float) -> float:
+    from scipy import stats
+    return float(stats.t.ppf(0.975, df)) if df > 0 and math.isfinite(df) else 1.96
+
+
+@dataclasses.dataclass
+class Verdict:
+    delta: float      # %, testbed mean against simulator mean
+    half: float       # %, the 95 % half-width of delta
+    verdict: str      # "within" | "outside" | "unresolved"
+
+    @property
+    def shown(self) -> bool:
+        """The whole 95 % interval inside the bound."""
+        return abs(self.delta) + self.half <= BOUND
+
+
+def compare(x: list[float], y: list[float], bound: float = BOUND) -> Verdict:
+    """Testbed samples ``x`` against simulator samples ``y`` (each ≥ 2)."""
+    mx, my = statistics.mean(x), statistics.mean(y)
+    if my <= 0 or mx <= 0:
+        return Verdict(float("inf"), float("inf"), "unresolved")
+    vx, vy = statistics.variance(x) / (len(x) * mx * mx), statistics.variance(y) / (len(y) * my * my)
+    ratio = mx / my
+    delta = 100 * (ratio - 1)
+    se = 100 * ratio * math.sqrt(vx + vy)
+    # Welch–Satterthwaite on the relative variances
+    df = (vx + vy) ** 2 / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1) if vy else 0)) \
+        if vx + vy > 0 else math.inf
+    half = t_quantile(df) * se
+    if abs(delta) <= bound:
+        v = "within"
+    elif abs(delta) - half > bound:
+        v = "outside"
+    else:
+        v = "unresolved"
+    return Verdict(delta, half, v)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path, help="conn_mechanisms.py testbed JSON files")
+    ap.add_argument("--secs", type=float, default=30.0)
+    ap.add_argument("--warmup", type=float, default=10.0)
+    ap.add_argument("--sim-seeds", type=int, default=8)
+    ap.add_argument("--min-runs", type=int, default=2)
+    ap.add_argument("--json", type=Path, help="write every cell's comparison here")
+    a = ap.parse_args()
+    rows = [r for f in a.files for r in json.loads(f.read_text())]
+    cs = cells(rows, a.min_runs)
+    if not cs:
+        sys.exit(f"linux_mode_agreement: no cell has {a.min_runs} sound runs; record more with conn_mechanisms.py testbed")
+    per_alg: dict[str, dict] = {}
+    records = []
+    for (seed, algo), runs in cs.items():
+        tb = [quantities(r) for r in runs]
+        sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, a.sim_seeds, m) for m in ("linux", "ideal")}
+        names = list(tb[0])
+        sim_mean = {q: statistics.mean(s[q] for s in sims["linux"]) for q in names}
+        ideal_mean = {q: statistics.mean(s[q] for s in sims["ideal"]) for q in names}
+        v = {q: compare([t[q] for t in tb], [s[q] for s in sims["linux"]]) for q in names}
+        ideal = compare([t["mp"] for t in tb], [s["mp"] for s in sims["ideal"]])
+        # per run: every quantity within the bound of the linux mode's mean / of the other runs' mean
+        model_ok = [all(abs(_rel(t[q], sim_mean[q])) <= BOUND for q in names) for t in tb]
+        ideal_ok = [all(abs(_rel(t[q], ideal_mean[q])) <= BOUND for q in names) for t in tb]
+        self_ok = [all(abs(_rel(t[q], statistics.mean(o[q] for j, o in enumerate(tb) if j != i))) <= BOUND
+                       for q in names) for i, t in enumerate(tb)]
+        al = per_alg.setdefault(algo, {"cells": 0, "runs": 0, "q": {"within": 0, "outside": 0, "unresolved": 0, "shown": 0},
+                                       "cells_within": 0, "model_ok": 0, "ideal_ok": 0, "self_ok": 0, "ideal": [], "linux_mp": [],
+                                       "outside": []})
+        al["cells"] += 1
+        al["runs"] += len(tb)
+        for q, x in v.items():
+            al["q"][x.verdict] += 1
+            al["q"]["shown"] += x.shown
+            if x.verdict == "outside":
+                al["outside"].append(f"{seed}:{q} {x.delta:+.0f}±{x.half:.0f}")
+        al["cells_within"] += all(x.verdict == "within" for x in v.values())
+        al["model_ok"] += sum(model_ok)
+        al["ideal_ok"] += sum(ideal_ok)
+        al["self_ok"] += sum(self_ok)
+        al["ideal"].append(ideal.delta)
+        al["linux_mp"].append(v["mp"].delta)
+        records.append({"seed": seed, "algorithm": algo, "runs": len(tb),
+                        "linux": {q: dataclasses.asdict(x) for q, x in v.items()},
+                        "ideal_mp": dataclasses.asdict(ideal), "model_ok": model_ok, "ideal_ok": ideal_ok,
+                        "self_ok": self_ok})
+        print(f"{seed}/{algo}: {len(tb)} runs; " + ", ".join(f"{q} {x.delta:+.0f}±{x.half:.0f} {x.verdict[0]}"
+                                                              for q, x in v.items()), file=sys.stderr, flush=True)
+    print(f"| MP algorithm | cells | testbed runs | quantities within {BOUND:g} % (shown within) / unresolved / outside "
+          f"| cells with every quantity within | single runs: all within {BOUND:g} % of the linux mode | "
+          f"… of the ideal mode | … of the other runs (kernel vs itself) | MP median vs linux | MP median vs ideal | outside (seed:quantity Δ±95 %) |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
+    tot = {"cells": 0, "runs": 0, "within": 0, "shown": 0, "unresolved": 0, "outside": 0, "cells_within": 0, "model_ok": 0, "ideal_ok": 0, "self_ok": 0}
+    for algo, al in sorted(per_alg.items()):
+        q = al["q"]
+        print(f"| {algo} | {al['cells']} | {al['runs']} | {q['within']} ({q['shown']}) / {q['unresolved']} / {q['outside']} "
+              f"| {al['cells_within']} / {al['cells']} | {al['model_ok']} / {al['runs']} | {al['ideal_ok']} / {al['runs']} "
+              f"| {al['self_ok']} / {al['runs']} "
+              f"| {statistics.median(al['linux_mp']):+.1f} % | {statistics.median(al['ideal']):+.1f} % "
+              f"| {'; '.join(al['outside']) or '—'} |")
+        for k in ("cells", "runs", "cells_within", "model_ok", "ideal_ok", "self_ok"):
+            tot[k] += al[k]
+        for k in ("within", "shown", "unresolved", "outside"):
+            tot[k] += q[k]
+    print(f"| all | {tot['cells']} | {tot['runs']} | {tot['within']} ({tot['shown']}) / {tot['unresolved']} / {tot['outside']} "
+          f"| {tot['cells_within']} / {tot['cells']} | {tot['model_ok']} / {tot['runs']} | {tot['ideal_ok']} / {tot['runs']} "
+          f"| {tot['self_ok']} / {tot['runs']} | | | |")
+    if a.json:
+        a.json.write_text(json.dumps(records, indent=1))
+
+
+if __name__ == "__main__":
+    main()
