@@ -101,7 +101,7 @@ HEALTH = ("sound", "attempts", "bpf_repairs", "bpf_unrepaired", "implausible_win
 
 
 def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
-                 algorithms: tuple | list = (None,)) -> list[dict]:
+                 algorithms: tuple | list = (None,), tb_seed: int = 1) -> list[dict]:
     from sim_vs_testbed import msk_limits
     from mpcc import scenario
     from mpcc.testbed import engine as tb
@@ -114,14 +114,16 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             with tempfile.TemporaryDirectory() as d:
                 out = Path(d)
                 try:
-                    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup), out, progress=False)
+                    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup, seed=tb_seed), out,
+                                                progress=False)
                 except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
                     print(json.dumps({"seed": seed, "algorithm": algo, "conn": conn, "error": str(e)[:300]}), flush=True)
                     continue
                 t0 = json.loads((out / "run0" / "connect.json").read_text())["t0"]
                 msk = msk_limits(out / "run0", gi, t0 + warmup, t0 + secs)
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
-            row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "testbed": rate, "msk": msk,
+            row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "tb_seed": tb_seed,
+                   "testbed": rate, "msk": msk,
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
                    "acks": (getattr(sums[0], "diag", None) or {}).get("acks", {}), "utc": time.strftime("%H:%M:%S", time.gmtime()),
@@ -221,6 +223,8 @@ def main() -> None:
                     "(default: the generator's draw)")
     ap.add_argument("--extra-attempts", type=int, help="re-runs of an unsound testbed run (default: the "
                     "health check's, mpcc.testbed.health.EXTRA_ATTEMPTS); each row records its run's health")
+    ap.add_argument("--testbed-seed", type=int, default=1, help="the testbed's Settings.seed: its flows' start "
+                    "times and its links' random draws (vary it between repetitions)")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     if a.mode == "table":
@@ -236,7 +240,7 @@ def main() -> None:
         import functools
         from mpcc.testbed import health
         health.healthy_run = functools.partial(health.healthy_run, extra_attempts=a.extra_attempts)
-    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms))
+    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms), a.testbed_seed)
     if a.json:
         old = json.loads(a.json.read_text()) if a.json.exists() else []
         a.json.write_text(json.dumps(old + rows, indent=1))

@@ -25,7 +25,13 @@ of the linux mode's mean, and how often it has every quantity within 15 % of the
 short of its own noise). The ideal mode's deficit (done-when item 2) is the median over cells
 of Δ for the multipath group against ``mptcp = "ideal"``.
 
-    .venv/bin/python bench/kernel/linux_mode_agreement.py \\
+Start times: a testbed run starts its flows at offsets drawn from its Settings.seed
+(``tb_seed`` in the row, 1 before rows recorded it), so repetitions with one seed share one
+draw, while each simulator seed draws anew. ``--starts testbed`` gives the simulator each
+testbed run's offsets instead (⌈sim-seeds / runs⌉ simulator seeds per run): the comparison
+conditioned on the same start (bench/kernel/RESULTS.md §21).
+
+    .venv/bin/python bench/kernel/linux_mode_agreement.py [--starts testbed] \\
         bench/kernel/conn_mechanisms_tb_19.json bench/kernel/conn_mechanisms_tb_20.json ...
 """
 from __future__ import annotations
@@ -61,18 +67,39 @@ def quantities(r: dict) -> dict[str, float]:
     return {"mp": r["testbed"], **{f"mp/path {i}": p for i, p in enumerate(r["paths"])}, **r["others"]}
 
 
-def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds: int,
-                   mode: str) -> list[dict[str, float]]:
-    """The same quantities from ``seeds`` simulator runs of the cell in ``mode``."""
+def testbed_starts(s, tb_seed: int = 1):
+    """``s`` with every flow its own group ("name#i"), starting when a testbed run with
+    Settings.seed ``tb_seed`` starts it (``startup.start_offsets``), and no start jitter in the
+    simulator."""
+    from mpcc.testbed import startup
+    groups = []
+    for gi, g in enumerate(s.groups):
+        for i, off in enumerate(startup.start_offsets(s, gi, tb_seed)):
+            groups.append(dataclasses.replace(g, name=f"{g.name}#{i}", count=1, start_s=g.start_s + off))
+    sim_opts = {**(s.engine.get("sim") or {}), "start_jitter_s": 0.0}
+    return dataclasses.replace(s, groups=tuple(groups), engine={**s.engine, "sim": sim_opts})
+
+
+def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds: range,
+                   mode: str, tb_seed: int | None = None) -> list[dict[str, float]]:
+    """The same quantities from simulator runs (``seeds``) of the cell in ``mode``, with the
+    simulator's own start jitter (a new draw per seed) or, given ``tb_seed``, the start times
+    of a testbed run with that seed (:func:`testbed_starts`)."""
     from mpcc import scenario, sim
     s = scenario.loads(scenario_text(seed, secs, algorithm), "generated.toml")
-    sm = dataclasses.replace(s, engine={**s.engine, "sim": SIM_MODES[mode]})
+    sm = dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), **SIM_MODES[mode]}})
+    if tb_seed is not None:
+        sm = testbed_starts(sm, tb_seed)
     out = []
-    for k in range(seeds):
-        res = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result
-        g = res.groups
-        out.append({"mp": g["mp"].rate_mbps, **{f"mp/path {i}": p for i, p in enumerate(g["mp"].path_rate_mbps)},
-                    **{n: g[n].rate_mbps for n in g if n != "mp"}})
+    for k in seeds:
+        g = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result.groups
+        # a group's rate per flow: the mean over its flows (one group per flow with testbed starts)
+        flows = {x.name: [g[n] for n in g if n.split("#")[0] == x.name] for x in s.groups}
+        mp = flows["mp"]
+        out.append({"mp": statistics.mean(f.rate_mbps for f in mp),
+                    **{f"mp/path {i}": statistics.mean(f.path_rate_mbps[i] for f in mp)
+                       for i in range(len(mp[0].path_rate_mbps))},
+                    **{n: statistics.mean(f.rate_mbps for f in fs) for n, fs in flows.items() if n != "mp"}})
     return out
 
 
@@ -122,6 +149,9 @@ def main() -> None:
     ap.add_argument("--warmup", type=float, default=10.0)
     ap.add_argument("--sim-seeds", type=int, default=8)
     ap.add_argument("--min-runs", type=int, default=2)
+    ap.add_argument("--starts", choices=("sim", "testbed"), default="sim",
+                    help="the simulator's flow start times: its own jitter per seed, or each testbed run's "
+                         "(⌈sim-seeds / runs⌉ simulator seeds per run)")
     ap.add_argument("--json", type=Path, help="write every cell's comparison here")
     a = ap.parse_args()
     rows = [r for f in a.files for r in json.loads(f.read_text())]
@@ -132,7 +162,13 @@ def main() -> None:
     records = []
     for (seed, algo), runs in cs.items():
         tb = [quantities(r) for r in runs]
-        sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, a.sim_seeds, m) for m in ("linux", "ideal")}
+        if a.starts == "sim":
+            sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, range(a.sim_seeds), m) for m in ("linux", "ideal")}
+        else:   # each testbed run's start draw (its row's tb_seed; 1 before rows recorded it), alike weighted
+            per = max(2, math.ceil(a.sim_seeds / len(runs)))
+            sims = {m: [q for j, r in enumerate(runs) for q in sim_quantities(
+                seed, algo, a.secs, a.warmup, range(j * per, (j + 1) * per), m, r.get("tb_seed", 1))]
+                for m in ("linux", "ideal")}
         names = list(tb[0])
         sim_mean = {q: statistics.mean(s[q] for s in sims["linux"]) for q in names}
         ideal_mean = {q: statistics.mean(s[q] for s in sims["ideal"]) for q in names}
