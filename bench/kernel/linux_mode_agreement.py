@@ -90,11 +90,12 @@ def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds:
     sm = dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), **SIM_MODES[mode]}})
     if tb_seed is not None:
         sm = testbed_starts(sm, tb_seed)
+    # a group's rate per flow: the mean over its flows (one group per flow with testbed starts)
+    members = {x.name: [g.name for g in sm.groups if g.name.split("#")[0] == x.name] for x in s.groups}
     out = []
     for k in seeds:
         g = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result.groups
-        # a group's rate per flow: the mean over its flows (one group per flow with testbed starts)
-        flows = {x.name: [g[n] for n in g if n.split("#")[0] == x.name] for x in s.groups}
+        flows = {name: [g[n] for n in ns] for name, ns in members.items()}
         mp = flows["mp"]
         out.append({"mp": statistics.mean(f.rate_mbps for f in mp),
                     **{f"mp/path {i}": statistics.mean(f.path_rate_mbps[i] for f in mp)
@@ -120,7 +121,7 @@ class Verdict:
         return abs(self.delta) + self.half <= BOUND
 
 
-def compare(x: list[float], y: list[float], bound: float = BOUND) -> Verdict:
+def compare(x: list[float], y: list[float]) -> Verdict:
     """Testbed samples ``x`` against simulator samples ``y`` (each ≥ 2)."""
     mx, my = statistics.mean(x), statistics.mean(y)
     if my <= 0 or mx <= 0:
@@ -133,13 +134,32 @@ def compare(x: list[float], y: list[float], bound: float = BOUND) -> Verdict:
     df = (vx + vy) ** 2 / ((vx * vx / (len(x) - 1) if vx else 0) + (vy * vy / (len(y) - 1) if vy else 0)) \
         if vx + vy > 0 else math.inf
     half = t_quantile(df) * se
-    if abs(delta) <= bound:
+    if abs(delta) <= BOUND:
         v = "within"
-    elif abs(delta) - half > bound:
+    elif abs(delta) - half > BOUND:
         v = "outside"
     else:
         v = "unresolved"
     return Verdict(delta, half, v)
+
+
+COUNTS = ("cells", "runs", "cells_within", "model_ok", "ideal_ok", "self_ok")
+VERDICTS = ("within", "outside", "unresolved", "shown")
+
+
+def tally() -> dict:
+    """An algorithm's (or all algorithms') counts; the lists feed the medians and the outside column."""
+    return {**dict.fromkeys(COUNTS, 0), "q": dict.fromkeys(VERDICTS, 0), "ideal": [], "linux_mp": [], "outside": []}
+
+
+def row(name: str, al: dict) -> str:
+    """One line of the summary table (medians only where there are deltas)."""
+    q = al["q"]
+    med = lambda xs: f"{statistics.median(xs):+.1f} %" if xs else ""  # noqa: E731
+    return (f"| {name} | {al['cells']} | {al['runs']} | {q['within']} ({q['shown']}) / {q['unresolved']} / {q['outside']} "
+            f"| {al['cells_within']} / {al['cells']} | {al['model_ok']} / {al['runs']} | {al['ideal_ok']} / {al['runs']} "
+            f"| {al['self_ok']} / {al['runs']} | {med(al['linux_mp'])} | {med(al['ideal'])} "
+            f"| {'; '.join(al['outside']) or ('—' if al['linux_mp'] else '')} |")
 
 
 def main() -> None:
@@ -179,9 +199,7 @@ def main() -> None:
         ideal_ok = [all(abs(_rel(t[q], ideal_mean[q])) <= BOUND for q in names) for t in tb]
         self_ok = [all(abs(_rel(t[q], statistics.mean(o[q] for j, o in enumerate(tb) if j != i))) <= BOUND
                        for q in names) for i, t in enumerate(tb)]
-        al = per_alg.setdefault(algo, {"cells": 0, "runs": 0, "q": {"within": 0, "outside": 0, "unresolved": 0, "shown": 0},
-                                       "cells_within": 0, "model_ok": 0, "ideal_ok": 0, "self_ok": 0, "ideal": [], "linux_mp": [],
-                                       "outside": []})
+        al = per_alg.setdefault(algo, tally())
         al["cells"] += 1
         al["runs"] += len(tb)
         for q, x in v.items():
@@ -205,21 +223,14 @@ def main() -> None:
           f"| cells with every quantity within | single runs: all within {BOUND:g} % of the linux mode | "
           f"… of the ideal mode | … of the other runs (kernel vs itself) | MP median vs linux | MP median vs ideal | outside (seed:quantity Δ±95 %) |")
     print("|---|---|---|---|---|---|---|---|---|---|---|")
-    tot = {"cells": 0, "runs": 0, "within": 0, "shown": 0, "unresolved": 0, "outside": 0, "cells_within": 0, "model_ok": 0, "ideal_ok": 0, "self_ok": 0}
+    tot = tally()
     for algo, al in sorted(per_alg.items()):
-        q = al["q"]
-        print(f"| {algo} | {al['cells']} | {al['runs']} | {q['within']} ({q['shown']}) / {q['unresolved']} / {q['outside']} "
-              f"| {al['cells_within']} / {al['cells']} | {al['model_ok']} / {al['runs']} | {al['ideal_ok']} / {al['runs']} "
-              f"| {al['self_ok']} / {al['runs']} "
-              f"| {statistics.median(al['linux_mp']):+.1f} % | {statistics.median(al['ideal']):+.1f} % "
-              f"| {'; '.join(al['outside']) or '—'} |")
-        for k in ("cells", "runs", "cells_within", "model_ok", "ideal_ok", "self_ok"):
+        print(row(algo, al))
+        for k in COUNTS:
             tot[k] += al[k]
-        for k in ("within", "shown", "unresolved", "outside"):
-            tot[k] += q[k]
-    print(f"| all | {tot['cells']} | {tot['runs']} | {tot['within']} ({tot['shown']}) / {tot['unresolved']} / {tot['outside']} "
-          f"| {tot['cells_within']} / {tot['cells']} | {tot['model_ok']} / {tot['runs']} | {tot['ideal_ok']} / {tot['runs']} "
-          f"| {tot['self_ok']} / {tot['runs']} | | | |")
+        for k in VERDICTS:
+            tot["q"][k] += al["q"][k]
+    print(row("all", tot))
     if a.json:
         a.json.write_text(json.dumps(records, indent=1))
 
