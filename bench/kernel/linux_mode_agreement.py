@@ -48,6 +48,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conn_mechanisms import SIM_MODES, _rel, scenario_text  # noqa: E402
 
 BOUND = 15.0
+#: connection-level samples compared as well (testbed ``msk`` key → the linux mode's
+#: ``connection_limits`` key): the send buffer, the data in it, the data queued on the subflows
+#: but not yet sent, and the share of subflow samples with a window not full
+CONN = {"sndbuf_kb": "sndbuf_kb", "queued_kb": "queued_kb", "mean_sub_queued_kb": "sf_notsent_kb", "idle": "idle"}
 
 
 def cells(rows: list[dict], min_runs: int) -> dict[tuple[int, str], list[dict]]:
@@ -97,7 +101,9 @@ def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds:
         g = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result.groups
         flows = {name: [g[n] for n in ns] for name, ns in members.items()}
         mp = flows["mp"]
-        out.append({"mp": statistics.mean(f.rate_mbps for f in mp),
+        lim = [f.extra["connection_limits"] for f in mp if "connection_limits" in f.extra]
+        out.append({**{f"conn:{k}": statistics.mean(x[v] for x in lim) for k, v in CONN.items() if lim},
+                    "mp": statistics.mean(f.rate_mbps for f in mp),
                     **{f"mp/path {i}": statistics.mean(f.path_rate_mbps[i] for f in mp)
                        for i in range(len(mp[0].path_rate_mbps))},
                     **{n: statistics.mean(f.rate_mbps for f in fs) for n, fs in flows.items() if n != "mp"}})
@@ -149,7 +155,8 @@ VERDICTS = ("within", "outside", "unresolved", "shown")
 
 def tally() -> dict:
     """An algorithm's (or all algorithms') counts; the lists feed the medians and the outside column."""
-    return {**dict.fromkeys(COUNTS, 0), "q": dict.fromkeys(VERDICTS, 0), "ideal": [], "linux_mp": [], "outside": []}
+    return {**dict.fromkeys(COUNTS, 0), "q": dict.fromkeys(VERDICTS, 0), "ideal": [], "linux_mp": [], "outside": [],
+            "conn": {}}
 
 
 def row(name: str, al: dict) -> str:
@@ -190,6 +197,9 @@ def main() -> None:
                 seed, algo, a.secs, a.warmup, range(j * per, (j + 1) * per), m, r.get("tb_seed", 1))]
                 for m in ("linux", "ideal")}
         names = list(tb[0])
+        # the connection level's samples: the linux mode's mean over the testbed's, per key
+        conn = {k: statistics.mean(x[f"conn:{k}"] for x in sims["linux"]) / statistics.mean(r["msk"][k] for r in runs)
+                for k in CONN if all(r.get("msk", {}).get(k) for r in runs)}
         sim_mean = {q: statistics.mean(s[q] for s in sims["linux"]) for q in names}
         ideal_mean = {q: statistics.mean(s[q] for s in sims["ideal"]) for q in names}
         v = {q: compare([t[q] for t in tb], [s[q] for s in sims["linux"]]) for q in names}
@@ -213,9 +223,11 @@ def main() -> None:
         al["self_ok"] += sum(self_ok)
         al["ideal"].append(ideal.delta)
         al["linux_mp"].append(v["mp"].delta)
+        for k, x in conn.items():
+            al["conn"].setdefault(k, []).append(x)
         records.append({"seed": seed, "algorithm": algo, "runs": len(tb),
                         "linux": {q: dataclasses.asdict(x) for q, x in v.items()},
-                        "ideal_mp": dataclasses.asdict(ideal), "model_ok": model_ok, "ideal_ok": ideal_ok,
+                        "ideal_mp": dataclasses.asdict(ideal), "conn_ratio": conn, "model_ok": model_ok, "ideal_ok": ideal_ok,
                         "self_ok": self_ok})
         print(f"{seed}/{algo}: {len(tb)} runs; " + ", ".join(f"{q} {x.delta:+.0f}±{x.half:.0f} {x.verdict[0]}"
                                                               for q, x in v.items()), file=sys.stderr, flush=True)
@@ -230,7 +242,16 @@ def main() -> None:
             tot[k] += al[k]
         for k in VERDICTS:
             tot["q"][k] += al["q"][k]
+        for k, xs in al["conn"].items():
+            tot["conn"].setdefault(k, []).extend(xs)
     print(row("all", tot))
+    # the connection level: median over cells of (linux mode's mean) / (testbed's mean)
+    print(f"\n| MP algorithm | " + " | ".join(f"{k}: linux / testbed, median (range)" for k in CONN) + " |")
+    print("|---|" + "---|" * len(CONN))
+    for name, al in [*sorted(per_alg.items()), ("all", tot)]:
+        print(f"| {name} | " + " | ".join(
+            f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})" if (xs := al["conn"].get(k)) else ""
+            for k in CONN) + " |")
     if a.json:
         a.json.write_text(json.dumps(records, indent=1))
 

@@ -114,7 +114,8 @@ def test_sndbuf_expand_selects_the_programs_factor():
     max(w_r, 10)) reaches the core only in the linux mode, and gives the connection buffers
     of megabytes where the kernel's factor 2 gives hundreds of KB; behind the 1–2-packet
     subflow it costs throughput, as the testbed measured (bench/kernel/RESULTS.md §17f: 9.2–9.4
-    → 3.7–4.5 Mb/s); checked with the simple receiver, as the connection level's other tests.
+    → 3.7–4.5 Mb/s); checked with the simple receiver, as the connection level's other tests,
+    on the mean of 8 seeds (one seed's rate spans 2.7–7.4 Mb/s; the mean's cost is 29 %, §22).
     Deterministic per seed: no false-failure rate."""
     default = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nreceiver = "simple"'))
     mpcc = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_expand = "mpcc"\nreceiver = "simple"'))
@@ -122,10 +123,12 @@ def test_sndbuf_expand_selects_the_programs_factor():
     assert core_config(mpcc, seed=1)["options"]["sndbuf_expand"] == "mpcc"
     ideal = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "mpcc"'))
     assert "sndbuf_expand" not in core_config(ideal, seed=1)["options"]
-    k = sim.run(default, seed=1, sample_interval_s=0).result.groups["mp"]
-    m = sim.run(mpcc, seed=1, sample_interval_s=0).result.groups["mp"]
-    assert m.extra["connection_limits"]["sndbuf_kb"] > 10 * k.extra["connection_limits"]["sndbuf_kb"]
-    assert m.rate_mbps < 0.9 * k.rate_mbps, (m.rate_mbps, k.rate_mbps)
+    k = [sim.run(default, seed=i, sample_interval_s=0).result.groups["mp"] for i in range(8)]
+    m = [sim.run(mpcc, seed=i, sample_interval_s=0).result.groups["mp"] for i in range(8)]
+    for a, b in zip(m, k):
+        assert a.extra["connection_limits"]["sndbuf_kb"] > 10 * b.extra["connection_limits"]["sndbuf_kb"]
+    rate = lambda gs: sum(g.rate_mbps for g in gs) / len(gs)  # noqa: E731
+    assert rate(m) < 0.9 * rate(k), (rate(m), rate(k))
 
 
 @pytest.mark.parametrize("field, value, choices", [("sndbuf_expand", "sndbuf", "kernel, mpcc"),

@@ -420,6 +420,9 @@ impl Sim {
                 self.process_ack(s, ack);
                 if let Mptcp::Linux(_) = self.mptcp {
                     self.linux_ack(s, &ack);
+                    self.try_send(s);
+                    self.linux_sndbuf_expand(s);
+                    continue;
                 }
                 self.try_send(s);
                 continue;

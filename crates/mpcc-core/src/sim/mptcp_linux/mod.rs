@@ -10,10 +10,11 @@
 //!   `sk_stream_is_writeable`, free ≥ queued / 2);
 //! * a subflow's send buffer is set by `tcp_init_buffer_space` → `tcp_sndbuf_expand`:
 //!   max(tcp_wmem[1], factor × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]),
-//!   and expanded again the same way at an ACK after which its window is not full while the
-//!   writer waits (`tcp_check_space` → `tcp_new_space`: the writer's SOCK_NOSPACE is on the
-//!   MPTCP socket, which is every subflow's sk_socket, `mptcp_sock_graft`; measured on 6.18,
-//!   bench/kernel/RESULTS.md §17e); it never shrinks. The factor is the congestion control's
+//!   and expanded again the same way at an ACK after which its window is not full once it has
+//!   sent what it had queued, while the writer waits (`tcp_data_snd_check`:
+//!   `tcp_push_pending_frames`, then `tcp_check_space` → `tcp_new_space`; the writer's
+//!   SOCK_NOSPACE is on the MPTCP socket, which is every subflow's sk_socket,
+//!   `mptcp_sock_graft`; measured on 6.18, bench/kernel/RESULTS.md §17e, §22); it never shrinks. The factor is the congestion control's
 //!   `sndbuf_expand` (`[sim] sndbuf_expand`): the kernel's 2 (`kernel`, the default, as the
 //!   testbed loads the programs) or that of the programs built with MPCC_BPF_CONN=sndbuf
 //!   (`mpcc`, bpf/include/mpcc_conn.h: 2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10)). The subflows

@@ -68,21 +68,25 @@ impl Sim {
         }
         self.mptcp = crate::sim::Mptcp::Linux(l);
         self.linux_push(c);
-        self.linux_sndbuf_expand(s, c);
     }
 
-    /// After the ACK's push (`ack_update_msk` → `__mptcp_check_push` hands the subflow its
-    /// burst first), tcp_data_snd_check: tcp_push_pending_frames, then tcp_check_space →
-    /// tcp_new_space. While the writer waits (mptcp_sendmsg's wait_for_memory set SOCK_NOSPACE
-    /// on the MPTCP socket, which is every subflow's sk_socket: mptcp_sock_graft), a subflow
-    /// whose window is not full after the push (tcp_should_expand_sndbuf: in flight < cwnd)
+    /// tcp_data_snd_check's second half, after the ACK's push (`ack_update_msk` →
+    /// `__mptcp_check_push`) and the subflow's own transmission (tcp_push_pending_frames: the
+    /// engine's `try_send`): tcp_check_space → tcp_new_space. While the writer waits
+    /// (mptcp_sendmsg's wait_for_memory set SOCK_NOSPACE on the MPTCP socket, which is every
+    /// subflow's sk_socket: mptcp_sock_graft), a subflow whose window is still not full
+    /// (tcp_should_expand_sndbuf: tcp_packets_in_flight < cwnd, so it has nothing left to send)
     /// expands its buffer (tcp_sndbuf_expand, [`Linux::sndbuf_want`]); bench/kernel/RESULTS.md
-    /// §17e.
-    fn linux_sndbuf_expand(&mut self, s: usize, c: usize) {
+    /// §17e, §22.
+    pub(in crate::sim) fn linux_sndbuf_expand(&mut self, s: usize) {
+        let c = self.sf[s].conn as usize;
+        if self.conns[c].n < 2 {
+            return;
+        }
         let Some(mut l) = self.linux() else { return };
         let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
-        let (sf, cwnd) = (&self.sf[s], self.cwnd[s].max(1.0).floor());
-        if l.conns[c].writer_waits && ((sf.snd_nxt - sf.snd_una) as f64) < cwnd {
+        let cwnd = self.cwnd[s].max(1.0).floor();
+        if l.conns[c].writer_waits && (self.sf[s].inflight as f64) < cwnd {
             let want = l.sndbuf_want(cwnd, &self.cwnd[first..first + n]);
             let f = &mut l.sfs[s];
             f.sndbuf = f.sndbuf.max(want);

@@ -358,6 +358,43 @@ fn a_subflow_buffer_grows_with_its_window_while_the_writer_waits() {
     );
 }
 
+/// tcp_data_snd_check sends the subflow's queued data (tcp_push_pending_frames) before
+/// tcp_check_space asks whether its window is full: a subflow that always has data queued
+/// beyond its window never expands its buffer, however large the window. Two equal paths
+/// (RTT 60 ms, 104-packet pipe and 20-packet buffer each), tcp_wmem[1] = 512 KB (192
+/// queued packets per subflow, more than a window reaches) and a receive window that never
+/// binds (tcp_rmem[1] = 32 MB; a connection held by the peer's window expands in the kernel
+/// too, as it should: its subflows have nothing to send): the writer waits on a full
+/// buffer, yet both subflows keep the buffer tcp_init_buffer_space gave them. Expanding before
+/// the subflow sends (the rule before bench/kernel/RESULTS.md §22) grew them past 512 KB once a
+/// window passed 60 packets.
+#[test]
+fn a_subflow_that_fills_its_window_from_its_queue_does_not_expand() {
+    let json = format!(
+        r#"{{"duration_s": 20, "seed": 2, "measure": [5, 20], "sample_interval_s": 0,
+        "links": [{{"capacity_mbps": 20, "delay_ms": 30, "buffer_pkts": 20}},
+                  {{"capacity_mbps": 20, "delay_ms": 30, "buffer_pkts": 20}}],
+        "groups": [{{"algorithm": "ewtcp", "count": 1, "paths": [[0], [1]], "start_s": 0, "stop_s": 20}}],
+        "options": {{{LINUX_KERNEL}, "tcp_wmem": [4096, 524288, 33554432],
+                       "tcp_rmem": [4096, 33554432, 33554432]}}}}"#
+    );
+    let mut s = sim(&json);
+    let (mut max_cwnd, mut waits, mut n) = (0.0_f64, 0, 0);
+    let mut t = 0.05;
+    while !s.run_until(t) {
+        t += 0.05;
+        max_cwnd = max_cwnd.max(s.cwnd[0].floor()).max(s.cwnd[1].floor());
+        let l = linux(&s);
+        for k in 0..2 {
+            assert_eq!(l.sfs[k].sndbuf, 524288.0, "subflow {k} at {t:.2} s (max window {max_cwnd})");
+        }
+        waits += l.conns[0].writer_waits as u32;
+        n += 1;
+    }
+    assert!(max_cwnd > 60.0, "a window passed 60 packets ({max_cwnd})");
+    assert!(waits * 10 > n * 9, "the writer waits on a full buffer ({waits} of {n} samples)");
+}
+
 /// MPCC_BPF_CONN=sndbuf's factor on the head-of-line network: subflow k starts with
 /// 32 · (k + 1) · 10 · 4352 B and the buffers grow while the writer waits; the fast subflow
 /// then runs so far ahead of the 1–2-packet one that the shared receive window fills, and the
