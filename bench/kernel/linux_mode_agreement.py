@@ -25,6 +25,11 @@ of the linux mode's mean, and how often it has every quantity within 15 % of the
 short of its own noise). The ideal mode's deficit (done-when item 2) is the median over cells
 of Δ for the multipath group against ``mptcp = "ideal"``.
 
+The connection level's samples are compared as well (``CONN``: the send buffer, the data in
+it, the data queued on the subflows but not sent, the share of subflow samples with a window
+not full): per cell the linux mode's mean over the testbed's, median per algorithm
+(bench/kernel/RESULTS.md §22).
+
 Start times: a testbed run starts its flows at offsets drawn from its Settings.seed
 (``tb_seed`` in the row, 1 before rows recorded it), so repetitions with one seed share one
 draw, while each simulator seed draws anew. ``--starts testbed`` gives the simulator each
