@@ -75,9 +75,9 @@ impl Sim {
     /// engine's `try_send`): tcp_check_space → tcp_new_space. While the writer waits
     /// (mptcp_sendmsg's wait_for_memory set SOCK_NOSPACE on the MPTCP socket, which is every
     /// subflow's sk_socket: mptcp_sock_graft), a subflow whose window is still not full
-    /// (tcp_should_expand_sndbuf: tcp_packets_in_flight < cwnd, so it has nothing left to send)
-    /// expands its buffer (tcp_sndbuf_expand, [`Linux::sndbuf_want`]); bench/kernel/RESULTS.md
-    /// §17e, §22.
+    /// (tcp_should_expand_sndbuf: tcp_packets_in_flight < cwnd; its queue or the peer's window
+    /// ran out) expands its buffer (tcp_sndbuf_expand, [`Linux::sndbuf_want`]);
+    /// bench/kernel/RESULTS.md §17e, §22.
     pub(in crate::sim) fn linux_sndbuf_expand(&mut self, s: usize) {
         let c = self.sf[s].conn as usize;
         if self.conns[c].n < 2 {

@@ -386,13 +386,19 @@ fn a_subflow_that_fills_its_window_from_its_queue_does_not_expand() {
         max_cwnd = max_cwnd.max(s.cwnd[0].floor()).max(s.cwnd[1].floor());
         let l = linux(&s);
         for k in 0..2 {
-            assert_eq!(l.sfs[k].sndbuf, 524288.0, "subflow {k} at {t:.2} s (max window {max_cwnd})");
+            assert_eq!(
+                l.sfs[k].sndbuf, 524288.0,
+                "subflow {k} at {t:.2} s (max window {max_cwnd})"
+            );
         }
         waits += l.conns[0].writer_waits as u32;
         n += 1;
     }
     assert!(max_cwnd > 60.0, "a window passed 60 packets ({max_cwnd})");
-    assert!(waits * 10 > n * 9, "the writer waits on a full buffer ({waits} of {n} samples)");
+    assert!(
+        waits * 10 > n * 9,
+        "the writer waits on a full buffer ({waits} of {n} samples)"
+    );
 }
 
 /// MPCC_BPF_CONN=sndbuf's factor on the head-of-line network: subflow k starts with
