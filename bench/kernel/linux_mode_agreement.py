@@ -107,7 +107,7 @@ def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds:
         flows = {name: [g[n] for n in ns] for name, ns in members.items()}
         mp = flows["mp"]
         lim = [f.extra["connection_limits"] for f in mp if "connection_limits" in f.extra]
-        out.append({**{f"conn:{k}": statistics.mean(x[v] for x in lim) for k, v in CONN.items() if lim},
+        out.append({**{f"conn:{key}": statistics.mean(x[sk] for x in lim) for key, sk in CONN.items() if lim},
                     "mp": statistics.mean(f.rate_mbps for f in mp),
                     **{f"mp/path {i}": statistics.mean(f.path_rate_mbps[i] for f in mp)
                        for i in range(len(mp[0].path_rate_mbps))},
@@ -203,8 +203,8 @@ def main() -> None:
                 for m in ("linux", "ideal")}
         names = list(tb[0])
         # the connection level's samples: the linux mode's mean over the testbed's, per key
-        conn = {k: statistics.mean(x[f"conn:{k}"] for x in sims["linux"]) / statistics.mean(r["msk"][k] for r in runs)
-                for k in CONN if all(r.get("msk", {}).get(k) for r in runs)}
+        tb_conn = {k: statistics.mean(r["msk"][k] for r in runs) for k in CONN if all(k in r.get("msk", {}) for r in runs)}
+        conn = {k: statistics.mean(x[f"conn:{k}"] for x in sims["linux"]) / m for k, m in tb_conn.items() if m > 0}
         sim_mean = {q: statistics.mean(s[q] for s in sims["linux"]) for q in names}
         ideal_mean = {q: statistics.mean(s[q] for s in sims["ideal"]) for q in names}
         v = {q: compare([t[q] for t in tb], [s[q] for s in sims["linux"]]) for q in names}

@@ -418,13 +418,16 @@ impl Sim {
                 }
                 self.prefetch_next();
                 self.process_ack(s, ack);
-                if let Mptcp::Linux(_) = self.mptcp {
+                // tcp_ack, mptcp_incoming_options, then tcp_data_snd_check: the subflow sends,
+                // then tcp_check_space may expand its buffer
+                let linux = matches!(self.mptcp, Mptcp::Linux(_));
+                if linux {
                     self.linux_ack(s, &ack);
-                    self.try_send(s);
-                    self.linux_sndbuf_expand(s);
-                    continue;
                 }
                 self.try_send(s);
+                if linux {
+                    self.linux_sndbuf_expand(s);
+                }
                 continue;
             }
             self.queue.pop();

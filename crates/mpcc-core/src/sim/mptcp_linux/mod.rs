@@ -14,11 +14,12 @@
 //!   sent what it had queued, while the writer waits (`tcp_data_snd_check`:
 //!   `tcp_push_pending_frames`, then `tcp_check_space` → `tcp_new_space`; the writer's
 //!   SOCK_NOSPACE is on the MPTCP socket, which is every subflow's sk_socket,
-//!   `mptcp_sock_graft`; measured on 6.18, bench/kernel/RESULTS.md §17e, §22); it never shrinks. The factor is the congestion control's
-//!   `sndbuf_expand` (`[sim] sndbuf_expand`): the kernel's 2 (`kernel`, the default, as the
-//!   testbed loads the programs) or that of the programs built with MPCC_BPF_CONN=sndbuf
-//!   (`mpcc`, bpf/include/mpcc_conn.h: 2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10)). The subflows
-//!   start together here, so subflow k is established seeing k + 1 windows of 10. A queued
+//!   `mptcp_sock_graft`; measured on 6.18, bench/kernel/RESULTS.md §17e, §22); it never
+//!   shrinks. The factor is the congestion control's `sndbuf_expand` (`[sim] sndbuf_expand`):
+//!   the kernel's 2 (`kernel`, the default, as the testbed loads the programs) or that of the
+//!   programs built with MPCC_BPF_CONN=sndbuf (`mpcc`, bpf/include/mpcc_conn.h:
+//!   2 · 16 · Σ_k max(w_k, 10) / max(w_r, 10)). The subflows start together here, so subflow k
+//!   is established seeing k + 1 windows of 10. A queued
 //!   segment charges its subflow its payload plus the skb (`mptcp_sendmsg_frag`);
 //! * the default scheduler (`mptcp_subflow_get_send`) picks the subflow with the least linger
 //!   time, sk_wmem_queued / avg_pacing_rate; if that subflow's send buffer is full nothing is
