@@ -126,7 +126,12 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                    "testbed": rate, "msk": msk,
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
-                   "acks": (getattr(sums[0], "diag", None) or {}).get("acks", {}), "utc": time.strftime("%H:%M:%S", time.gmtime()),
+                   "acks": (getattr(sums[0], "diag", None) or {}).get("acks", {}),
+                   # each group's host namespace: its TCP MIB over the whole run (TCPTimeouts,
+                   # TCPLossProbes, …), to set beside the simulator's timeouts and loss_probes
+                   "mib": {g: {k: v for k, v in m.items() if k.startswith("Tcp")}
+                           for g, m in ((getattr(sums[0], "diag", None) or {}).get("mib_groups") or {}).items()},
+                   "utc": time.strftime("%H:%M:%S", time.gmtime()),
                    "others": {g.name: res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
                               for g in s.groups if g.name != "mp"}}
             rows.append(row)

@@ -7,7 +7,9 @@ A single 30-s run is a sample: a coupled algorithm's split between its paths fla
 run on both engines (Coupled's per-path rate varies 2× between seeds), so a per-run test mixes
 model error with noise. Here each cell (a generated network × the multipath group's algorithm)
 has k ≥ 2 testbed runs (``conn_mechanisms.py testbed`` rows, MPCC_BPF_CONN unset) and m
-simulator seeds. Per quantity q (the multipath group's rate, each of its paths per flow, every
+simulator seeds (64 by default: the simulator's own spread is as large as the kernel's for a
+coupled group's paths, and with 8 seeds its sampling error alone left quantities unresolved that
+more seeds settle; bench/kernel/RESULTS.md §23). Per quantity q (the multipath group's rate, each of its paths per flow, every
 single-path group):
 
     Δ_q = 100 (x̄ / ȳ − 1)     x: the testbed's runs, y: the linux mode's seeds
@@ -179,7 +181,7 @@ def main() -> None:
     ap.add_argument("files", nargs="+", type=Path, help="conn_mechanisms.py testbed JSON files")
     ap.add_argument("--secs", type=float, default=30.0)
     ap.add_argument("--warmup", type=float, default=10.0)
-    ap.add_argument("--sim-seeds", type=int, default=8)
+    ap.add_argument("--sim-seeds", type=int, default=64)
     ap.add_argument("--min-runs", type=int, default=2)
     ap.add_argument("--starts", choices=("sim", "testbed"), default="sim",
                     help="the simulator's flow start times: its own jitter per seed, or each testbed run's "

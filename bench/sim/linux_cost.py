@@ -1,7 +1,8 @@
 """The linux MPTCP connection level's cost per data packet: the Table III scenario (Balia, 100
 simulated s, no time series; bench/sim/run.py's engine case) with `[sim] mptcp = "ideal"` and
 `"linux"`, run alternately by crates/mpcc-core/examples/simbench (build it first:
-`cargo build --release -p mpcc-core --example simbench`), medians of CPU ns per data packet.
+`cargo build --release -p mpcc-core --example simbench`; ``SIMBENCH=path`` runs another build of
+it, e.g. the parent commit's, for a before/after), medians of CPU ns per data packet.
 
 Usage: .venv/bin/python bench/sim/linux_cost.py [--rounds 5]
 """
@@ -10,6 +11,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -18,7 +20,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT / "python"))
-BIN = ROOT / "target/release/examples/simbench"
+BIN = Path(os.environ.get("SIMBENCH", ROOT / "target/release/examples/simbench"))
 
 
 def main() -> None:

@@ -42,6 +42,9 @@ SIM_OPTIONS = {
     # segment, or the delayed_ack rule) or "linux" (every receiver runs a Linux TCP socket's
     # delayed-ACK engine; docs/sim.md)
     "receiver": Option("auto", "choice", choices=("auto", "simple", "linux"), example='"simple"'),
+    # tail loss probes (RFC 8985 §7, as Linux sends them): "auto" ("on" with mptcp = "linux",
+    # else "off": the papers' TCP, where a tail loss waits for the RTO), "on" or "off"
+    "tlp": Option("auto", "choice", choices=("auto", "on", "off"), example='"on"'),
 }
 
 

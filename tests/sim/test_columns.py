@@ -79,12 +79,13 @@ def _numpy_summary(sc, seed, cols, t0, t1) -> RunResult:
         extra = {"per_flow_mbps": per_flow.tolist(), "per_flow_path_mbps": per_route.tolist(),
                  "total_mbps": float(per_flow.sum()), "losses": total("sf_drops") + total("sf_marks"),
                  "drops": total("sf_drops"), "marks": total("sf_marks"), "loss_events": total("sf_loss_events"),
-                 "timeouts": total("sf_timeouts"), "retransmits": total("sf_retrans"), "sent_pkts": total("sf_sent"),
+                 "timeouts": total("sf_timeouts"), "loss_probes": total("sf_loss_probes"),
+                 "retransmits": total("sf_retrans"), "sent_pkts": total("sf_sent"),
                  "ds": float(cols["sf_ds_sum"][sel].sum() / max(int(cols["sf_ds_n"][sel].sum()), 1)),
                  "mean_srtt_s": [float(np.mean(cols["sf_srtt"][sel][routes == r])) for r in range(n)]}
         for key, col in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
                          ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
-                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"),
+                         ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"), ("loss_probes", "sf_loss_probes"),
                          ("acks", "sf_acks_sent"), ("segs_in", "sf_segs_in")):
             extra[f"path_{key}"] = [int(cols[col][sel][routes == r].sum()) for r in range(n)]
         groups[g.name] = GroupResult(g.algorithm.describe(), g.count, float(per_flow.mean()),

@@ -115,10 +115,14 @@ def test_sndbuf_expand_selects_the_programs_factor():
     of megabytes where the kernel's factor 2 gives hundreds of KB; behind the 1–2-packet
     subflow it costs throughput, as the testbed measured (bench/kernel/RESULTS.md §17f: 9.2–9.4
     → 3.7–4.5 Mb/s); checked with the simple receiver, as the connection level's other tests,
-    on the mean of 8 seeds (one seed's rate spans 2.7–7.4 Mb/s; the mean's cost is 29 %, §22).
-    Deterministic per seed: no false-failure rate."""
-    default = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nreceiver = "simple"'))
-    mpcc = scenario.loads(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_expand = "mpcc"\nreceiver = "simple"'))
+    and without tail loss probes, on the mean of 8 seeds (one seed's rate spans 2.7–7.4 Mb/s;
+    the mean's cost is 29 %, §22). With probes the simple receiver's 1–2-packet subflow repairs
+    its tail losses without timeouts and the cost is 2 %; with the linux mode's defaults (Linux
+    receiver, probes) 13 % (bench/kernel/RESULTS.md §23). Deterministic per seed: no
+    false-failure rate."""
+    opts = '[sim]\nmptcp = "linux"\nreceiver = "simple"\ntlp = "off"'
+    default = scenario.loads(HOL.format(sim=opts))
+    mpcc = scenario.loads(HOL.format(sim=opts + '\nsndbuf_expand = "mpcc"'))
     assert core_config(default, seed=1)["options"]["sndbuf_expand"] == "kernel"
     assert core_config(mpcc, seed=1)["options"]["sndbuf_expand"] == "mpcc"
     ideal = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "mpcc"'))
@@ -131,8 +135,26 @@ def test_sndbuf_expand_selects_the_programs_factor():
     assert rate(m) < 0.9 * rate(k), (rate(m), rate(k))
 
 
+def test_tail_loss_probes_come_with_the_linux_connection_level():
+    """``tlp = "auto"``: every sender probes tail losses with the linux connection level (as the
+    testbed's sockets do), none with the ideal one; "on" and "off" override it, and only a value
+    other than "auto" reaches the core, so the ideal mode's run description is unchanged. The
+    counts are deterministic per seed; the mechanism's own tests are in sim/tcp.rs."""
+    runs = {k: scenario.loads(HOL.format(sim=v)) for k, v in {
+        "ideal": "", "ideal+on": '[sim]\ntlp = "on"', "linux": '[sim]\nmptcp = "linux"',
+        "linux+off": '[sim]\nmptcp = "linux"\ntlp = "off"'}.items()}
+    assert "tlp" not in core_config(runs["ideal"], seed=1)["options"]
+    assert "tlp" not in core_config(runs["linux"], seed=1)["options"]
+    assert core_config(runs["ideal+on"], seed=1)["options"]["tlp"] == "on"
+    probes = {k: sum(g.extra["loss_probes"] for g in sim.run(s, seed=1, sample_interval_s=0).result.groups.values())
+              for k, s in runs.items()}
+    assert probes["ideal"] == 0 and probes["linux+off"] == 0, probes
+    assert probes["linux"] > 0 and probes["ideal+on"] > 0, probes
+
+
 @pytest.mark.parametrize("field, value, choices", [("sndbuf_expand", "sndbuf", "kernel, mpcc"),
-                                                    ("receiver", "kernel", "auto, simple, linux")])
+                                                    ("receiver", "kernel", "auto, simple, linux"),
+                                                    ("tlp", "yes", "auto, on, off")])
 def test_bad_choice_is_one_line_exit_2(tmp_path, field, value, choices):
     f = tmp_path / "bad.toml"
     f.write_text(HOL.format(sim=f'[sim]\nmptcp = "linux"\n{field} = "{value}"'))

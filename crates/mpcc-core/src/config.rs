@@ -147,6 +147,20 @@ pub struct Options {
     /// `Simple`), `Simple` (every segment at once, or the `delayed_ack` rule) or `Linux` (every
     /// receiver runs the delayed-ACK engine of a Linux TCP socket, `sim/receiver.rs`).
     pub receiver: Receiver,
+    /// Tail loss probes (RFC 8985 §7; `tcp_schedule_loss_probe`, `tcp_send_loss_probe`,
+    /// `tcp_process_tlp_ack`): `Auto` (on with the linux connection level, as every socket of
+    /// the testbed has them), `On` or `Off` (the papers' TCP: a tail loss waits for the RTO).
+    pub tlp: Tlp,
+}
+
+/// `[sim] tlp`: whether senders send tail loss probes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum Tlp {
+    #[default]
+    Auto,
+    On,
+    Off,
 }
 
 /// `[sim] receiver`: the receivers' ACK policy.
@@ -191,6 +205,7 @@ impl Default for Options {
             ecn: true,
             mptcp: MptcpMode::Ideal,
             receiver: Receiver::Auto,
+            tlp: Tlp::Auto,
             // the testbed's sysctls (python/mpcc/testbed/topology.py)
             tcp_wmem: [4096.0, 262144.0, 33554432.0],
             tcp_rmem: [4096.0, 262144.0, 33554432.0],

@@ -113,7 +113,8 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
             "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts)
-            | ({"receiver": opts["receiver"]} if opts["receiver"] != "auto" else {}),
+            | ({"receiver": opts["receiver"]} if opts["receiver"] != "auto" else {})
+            | ({"tlp": opts["tlp"]} if opts["tlp"] != "auto" else {}),
             "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
             **({"max_events": int(max_events)} if max_events is not None else {})}
 
@@ -150,7 +151,7 @@ def _engine_error(scenario: Scenario, message: str) -> MpccError:
 
 #: Columns the summary reads (:func:`summarize`).
 _SUMMARY_COLUMNS = ("sf_group", "sf_flow", "sf_route", "sf_delivered", "sf_sent", "sf_retrans", "sf_drops", "sf_marks",
-                    "sf_loss_events", "sf_timeouts", "sf_srtt", "sf_ds_sum", "sf_ds_n", "sf_acks_sent", "sf_segs_in",
+                    "sf_loss_events", "sf_timeouts", "sf_loss_probes", "sf_srtt", "sf_ds_sum", "sf_ds_n", "sf_acks_sent", "sf_segs_in",
                     "link_arrivals", "link_drops", "link_marks", "link_accepted", "link_max_queue")
 
 
@@ -289,7 +290,8 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
                  "total_mbps": pairwise_sum(per_flow),
                  "losses": total("sf_drops") + total("sf_marks"), "drops": total("sf_drops"),
                  "marks": total("sf_marks"), "loss_events": total("sf_loss_events"),
-                 "timeouts": total("sf_timeouts"), "retransmits": total("sf_retrans"),
+                 "timeouts": total("sf_timeouts"), "loss_probes": total("sf_loss_probes"),
+                 "retransmits": total("sf_retrans"),
                  "sent_pkts": total("sf_sent"),
                  # empirical D_s (Peng et al. §III-F): mean relative decrease of the flow's total
                  # window per loss event in the window; 0.5 for NewReno
@@ -298,7 +300,7 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
         # per route r, summed over the group's flows (diagnosis in ``mpcc compare``)
         for key, name in (("sent", "sf_sent"), ("delivered", "sf_delivered"), ("drops", "sf_drops"),
                           ("marks", "sf_marks"), ("loss_events", "sf_loss_events"),
-                          ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"),
+                          ("retransmits", "sf_retrans"), ("timeouts", "sf_timeouts"), ("loss_probes", "sf_loss_probes"),
                           ("acks", "sf_acks_sent"), ("segs_in", "sf_segs_in")):
             extra[f"path_{key}"] = [sum(by_route(name, r)) for r in range(n_paths)]
         if "msk_sf_samples" in cols and len(g.paths) > 1:

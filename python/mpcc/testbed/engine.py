@@ -190,14 +190,17 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
             on_built(topo)
         from . import diag
 
-        def client_mib() -> dict[str, int]:  # summed over the hosts (one namespace per group)
+        def host_mibs() -> dict[int, dict[str, int]]:  # one namespace per group
+            return {gi: diag.mib(ns) for gi, ns in topo.hosts.items()}
+
+        def summed(per_host: dict[int, dict[str, int]]) -> dict[str, int]:
             out: dict[str, int] = {}
-            for ns in topo.hosts.values():
-                for k, v in diag.mib(ns).items():
+            for m in per_host.values():
+                for k, v in m.items():
                     out[k] = out.get(k, 0) + v
             return out
 
-        mib0, chrono, acks = {"client": client_mib(), "server": diag.mib(topo.server_ns)}, {}, {}
+        mib0, chrono, acks = {"hosts": host_mibs(), "server": diag.mib(topo.server_ns)}, {}, {}
         plan = {"duration_s": s.duration_s, "sample_s": st.sample_ms / 1e3,
                 "sender_csv": str(run_dir / "sender.csv"), "receiver_csv": str(run_dir / "receiver.csv"),
                 "msk_csv": str(run_dir / "msk.csv"),
@@ -256,7 +259,10 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
         time.sleep(0.3)
         code = sp.returncode
         bpf_after = health.bpf_counters()
-        diag_out = {"chrono": chrono, "acks": acks, "mib_client": diag.mib_delta(mib0["client"], client_mib()),
+        mib1 = host_mibs()
+        mib_groups = {s.groups[gi].name: diag.mib_delta(mib0["hosts"].get(gi, {}), m) for gi, m in mib1.items()}
+        diag_out = {"chrono": chrono, "acks": acks,
+                    "mib_client": diag.mib_delta(summed(mib0["hosts"]), summed(mib1)), "mib_groups": mib_groups,
                     "mib_server": diag.mib_delta(mib0["server"], diag.mib(topo.server_ns))}
     send_log.close()
     recv_log.close()

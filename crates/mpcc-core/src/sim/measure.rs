@@ -6,7 +6,7 @@ use super::{Sim, K_SAMPLE, NS_PER_S};
 #[derive(Clone, Default)]
 pub(super) struct Snapshot {
     taken: bool,
-    sf: Vec<[u64; 7]>,
+    sf: Vec<[u64; 8]>,
     link: Vec<[u64; 4]>,
 }
 
@@ -139,6 +139,7 @@ impl Sim {
                         f.marks,
                         f.loss_events,
                         f.timeouts,
+                        f.probes,
                     ]
                 })
                 .collect(),
@@ -196,6 +197,7 @@ impl Sim {
             ("sf_marks", Column::U64(sfd(4))),
             ("sf_loss_events", Column::U64(sfd(5))),
             ("sf_timeouts", Column::U64(sfd(6))),
+            ("sf_loss_probes", Column::U64(sfd(7))),
             ("sf_srtt", Column::F64(self.srtt.clone())),
             (
                 "sf_ds_sum",

@@ -121,6 +121,8 @@ struct Ack {
     /// Host jitter added to `time`, ns: the ACK left the receiver at time − rev − jit.
     jit: u32,
     ece: bool,
+    /// The segment had arrived before (the ACK carries a DSACK, RFC 2883).
+    dsack: bool,
 }
 
 pub struct Sim {
@@ -164,6 +166,8 @@ pub struct Sim {
     events: u64,
     data_packets: u64,
     mptcp: Mptcp,
+    /// Senders send tail loss probes (`[sim] tlp`, resolved).
+    tlp: bool,
 }
 
 impl Sim {
@@ -221,6 +225,10 @@ impl Sim {
             events: 0,
             data_packets: 0,
             mptcp: Mptcp::Ideal,
+            tlp: match cfg.options.tlp {
+                crate::config::Tlp::Auto => cfg.options.mptcp == crate::config::MptcpMode::Linux,
+                t => t == crate::config::Tlp::On,
+            },
         };
         let linux_rx = match cfg.options.receiver {
             crate::config::Receiver::Auto => cfg.options.mptcp == crate::config::MptcpMode::Linux,
@@ -417,7 +425,10 @@ impl Sim {
                     self.push(t, K_ACK, id);
                 }
                 self.prefetch_next();
-                self.process_ack(s, ack);
+                let acked = self.process_ack(s, ack);
+                if self.tlp {
+                    self.tlp_ack(s, &ack, acked);
+                }
                 // tcp_ack, mptcp_incoming_options, then tcp_data_snd_check: the subflow sends,
                 // then tcp_check_space may expand its buffer
                 let linux = matches!(self.mptcp, Mptcp::Linux(_));

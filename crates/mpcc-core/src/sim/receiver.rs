@@ -192,6 +192,7 @@ impl Sim {
             seq: pkt.seq,
             jit: 0,
             ece: pkt.ce,
+            dsack: duplicate,
         };
         if let Some(lx) = sf.linux_ack.as_mut() {
             let new = sf.rcv_nxt - before;

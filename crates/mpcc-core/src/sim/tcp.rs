@@ -1,10 +1,13 @@
 //! The TCP sender of one subflow: transmissions, SACK scoreboard, RACK loss detection, RTT
-//! estimation, the congestion state machine (Open / CWR / Recovery / Loss) and the RTO. The
-//! window arithmetic that involves the connection's controller is in `mptcp.rs`.
+//! estimation, the congestion state machine (Open / CWR / Recovery / Loss), tail loss probes
+//! (`[sim] tlp`) and the RTO. The window arithmetic that involves the connection's controller
+//! is in `mptcp.rs`.
 use std::collections::VecDeque;
 
 use super::{ns, Ack, Pkt, Sim, K_RTO, NS_PER_S};
 use crate::cc::{AckEvent, MAX_TIMERS};
+
+mod tlp;
 
 // Scoreboard flags of a sent segment.
 const SACKED: u8 = 1;
@@ -54,7 +57,15 @@ pub(super) struct Subflow {
     rttvar: f64,
     rto_ns: u64,
     pub(super) backoff: u32,
+    /// When the retransmission timer fires: the RTO's, or a loss probe's (`probe_armed`);
+    /// 0 when nothing is outstanding.
     pub(super) rto_deadline: u64,
+    /// The timer armed at `rto_deadline` is a tail loss probe's (ICSK_TIME_LOSS_PROBE).
+    probe_armed: bool,
+    /// snd_nxt when the outstanding probe was sent, 0 if none (tp->tlp_high_seq).
+    tlp_high: u32,
+    /// The outstanding probe retransmitted the last segment (tp->tlp_retrans).
+    tlp_retrans: bool,
     rto_timer_at: u64,
     sb: Vec<u8>,
     mask: u32,
@@ -86,6 +97,8 @@ pub(super) struct Subflow {
     pub(super) marks: u64,
     pub(super) loss_events: u64,
     pub(super) timeouts: u64,
+    /// Tail loss probes sent (LINUX_MIB_TCPLOSSPROBES).
+    pub(super) probes: u64,
     pub(super) delivered_sample: u64,
     /// Σ over loss events in the measurement window of (w_r − w_r') / Σ_k w_k, and their count:
     /// the empirical D_s of Peng et al. §III-F (relative decrease of the total window per loss).
@@ -161,8 +174,8 @@ impl Sim {
         if !self.conns[c].active {
             return;
         }
-        let now = self.now;
         let ect = self.opt.ecn;
+        let snd_nxt = self.sf[s].snd_nxt;
         loop {
             let win = self.cwnd[s].max(1.0) as u32;
             let sf = &mut self.sf[s];
@@ -205,31 +218,47 @@ impl Sim {
                     q
                 }
             };
-            sf.xmit_ts[(seq & sf.mask) as usize] = now;
-            sf.tsorted.push_back((seq, now));
             sf.inflight += 1;
-            sf.sent += 1;
-            let sf_path = sf.path;
-            if sf.rto_deadline == 0 {
-                let d = now + sf.rto_backed_off();
-                self.arm_rto(s, d);
-            }
-            self.data_packets += 1;
-            self.forward(
-                Pkt {
-                    ts: now,
-                    owner: s as u32,
-                    seq,
-                    hop: sf_path,
-                    ce: false,
-                    ect,
-                },
-                now,
-            );
+            self.transmit(s, seq, ect);
+        }
+        // tcp_write_xmit: one loss probe per tail loss episode, after new data
+        if self.tlp && self.sf[s].snd_nxt > snd_nxt {
+            self.schedule_loss_probe(s, false);
         }
     }
 
-    pub(super) fn process_ack(&mut self, s: usize, ack: Ack) {
+    /// Segment `seq` of subflow `s` leaves now (its scoreboard flags and in-flight count are the
+    /// caller's); the RTO is armed if no timer is.
+    #[inline(always)]
+    fn transmit(&mut self, s: usize, seq: u32, ect: bool) {
+        let now = self.now;
+        let sf = &mut self.sf[s];
+        sf.xmit_ts[(seq & sf.mask) as usize] = now;
+        sf.tsorted.push_back((seq, now));
+        sf.sent += 1;
+        let sf_path = sf.path;
+        if sf.rto_deadline == 0 {
+            sf.probe_armed = false;
+            let d = now + sf.rto_backed_off();
+            self.arm_rto(s, d);
+        }
+        self.data_packets += 1;
+        self.forward(
+            Pkt {
+                ts: now,
+                owner: s as u32,
+                seq,
+                hop: sf_path,
+                ce: false,
+                ect,
+            },
+            now,
+        );
+    }
+
+    /// One ACK of subflow `s`; returns (the cumulative ACK advanced, the ACK acknowledged or
+    /// SACKed something new) for [`Sim::tlp_ack`].
+    pub(super) fn process_ack(&mut self, s: usize, ack: Ack) -> (bool, bool) {
         let now = self.now;
         let c = self.sf[s].conn as usize;
         let ecn_reacts = self.conns[c].reacts_to_ecn;
@@ -332,11 +361,13 @@ impl Sim {
                 OPEN => {
                     sf.state = RECOVERY;
                     sf.recover = sf.snd_nxt;
+                    sf.tlp_high = 0;
                     self.reduce(s);
                 }
                 CWR => {
                     sf.state = RECOVERY;
                     sf.recover = sf.snd_nxt;
+                    sf.tlp_high = 0;
                 }
                 _ => {}
             }
@@ -357,6 +388,7 @@ impl Sim {
         if cong_avoid {
             self.increase(s, delivered);
         }
+        (advanced, delivered > 0)
     }
 
     pub(super) fn rto_event(&mut self, s: usize) {
@@ -376,6 +408,11 @@ impl Sim {
         }
         if !self.conns[sf.conn as usize].active {
             sf.rto_deadline = 0;
+            return;
+        }
+        if sf.probe_armed {
+            sf.probe_armed = false;
+            self.send_loss_probe(s);
             return;
         }
         // Timeout: reduce (unless this episode already did), window 1, every unSACKed
@@ -400,6 +437,7 @@ impl Sim {
         sf.inflight = 0;
         sf.tsorted.clear();
         sf.state = LOSS;
+        sf.tlp_high = 0;
         sf.recover = sf.snd_nxt;
         sf.backoff = (sf.backoff + 1).min(16);
         let d = now + sf.rto_backed_off();

@@ -45,10 +45,10 @@
 //!
 //! * the connection-level retransmission timer runs while data awaits the DATA_ACK, restarted
 //!   at every DATA_ACK advance and started by a push (`__mptcp_clean_una`,
-//!   `__mptcp_push_pending`), for the longest remaining subflow RTO, else TCP_RTO_MIN
-//!   (`mptcp_timeout_from_subflow`, `__mptcp_set_timeout`); when it fires, the first page
-//!   fragment not yet DATA_ACKed (the part already sent) is re-injected on the first subflow
-//!   whose queues are empty (`mptcp_retransmit_timer`, `__mptcp_retrans`,
+//!   `__mptcp_push_pending`), for the longest remaining subflow timer (RTO or loss probe),
+//!   else TCP_RTO_MIN (`mptcp_timeout_from_subflow`, `__mptcp_set_timeout`); when it fires, the
+//!   first page fragment not yet DATA_ACKed (the part already sent) is re-injected on the first
+//!   subflow whose queues are empty (`mptcp_retransmit_timer`, `__mptcp_retrans`,
 //!   `mptcp_subflow_get_retrans`); a subflow with queued data and no ACK over more than
 //!   stale_loss_cnt = 4 such periods, while another subflow is fine, is marked stale: the
 //!   scheduler skips it until it receives an ACK, and every byte not yet DATA_ACKed is sent

@@ -211,8 +211,9 @@ impl Sim {
         }
     }
 
-    /// mptcp_reset_rtx_timer: expire after the longest remaining RTO of the subflows that are
-    /// not stale (`mptcp_timeout_from_subflow`), else TCP_RTO_MIN (`__mptcp_set_timeout`).
+    /// mptcp_reset_rtx_timer: expire after the longest remaining timer (RTO or loss probe) of
+    /// the subflows that are not stale (`mptcp_timeout_from_subflow`), else TCP_RTO_MIN
+    /// (`__mptcp_set_timeout`).
     fn rtx_reset(&mut self, l: &mut Linux, c: usize) {
         let (first, n) = (self.conns[c].first as usize, self.conns[c].n as usize);
         let now = self.now;
