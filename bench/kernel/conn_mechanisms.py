@@ -122,15 +122,16 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                 t0 = json.loads((out / "run0" / "connect.json").read_text())["t0"]
                 msk = msk_limits(out / "run0", gi, t0 + warmup, t0 + secs)
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
+            diag = getattr(sums[0], "diag", None) or {}
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "tb_seed": tb_seed,
                    "testbed": rate, "msk": msk,
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
-                   "acks": (getattr(sums[0], "diag", None) or {}).get("acks", {}),
+                   "acks": diag.get("acks", {}),
                    # each group's host namespace: its TCP MIB over the whole run (TCPTimeouts,
                    # TCPLossProbes, …), to set beside the simulator's timeouts and loss_probes
                    "mib": {g: {k: v for k, v in m.items() if k.startswith("Tcp")}
-                           for g, m in ((getattr(sums[0], "diag", None) or {}).get("mib_groups") or {}).items()},
+                           for g, m in (diag.get("mib_groups") or {}).items()},
                    "utc": time.strftime("%H:%M:%S", time.gmtime()),
                    "others": {g.name: res.groups[g.name].rate_mbps * s.packet_bytes / PAYLOAD
                               for g in s.groups if g.name != "mp"}}

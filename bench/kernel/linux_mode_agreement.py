@@ -9,8 +9,8 @@ model error with noise. Here each cell (a generated network × the multipath gro
 has k ≥ 2 testbed runs (``conn_mechanisms.py testbed`` rows, MPCC_BPF_CONN unset) and m
 simulator seeds (64 by default: the simulator's own spread is as large as the kernel's for a
 coupled group's paths, and with 8 seeds its sampling error alone left quantities unresolved that
-more seeds settle; bench/kernel/RESULTS.md §23). Per quantity q (the multipath group's rate, each of its paths per flow, every
-single-path group):
+more seeds settle; bench/kernel/RESULTS.md §23). Per quantity q (the multipath group's rate,
+each of its paths per flow, every single-path group):
 
     Δ_q = 100 (x̄ / ȳ − 1)     x: the testbed's runs, y: the linux mode's seeds
     SE(Δ_q) = 100 (x̄ / ȳ) √(s_x² / (k x̄²) + s_y² / (m ȳ²))      (delta method)

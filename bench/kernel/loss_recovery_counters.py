@@ -7,8 +7,8 @@ whole run (``mib``: TcpExtTCPTimeouts, TcpExtTCPLossProbes, TcpExtTCPSackRecover
 such row this runs the linux mode over the same whole run ([0, duration]) with the row's flow
 start times (``linux_mode_agreement.testbed_starts``), ``--sim-seeds`` seeds each with
 ``tlp = "on"`` and ``"off"``, and prints per group: timeouts, loss probes and window reductions
-(the testbed's SACK recoveries + timeouts + probe-repaired losses is the closest count; the
-simulator's ``loss_events``), summed over the group's flows (bench/kernel/RESULTS.md §23).
+(the testbed's SACK recoveries + timeouts, the closest count it has; the simulator's
+``loss_events``), summed over the group's flows (bench/kernel/RESULTS.md §23).
 
     .venv/bin/python bench/kernel/loss_recovery_counters.py bench/kernel/conn_mechanisms_tb_24.json
 """

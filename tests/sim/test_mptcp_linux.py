@@ -139,7 +139,7 @@ def test_tail_loss_probes_come_with_the_linux_connection_level():
     """``tlp = "auto"``: every sender probes tail losses with the linux connection level (as the
     testbed's sockets do), none with the ideal one; "on" and "off" override it, and only a value
     other than "auto" reaches the core, so the ideal mode's run description is unchanged. The
-    counts are deterministic per seed; the mechanism's own tests are in sim/tcp.rs."""
+    counts are deterministic per seed; the mechanism's own tests are in sim/tcp/tlp.rs."""
     runs = {k: scenario.loads(HOL.format(sim=v)) for k, v in {
         "ideal": "", "ideal+on": '[sim]\ntlp = "on"', "linux": '[sim]\nmptcp = "linux"',
         "linux+off": '[sim]\nmptcp = "linux"\ntlp = "off"'}.items()}

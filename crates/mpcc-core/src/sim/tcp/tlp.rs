@@ -4,6 +4,14 @@
 //! subflow's timer is one: `Subflow::rto_deadline` is the probe's while `probe_armed`.
 use super::*;
 
+impl Subflow {
+    /// When the oldest outstanding segment's RTO falls due: its last transmission + the RTO
+    /// (`tcp_rto_delta_us`).
+    fn head_rto_at(&self) -> u64 {
+        self.xmit_ts[(self.snd_una & self.mask) as usize] + self.rto_backed_off()
+    }
+}
+
 impl Sim {
     /// `tcp_schedule_loss_probe` (net/ipv4/tcp_output.c): in Open or CWR with data out, the
     /// timer becomes a probe's, due in PTO = 2·srtt + (rto_min with one segment out, for its
@@ -27,7 +35,7 @@ impl Sim {
         let rto_delta = if advancing_rto {
             sf.rto_backed_off() as i64
         } else {
-            (sf.xmit_ts[(sf.snd_una & sf.mask) as usize] + sf.rto_backed_off()) as i64 - now as i64
+            sf.head_rto_at() as i64 - now as i64
         };
         if rto_delta > 0 {
             t = t.min(rto_delta as u64);
@@ -86,7 +94,6 @@ impl Sim {
             sf.rto_deadline = 0;
             return;
         }
-        let head_rto = sf.xmit_ts[(sf.snd_una & sf.mask) as usize] + sf.rto_backed_off();
         let mut probe = None;
         if sf.tlp_high == 0 {
             sf.tlp_retrans = false;
@@ -121,7 +128,7 @@ impl Sim {
             }
             None => {
                 // tcp_rearm_rto with the probe's timer pending: the oldest segment's RTO
-                let d = head_rto.max(now + 1);
+                let d = self.sf[s].head_rto_at().max(now + 1);
                 self.arm_rto(s, d);
             }
         }
