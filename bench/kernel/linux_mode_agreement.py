@@ -38,8 +38,11 @@ draw, while each simulator seed draws anew. ``--starts testbed`` gives the simul
 testbed run's offsets instead (⌈sim-seeds / runs⌉ simulator seeds per run): the comparison
 conditioned on the same start (bench/kernel/RESULTS.md §21).
 
-    .venv/bin/python bench/kernel/linux_mode_agreement.py [--starts testbed] \\
+    .venv/bin/python bench/kernel/linux_mode_agreement.py [--starts testbed] [--sim tlp=off] \\
         bench/kernel/conn_mechanisms_tb_19.json bench/kernel/conn_mechanisms_tb_20.json ...
+
+``--sim KEY=VALUE`` sets a ``[sim]`` option of the linux mode (repeatable), to judge a
+mechanism's switch on the same runs.
 """
 from __future__ import annotations
 
@@ -187,7 +190,16 @@ def main() -> None:
                     help="the simulator's flow start times: its own jitter per seed, or each testbed run's "
                          "(⌈sim-seeds / runs⌉ simulator seeds per run)")
     ap.add_argument("--json", type=Path, help="write every cell's comparison here")
+    ap.add_argument("--sim", action="append", default=[], metavar="KEY=VALUE",
+                    help="a [sim] option of the linux mode, e.g. tlp=off or host_jitter_s=0 (repeatable)")
     a = ap.parse_args()
+    for kv in a.sim:
+        key, _, value = (x.strip() for x in kv.partition("="))
+        try:
+            value = json.loads(value)  # numbers and booleans; anything else is a string
+        except ValueError:
+            pass
+        SIM_MODES["linux"] = {**SIM_MODES["linux"], key: value}
     rows = [r for f in a.files for r in json.loads(f.read_text())]
     cs = cells(rows, a.min_runs)
     if not cs:

@@ -176,8 +176,8 @@ impl Sim {
         }
         let ect = self.opt.ecn;
         let snd_nxt = self.sf[s].snd_nxt;
+        let win = self.cwnd[s].max(1.0) as u32;
         loop {
-            let win = self.cwnd[s].max(1.0) as u32;
             let sf = &mut self.sf[s];
             if sf.inflight >= win {
                 break;
