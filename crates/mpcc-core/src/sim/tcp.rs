@@ -176,6 +176,7 @@ impl Sim {
         }
         let ect = self.opt.ecn;
         let snd_nxt = self.sf[s].snd_nxt;
+        // sending changes no window: read it once
         let win = self.cwnd[s].max(1.0) as u32;
         loop {
             let sf = &mut self.sf[s];
