@@ -94,18 +94,26 @@ def testbed_starts(s, tb_seed: int = 1):
     return dataclasses.replace(s, groups=tuple(groups), engine={**s.engine, "sim": sim_opts})
 
 
-def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds: range,
-                   mode: str, tb_seed: int | None = None) -> list[dict[str, float]]:
-    """The same quantities from simulator runs (``seeds``) of the cell in ``mode``, with the
-    simulator's own start jitter (a new draw per seed) or, given ``tb_seed``, the start times
-    of a testbed run with that seed (:func:`testbed_starts`)."""
-    from mpcc import scenario, sim
+def cell_scenario(seed: int, algorithm: str, secs: float, sim_options: dict, tb_seed: int | None = None):
+    """The cell's generated network with ``sim_options`` in its ``[sim]`` table, with the
+    simulator's own start jitter or, given ``tb_seed``, the start times of a testbed run with
+    that seed (:func:`testbed_starts`)."""
+    from mpcc import scenario
     s = scenario.loads(scenario_text(seed, secs, algorithm), "generated.toml")
-    sm = dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), **SIM_MODES[mode]}})
-    if tb_seed is not None:
-        sm = testbed_starts(sm, tb_seed)
+    s = dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), **sim_options}})
+    return s if tb_seed is None else testbed_starts(s, tb_seed)
+
+
+def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds: range,
+                   sim_options: dict, tb_seed: int | None = None) -> list[dict[str, float]]:
+    """The same quantities from simulator runs (``seeds``) of the cell with ``sim_options``
+    (:func:`cell_scenario`)."""
+    from mpcc import sim
+    sm = cell_scenario(seed, algorithm, secs, sim_options, tb_seed)
     # a group's rate per flow: the mean over its flows (one group per flow with testbed starts)
-    members = {x.name: [g.name for g in sm.groups if g.name.split("#")[0] == x.name] for x in s.groups}
+    members: dict[str, list[str]] = {}
+    for g in sm.groups:
+        members.setdefault(g.name.split("#")[0], []).append(g.name)
     out = []
     for k in seeds:
         g = sim.run(sm, seed=k, sample_interval_s=0, measure=(warmup, secs)).result.groups
@@ -193,28 +201,36 @@ def main() -> None:
     ap.add_argument("--sim", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sim] option of the linux mode, e.g. tlp=off or host_jitter_s=0 (repeatable)")
     a = ap.parse_args()
+    modes = {"linux": dict(SIM_MODES["linux"]), "ideal": SIM_MODES["ideal"]}
     for kv in a.sim:
         key, _, value = (x.strip() for x in kv.partition("="))
         try:
             value = json.loads(value)  # numbers and booleans; anything else is a string
         except ValueError:
             pass
-        SIM_MODES["linux"] = {**SIM_MODES["linux"], key: value}
+        modes["linux"][key] = value
     rows = [r for f in a.files for r in json.loads(f.read_text())]
     cs = cells(rows, a.min_runs)
     if not cs:
         sys.exit(f"linux_mode_agreement: no cell has {a.min_runs} sound runs; record more with conn_mechanisms.py testbed")
+    from mpcc.errors import MpccError
+    from mpcc.sim.engine import sim_options
+    try:  # a bad --sim option: one line, before anything runs
+        sim_options(cell_scenario(*next(iter(cs)), a.secs, modes["linux"]))
+    except MpccError as e:
+        print(f"linux_mode_agreement: --sim: {e}", file=sys.stderr)
+        sys.exit(2)
     per_alg: dict[str, dict] = {}
     records = []
     for (seed, algo), runs in cs.items():
         tb = [quantities(r) for r in runs]
         if a.starts == "sim":
-            sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, range(a.sim_seeds), m) for m in ("linux", "ideal")}
+            sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, range(a.sim_seeds), o) for m, o in modes.items()}
         else:   # each testbed run's start draw (its row's tb_seed; 1 before rows recorded it), alike weighted
             per = max(2, math.ceil(a.sim_seeds / len(runs)))
             sims = {m: [q for j, r in enumerate(runs) for q in sim_quantities(
-                seed, algo, a.secs, a.warmup, range(j * per, (j + 1) * per), m, r.get("tb_seed", 1))]
-                for m in ("linux", "ideal")}
+                seed, algo, a.secs, a.warmup, range(j * per, (j + 1) * per), o, r.get("tb_seed", 1))]
+                for m, o in modes.items()}
         names = list(tb[0])
         # the connection level's samples: the linux mode's mean over the testbed's, per key
         tb_conn = {k: statistics.mean(r["msk"][k] for r in runs) for k in CONN if all(k in r.get("msk", {}) for r in runs)}

@@ -15,24 +15,20 @@ start times (``linux_mode_agreement.testbed_starts``), ``--sim-seeds`` seeds eac
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conn_mechanisms import scenario_text  # noqa: E402
-from linux_mode_agreement import testbed_starts  # noqa: E402
+from linux_mode_agreement import cell_scenario  # noqa: E402
 
 
 def sim_counters(seed: int, algorithm: str, secs: float, tb_seed: int, tlp: str, seeds: int) -> dict[str, list[float]]:
     """{group: [timeouts, loss probes, loss events]}, mean over ``seeds`` simulator seeds."""
-    from mpcc import scenario, sim
-    s = scenario.loads(scenario_text(seed, secs, algorithm), "generated.toml")
-    s = dataclasses.replace(s, engine={**s.engine, "sim": {**(s.engine.get("sim") or {}), "mptcp": "linux", "tlp": tlp}})
-    sm = testbed_starts(s, tb_seed)
-    out: dict[str, list[float]] = {g.name: [0.0, 0.0, 0.0] for g in s.groups}
+    from mpcc import sim
+    sm = cell_scenario(seed, algorithm, secs, {"mptcp": "linux", "tlp": tlp}, tb_seed)
+    out: dict[str, list[float]] = {g.name.split("#")[0]: [0.0, 0.0, 0.0] for g in sm.groups}
     for k in range(seeds):
         for name, g in sim.run(sm, seed=k, sample_interval_s=0, measure=(0, secs)).result.groups.items():
             acc = out[name.split("#")[0]]

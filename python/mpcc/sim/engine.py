@@ -113,8 +113,7 @@ def core_config(scenario: Scenario, *, seed: int = 0, sample_interval_s: float =
             "sample_interval_s": float(sample_interval_s or 0.0), "measure": [t0, t1], "links": links,
             "groups": groups, "background": background,
             "options": {k: opts[k] for k in _CORE_OPTIONS} | _linux_options(opts)
-            | ({"receiver": opts["receiver"]} if opts["receiver"] != "auto" else {})
-            | ({"tlp": opts["tlp"]} if opts["tlp"] != "auto" else {}),
+            | {k: opts[k] for k in ("receiver", "tlp") if opts[k] != "auto"},
             "max_memory_mb": float(max_memory_mb if max_memory_mb is not None else _default_max_memory_mb()),
             **({"max_events": int(max_events)} if max_events is not None else {})}
 
