@@ -41,7 +41,15 @@
 //!   in-order data at once), as `mptcp_space`/`tcp_win_from_space`; the buffer starts at
 //!   tcp_rmem[1] and grows by `mptcp_rcv_space_adjust` (once per RTT, to 2× the data read
 //!   then, more when that grew), at most tcp_rmem[2]; the sender never hands out data beyond
-//!   DATA_ACK + window (`ack_update_msk`: wnd_end).
+//!   DATA_ACK + window (`ack_update_msk`: wnd_end);
+//! * that RTT is the largest of the subflows' receiver estimates (`rcv_rtt_est`), taken when
+//!   the application reads and kept until that long has passed (`msk->rcvq_space.rtt_us`).
+//!   A subflow's first data segment echoes the timestamp of its handshake, which is at time 0
+//!   here (the testbed establishes every connection before its run starts), so its first
+//!   estimate is the time since then, until a segment echoing a fresh ACK replaces it one RTT
+//!   later (`tcp_rcv_rtt_measure_ts`; a smaller sample replaces a larger one at once,
+//!   `tcp_rcv_rtt_update`): a connection that starts sending at t waits about t before its
+//!   buffer first grows.
 //!
 //! * the connection-level retransmission timer runs while data awaits the DATA_ACK, restarted
 //!   at every DATA_ACK advance and started by a push (`__mptcp_clean_una`,
@@ -115,6 +123,8 @@ pub(super) struct LinuxSf {
     pub(super) avg_pacing: f64,
     /// tp->rcv_tstamp: when the subflow last received an ACK, ns.
     last_ack: u64,
+    /// When the subflow's first data segment reached its receiver, ns (u64::MAX: not yet).
+    first_rx: u64,
     /// subflow->stale_count, stale_rcv_tstamp, stale (`mptcp_pm_subflow_chk_stale`).
     stale_count: u8,
     stale_tstamp: u64,
@@ -155,6 +165,8 @@ pub(super) struct LinuxConn {
     space_time: u64,
     space_seq: u32,
     space: f64,
+    /// msk->rcvq_space.rtt_us: the RTT the last measurement found, ns (0: none yet).
+    space_rtt: u64,
     /// The subflows' receive windows and DRS space, packets: `mptcp_rcv_space_adjust` makes
     /// every subflow follow a growth of the connection's buffer with `tcp_rcvbuf_grow(ssk,
     /// copied)`, measured against the subflow's own space (10 packets at first, as
@@ -237,6 +249,7 @@ impl Linux {
                 conn: c,
                 multi: n >= 2,
                 sndbuf: self.wmem[1].max(want),
+                first_rx: u64::MAX,
                 ..Default::default()
             });
         }
@@ -292,10 +305,12 @@ impl Linux {
     /// Subflow `s`'s seqs [from, to) became in order on the subflow at `arrive`: they reach
     /// the connection then (`__mptcp_move_skbs_from_subflow`).
     pub(super) fn subflow_delivers(&mut self, s: usize, from: u32, to: u32, arrive: u64) {
-        let f = &self.sfs[s];
+        let f = &mut self.sfs[s];
         if !f.multi {
             return;
         }
+        f.first_rx = f.first_rx.min(arrive);
+        let f = &self.sfs[s];
         let conn = &mut self.conns[f.conn as usize];
         for q in from..to {
             // the sender trims the map at its snd_una, which never passes the receiver's rcv_nxt
@@ -338,6 +353,20 @@ fn drs_window(copied: f64, space: f64, extra: f64, max: f64) -> f64 {
         .floor()
 }
 
+/// A subflow's receiver RTT estimate (`tp->rcv_rtt_est`) at time `t`, ns, from when its first
+/// data arrived (`first_rx`) and the subflow's RTT (`srtt_ns`, 0 before its first sample):
+/// none before the first data; then the time since the handshake at time 0, which the first
+/// segment's timestamp echo measures; from one RTT later, the RTT.
+pub(super) fn rcv_rtt_at(t: u64, first_rx: u64, srtt_ns: u64) -> u64 {
+    if t < first_rx {
+        0
+    } else if srtt_ns == 0 || t < first_rx.saturating_add(srtt_ns) {
+        first_rx
+    } else {
+        srtt_ns
+    }
+}
+
 impl LinuxConn {
     /// The receiver window, packets: the buffer minus out-of-order data (`mptcp_space`; the
     /// application reads in-order data at once).
@@ -346,8 +375,9 @@ impl LinuxConn {
     }
 
     /// Data reaching the connection by time `t` (`mptcp_data_queue_ofo`, `__mptcp_move_skb`),
-    /// in order of arrival; the receive buffer grows once per `rtt_ns` (`mptcp_rcv_space_adjust`).
-    fn receive_until(&mut self, t: u64, rtt_ns: u64, rmem_max_pkts: f64) {
+    /// in order of arrival; the receive buffer grows at most once per RTT, the largest of
+    /// `rcv_rtt(at)` over the subflows when the application reads (`mptcp_rcv_space_adjust`).
+    fn receive_until(&mut self, t: u64, rcv_rtt: impl Fn(u64) -> u64, rmem_max_pkts: f64) {
         while let Some(&Reverse((at, dsn))) = self.transit.peek() {
             if at > t {
                 break;
@@ -366,6 +396,8 @@ impl LinuxConn {
                 if !self.ooo.is_empty() {
                     self.ooo.pop_front(); // the slot of the new rcv_nxt (not received)
                 }
+                // the application reads it (mptcp_recvmsg → mptcp_rcv_space_adjust)
+                self.space_adjust(at, &rcv_rtt, rmem_max_pkts);
             } else {
                 let i = (dsn - self.rcv_nxt - 1) as usize;
                 if i >= self.ooo.len() {
@@ -376,31 +408,42 @@ impl LinuxConn {
                     self.ooo_n += 1;
                 }
             }
-            // mptcp_rcv_space_adjust: once per RTT, rcvwin = 2 × copied + 16 MSS, grown again
-            // by 2 × the relative growth of copied; never shrinks; at most tcp_rmem[2]
-            if at >= self.space_time + rtt_ns {
-                let copied = (self.rcv_nxt - self.space_seq) as f64;
-                if copied > self.space {
-                    let rcvwin = drs_window(copied, self.space, 16.0, rmem_max_pkts);
-                    let grown = rcvwin > self.rcvwin;
-                    self.rcvwin = self.rcvwin.max(rcvwin);
-                    self.space = copied;
-                    if grown {
-                        // tcp_rcvbuf_grow on each subflow, against the subflow's own space
-                        let w = drs_window(copied, self.sf_space, 0.0, rmem_max_pkts);
-                        self.sf_rcvwin = self.sf_rcvwin.max(w);
-                        self.sf_space = copied;
-                    }
-                }
-                self.space_time = at;
-                self.space_seq = self.rcv_nxt;
-            }
             let w = self.window();
             match self.history.back_mut() {
                 Some(h) if h.0 == at => *h = (at, self.rcv_nxt, w),
                 _ => self.history.push_back((at, self.rcv_nxt, w)),
             }
         }
+    }
+
+    /// `mptcp_rcv_space_adjust` at a read at `at`: nothing while less than the RTT the last
+    /// measurement found has passed; then that RTT afresh, the largest of `rcv_rtt(at)`, and
+    /// once it has passed since the measurement began, rcvwin = 2 × copied + 16 MSS, grown
+    /// again by 2 × the relative growth of copied (never shrinks; at most tcp_rmem[2]), and a
+    /// new measurement.
+    fn space_adjust(&mut self, at: u64, rcv_rtt: &impl Fn(u64) -> u64, rmem_max_pkts: f64) {
+        if self.space_rtt > 0 && at < self.space_time + self.space_rtt {
+            return;
+        }
+        self.space_rtt = rcv_rtt(at);
+        if self.space_rtt == 0 || at < self.space_time + self.space_rtt {
+            return;
+        }
+        let copied = (self.rcv_nxt - self.space_seq) as f64;
+        if copied > self.space {
+            let rcvwin = drs_window(copied, self.space, 16.0, rmem_max_pkts);
+            let grown = rcvwin > self.rcvwin;
+            self.rcvwin = self.rcvwin.max(rcvwin);
+            self.space = copied;
+            if grown {
+                // tcp_rcvbuf_grow on each subflow, against the subflow's own space
+                let w = drs_window(copied, self.sf_space, 0.0, rmem_max_pkts);
+                self.sf_rcvwin = self.sf_rcvwin.max(w);
+                self.sf_space = copied;
+            }
+        }
+        self.space_time = at;
+        self.space_seq = self.rcv_nxt;
     }
 
     /// (DATA_ACK, window) of the receiver at time `t` (≤ the last `receive_until`).

@@ -20,7 +20,9 @@ impl Sim {
         (sf.data_end - sf.snd_una) as f64 * (mss + SKB_OVERHEAD)
     }
 
-    /// An ACK on subflow `s` was processed (`tcp_ack` then `mptcp_incoming_options`).
+    /// An ACK on subflow `s` was processed (`tcp_ack` then `mptcp_incoming_options`). Not
+    /// inlined: the ideal mode's event loop, which never calls it, keeps its own code.
+    #[inline(never)]
     pub(in crate::sim) fn linux_ack(&mut self, s: usize, ack: &Ack) {
         let c = self.sf[s].conn as usize;
         if self.conns[c].n < 2 {
@@ -44,15 +46,18 @@ impl Sim {
         l.sfs[s].pacing = ratio * cwnd.max(packets_out) * mss / self.srtt[s].max(1e-6);
         // the DATA_ACK and window this ACK carries: the receiver's when the ACK left it
         let left = ack.time.saturating_sub(sf.rev_ns + ack.jit as u64);
-        let rtt_ns = (self.srtt[first..first + n]
-            .iter()
-            .cloned()
-            .fold(0.0, f64::max)
-            * NS_PER_S) as u64;
         let rmem_max = (l.rmem[2] / RX_TRUESIZE).floor();
         let horizon = l.horizon_ns[c];
+        let (sfs, srtt) = (&l.sfs[first..first + n], &self.srtt[first..first + n]);
+        let rcv_rtt = |at: u64| {
+            sfs.iter()
+                .zip(srtt)
+                .map(|(f, &r)| super::rcv_rtt_at(at, f.first_rx, (r * NS_PER_S) as u64))
+                .max()
+                .unwrap_or(0)
+        };
         let conn = &mut l.conns[c];
-        conn.receive_until(left, rtt_ns, rmem_max);
+        conn.receive_until(left, rcv_rtt, rmem_max);
         let (data_ack, wnd) = conn.state_at(left);
         conn.trim_history(self.now.saturating_sub(horizon));
         // ack_update_msk: wnd_end = max(wnd_end, DATA_ACK + window); __mptcp_clean_una

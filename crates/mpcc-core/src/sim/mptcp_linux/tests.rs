@@ -195,9 +195,9 @@ fn receive_window_shrinks_with_out_of_order_data() {
     }
     c.transit.push(Reverse((5_000, 0)));
     let big = u64::MAX / 2;
-    c.receive_until(2_000, big, 1e9);
+    c.receive_until(2_000, |_| big, 1e9);
     assert_eq!((c.rcv_nxt, c.ooo_n, c.window()), (0, 20, 80));
-    c.receive_until(6_000, big, 1e9);
+    c.receive_until(6_000, |_| big, 1e9);
     assert_eq!((c.rcv_nxt, c.ooo_n, c.window()), (21, 0, 100));
     assert_eq!(c.state_at(1_010), (0, 90));
     assert_eq!(c.state_at(4_999), (0, 80));
@@ -206,7 +206,7 @@ fn receive_window_shrinks_with_out_of_order_data() {
     assert_eq!(c.state_at(4_500), (0, 80));
     // a duplicate changes nothing
     c.transit.push(Reverse((7_000, 3)));
-    c.receive_until(8_000, big, 1e9);
+    c.receive_until(8_000, |_| big, 1e9);
     assert_eq!((c.rcv_nxt, c.window()), (21, 100));
 }
 
@@ -222,19 +222,19 @@ fn receive_buffer_autotunes() {
     for d in 0..50u32 {
         c.transit.push(Reverse((10 + d as u64, d)));
     }
-    c.receive_until(100, 10, 1e9);
+    c.receive_until(100, |_| 10, 1e9);
     // one packet per ns, an RTT of 10 ns: 10 read per RTT = space: no growth
     assert_eq!(c.rcvwin, 100.0);
     for d in 50..500u32 {
         c.transit.push(Reverse((100 + d as u64, d)));
     }
-    c.receive_until(1_000, 100, 1e9);
+    c.receive_until(1_000, |_| 100, 1e9);
     // RTT 100 ns: the check at t = 150 (DSN 50) finds 10 read since t = 50; the one at t = 250
     // (DSN 150) finds 100 read against space 10: rcvwin = 2·100 + 16 = 216, plus 2·216·90/10
     // = 3888 → 4104; later RTTs read 100 again (no growth)
     assert_eq!(c.rcvwin, 4104.0);
     let w = c.rcvwin;
-    c.receive_until(2_000, 100, 1e9);
+    c.receive_until(2_000, |_| 100, 1e9);
     assert_eq!(c.rcvwin, w, "never shrinks");
     let mut d = LinuxConn {
         rcvwin: 100.0,
@@ -244,8 +244,36 @@ fn receive_buffer_autotunes() {
     for q in 0..5000u32 {
         d.transit.push(Reverse((q as u64, q)));
     }
-    d.receive_until(10_000, 1_000, 300.0);
+    d.receive_until(10_000, |_| 1_000, 300.0);
     assert_eq!(d.rcvwin, 300.0, "at most tcp_rmem[2]");
+}
+
+/// The receiver's first RTT estimate is the time since the handshake (at 0): a connection whose
+/// data starts at t = 1000 keeps its window until t = 2000, then measures with the RTT (50)
+/// and grows; one whose data starts at t = 10 grows by t = 10 + 2 · 50 + 10.
+#[test]
+fn the_first_buffer_growth_waits_for_the_handshake_echo() {
+    let run = |first_rx: u64, until: u64| {
+        let mut c = LinuxConn {
+            rcvwin: 100.0,
+            space: 10.0,
+            ..Default::default()
+        };
+        for d in 0..5000u32 {
+            c.transit.push(Reverse((first_rx + d as u64, d)));
+        }
+        c.receive_until(until, |at| rcv_rtt_at(at, first_rx, 50), 1e9);
+        c.rcvwin
+    };
+    assert_eq!(rcv_rtt_at(999, 1000, 50), 0, "no data yet");
+    assert_eq!(rcv_rtt_at(1020, 1000, 50), 1000, "the handshake's echo");
+    assert_eq!(rcv_rtt_at(1050, 1000, 50), 50, "a fresh echo");
+    assert_eq!(run(1000, 1999), 100.0, "waits the stale estimate");
+    assert!(run(1000, 2001) > 100.0, "then grows");
+    assert!(
+        run(10, 130) > 100.0,
+        "a connection that starts at once grows at once"
+    );
 }
 
 /// tcp_update_pacing_rate: 2 × max(cwnd, packets_out)·mss/srtt while cwnd < ssthresh/2,
@@ -404,9 +432,10 @@ fn a_subflow_that_fills_its_window_from_its_queue_does_not_expand() {
 /// MPCC_BPF_CONN=sndbuf's factor on the head-of-line network: subflow k starts with
 /// 32 · (k + 1) · 10 · 4352 B and the buffers grow while the writer waits; the fast subflow
 /// then runs so far ahead of the 1–2-packet one that the shared receive window fills, and the
-/// connection carries less than with the kernel's factor. The testbed measured the same
-/// (bench/kernel/RESULTS.md §17f: 9.4 / 9.2 Mb/s without, 3.7 / 4.5 with, the receive window
-/// full in 73 % of the idle samples).
+/// connection carries less than with the kernel's factor (on this seed 16 % less since the
+/// buffer's growth waits for the receiver's RTT estimate, 22 % before). The testbed measured the
+/// same, more strongly (bench/kernel/RESULTS.md §17f: 9.4 / 9.2 Mb/s without, 3.7 / 4.5 with,
+/// the receive window full in 73 % of the idle samples; §25).
 #[test]
 fn the_sndbuf_factor_costs_throughput_behind_a_slow_subflow() {
     let s = sim(&hol_json(LINUX_MPCC));
@@ -420,7 +449,7 @@ fn the_sndbuf_factor_costs_throughput_behind_a_slow_subflow() {
     let buf = |o: &crate::Output| o.f64("msk_sndbuf_bytes")[0];
     let rwnd = |o: &crate::Output| o.u64("msk_idle_rwnd_full")[0];
     assert!(
-        (mp(&mpcc) as f64) < 0.8 * mp(&kern) as f64,
+        (mp(&mpcc) as f64) < 0.9 * mp(&kern) as f64,
         "{} vs {}",
         mp(&mpcc),
         mp(&kern)
