@@ -310,7 +310,6 @@ impl Linux {
             return;
         }
         f.first_rx = f.first_rx.min(arrive);
-        let f = &self.sfs[s];
         let conn = &mut self.conns[f.conn as usize];
         for q in from..to {
             // the sender trims the map at its snd_una, which never passes the receiver's rcv_nxt
