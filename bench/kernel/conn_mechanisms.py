@@ -124,7 +124,7 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
             diag = getattr(sums[0], "diag", None) or {}
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "tb_seed": tb_seed,
-                   "testbed": rate, "msk": msk,
+                   "testbed": rate, "msk": msk, "sndbuf_per_mss": res.extra.get("sndbuf_per_mss"),
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
                    "acks": diag.get("acks", {}),

@@ -42,7 +42,8 @@ conditioned on the same start (bench/kernel/RESULTS.md §21).
         bench/kernel/conn_mechanisms_tb_19.json bench/kernel/conn_mechanisms_tb_20.json ...
 
 ``--sim KEY=VALUE`` sets a ``[sim]`` option of the linux mode (repeatable), to judge a
-mechanism's switch on the same runs.
+mechanism's switch on the same runs. ``sndbuf_per_mss`` (a constant of the kernel's build) is
+the rows' recorded value, else the running kernel's (mpcc.testbed.tcpmem), unless set here.
 """
 from __future__ import annotations
 
@@ -210,6 +211,19 @@ def main() -> None:
             pass
         modes["linux"][key] = value
     rows = [r for f in a.files for r in json.loads(f.read_text())]
+    if "sndbuf_per_mss" not in modes["linux"]:
+        # the kernel's tcp_sndbuf_expand per_mss: the rows' (the testbed records it), else the
+        # running kernel's (rows recorded before it did were recorded on this machine)
+        seen = {r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")}
+        if len(seen) > 1:
+            sys.exit(f"linux_mode_agreement: the rows come from kernels with different sndbuf_per_mss {sorted(seen)} "
+                     f"(fix: compare one kernel's rows at a time, or set --sim sndbuf_per_mss=N)")
+        from mpcc.testbed.tcpmem import sim_per_mss_or_none
+        per_mss, origin = (next(iter(seen)), "recorded with the rows") if seen else \
+            (sim_per_mss_or_none(1500), "the running kernel's")
+        if per_mss is not None:
+            modes["linux"]["sndbuf_per_mss"] = per_mss
+            print(f"sndbuf_per_mss: {per_mss} ({origin})", flush=True)
     cs = cells(rows, a.min_runs)
     if not cs:
         sys.exit(f"linux_mode_agreement: no cell has {a.min_runs} sound runs; record more with conn_mechanisms.py testbed")

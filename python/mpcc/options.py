@@ -38,6 +38,10 @@ SIM_OPTIONS = {
     # the linux connection level's tcp_sndbuf_expand factor: the kernel's 2 ("kernel", what the
     # testbed loads by default) or the programs' built with MPCC_BPF_CONN=sndbuf ("mpcc")
     "sndbuf_expand": Option("kernel", "choice", choices=("kernel", "mpcc"), example='"mpcc"'),
+    # the linux connection level's tcp_sndbuf_expand per_mss (bytes): a kernel-build constant,
+    # 4352 on an x86-64 distribution kernel; the testbed measures its kernel's
+    # (mpcc.testbed.kernel_sndbuf_per_mss), which `mpcc compare` passes on
+    "sndbuf_per_mss": Option(4352, example="2304"),
     # the receivers' ACKs: "auto" ("linux" with mptcp = "linux", else "simple"), "simple" (every
     # segment, or the delayed_ack rule) or "linux" (every receiver runs a Linux TCP socket's
     # delayed-ACK engine; docs/sim.md)

@@ -111,6 +111,9 @@ def test_table4_wifi_3g_uses_both_paths_and_fills_them(algorithm, bed):
     assert wifi > 0.5 * 8.0 and g3 > 0.3 * 2.0, g.path_rate_mbps
     assert g.rate_mbps >= 0.9 * 10.0, g
     assert res.links["wifi"].load_mbps <= 8.0 * 1.01 and res.links["3g"].load_mbps <= 2.0 * 1.01
+    # the kernel's tcp_sndbuf_expand per_mss for the simulator's linux mode, recorded with the run
+    from mpcc.testbed.tcpmem import kernel_sndbuf_per_mss
+    assert res.extra["sndbuf_per_mss"] == kernel_sndbuf_per_mss(1460)
 
 
 SHARE_DURATION_S, SHARE_WARMUP_S = 16.0, 4.0    # each run; the share is read over the last 12 s

@@ -109,6 +109,24 @@ def test_send_buffer_follows_tcp_wmem():
     assert (4096 + 2 * 2 * 10 * 4352) / 1024 < small < big
 
 
+def test_sndbuf_per_mss_is_the_kernels_and_sizes_the_buffers():
+    """``sndbuf_per_mss`` (tcp_sndbuf_expand's per-segment truesize, a constant of the kernel's
+    build: 4352 by default, 2304 on the testbed's 6.18) reaches the core in the linux mode only
+    and sizes the subflows' buffers in proportion where they exceed tcp_wmem[1]."""
+    opts = '[sim]\nmptcp = "linux"\ntcp_wmem_default = 16384'
+    dflt = scenario.loads(HOL.format(sim=opts))
+    small = scenario.loads(HOL.format(sim=opts + "\nsndbuf_per_mss = 2304"))
+    assert core_config(dflt, seed=1)["options"]["sndbuf_per_mss"] == 4352.0
+    assert core_config(small, seed=1)["options"]["sndbuf_per_mss"] == 2304.0
+    assert "sndbuf_per_mss" not in core_config(scenario.loads(HOL.format(sim="[sim]\nsndbuf_per_mss = 2304")),
+                                               seed=1)["options"]
+    kb = [sim.run(x, seed=1, sample_interval_s=0).result.groups["mp"].extra["connection_limits"]["sndbuf_kb"]
+          for x in (dflt, small)]
+    # at least the two subflows' initial 2 · 10 · per_mss each, over tcp_wmem[0]
+    assert kb[0] >= (4096 + 2 * 20 * 4352) / 1024 and kb[1] >= (4096 + 2 * 20 * 2304) / 1024
+    assert kb[1] < kb[0], kb
+
+
 def test_sndbuf_expand_selects_the_programs_factor():
     """``sndbuf_expand = "mpcc"`` (MPCC_BPF_CONN=sndbuf's factor, 32 · Σ_k max(w_k, 10) /
     max(w_r, 10)) reaches the core only in the linux mode, and gives the connection buffers
@@ -163,6 +181,14 @@ def test_bad_choice_is_one_line_exit_2(tmp_path, field, value, choices):
     assert p.returncode == 2 and len(lines) == 1 and f"sim.{field}" in lines[0] and choices in lines[0], p.stderr
 
 
+def test_bad_per_mss_is_one_line_exit_2(tmp_path):
+    f = tmp_path / "bad.toml"
+    f.write_text(HOL.format(sim='[sim]\nmptcp = "linux"\nsndbuf_per_mss = 100'))
+    p = subprocess.run([sys.executable, "-m", "mpcc.cli", "check", str(f)], capture_output=True, text=True)
+    lines = p.stderr.strip().splitlines()
+    assert p.returncode == 2 and len(lines) == 1 and "sim.sndbuf_per_mss" in lines[0], p.stderr
+
+
 def test_bad_mode_is_one_line_exit_2(tmp_path):
     with pytest.raises(ScenarioError, match="sim.mptcp"):
         sim.run(scenario.loads(HOL.format(sim='[sim]\nmptcp = "kernel"')), seed=1)
@@ -205,6 +231,23 @@ def test_compare_models_the_programs_the_testbed_loads(monkeypatch):
     assert "sndbuf_expand" not in with_mptcp(s, "ideal").engine["sim"]
     explicit = scenario.loads(HOL.format(sim='[sim]\nsndbuf_expand = "kernel"'))
     assert with_mptcp(explicit, "linux").engine["sim"]["sndbuf_expand"] == "kernel"
+
+
+def test_compare_models_the_kernel_it_runs_beside(monkeypatch):
+    """compare's sim-linux takes ``sndbuf_per_mss`` from this machine's kernel where it can be
+    measured (mpcc.testbed.tcpmem), for the testbed's MSS, unless the scenario sets it; where
+    it cannot (no root), the simulator's default stays."""
+    from mpcc.compare.engines import with_mptcp
+    from mpcc.testbed import tcpmem
+    asked = []
+    monkeypatch.setattr(tcpmem, "sim_per_mss_or_none", lambda pb: asked.append(pb) or 2304)
+    s = scenario.loads(HOL.format(sim=""))
+    assert with_mptcp(s, "linux").engine["sim"]["sndbuf_per_mss"] == 2304 and asked == [s.packet_bytes]
+    assert "sndbuf_per_mss" not in with_mptcp(s, "ideal").engine["sim"]
+    explicit = scenario.loads(HOL.format(sim="[sim]\nsndbuf_per_mss = 4352"))
+    assert with_mptcp(explicit, "linux").engine["sim"]["sndbuf_per_mss"] == 4352
+    monkeypatch.setattr(tcpmem, "sim_per_mss_or_none", lambda pb: None)
+    assert "sndbuf_per_mss" not in with_mptcp(s, "linux").engine["sim"]
 
 
 def test_linux_receiver_runs_linuxs_delayed_ack_engine():

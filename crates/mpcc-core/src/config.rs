@@ -143,6 +143,13 @@ pub struct Options {
     /// the kernel's factor 2, as the testbed loads the programs by default) or `Mpcc` (the
     /// programs built with MPCC_BPF_CONN=sndbuf: bpf/include/mpcc_conn.h).
     pub sndbuf_expand: SndbufExpand,
+    /// `per_mss` of the kernel's `tcp_sndbuf_expand`, bytes (`Linux` connection level):
+    /// roundup_pow_of_two(mss + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(skb_shared_info))) +
+    /// SKB_DATA_ALIGN(sizeof(struct sk_buff)) for a 1460-byte MSS. MAX_TCP_HEADER depends on the
+    /// kernel's configuration: 4352 on an x86-64 distribution kernel (the default), 2304 on the
+    /// testbed's 6.18 (measured, bench/kernel/RESULTS.md §26). The testbed measures the running
+    /// kernel's (`mpcc.testbed.kernel_sndbuf_per_mss`).
+    pub sndbuf_per_mss: f64,
     /// The receivers' ACK policy: `Auto` (`Linux` with the linux connection level, else
     /// `Simple`), `Simple` (every segment at once, or the `delayed_ack` rule) or `Linux` (every
     /// receiver runs the delayed-ACK engine of a Linux TCP socket, `sim/receiver.rs`).
@@ -172,6 +179,10 @@ pub enum Receiver {
     Simple,
     Linux,
 }
+
+/// The default `per_mss` of `tcp_sndbuf_expand` ([`Options::sndbuf_per_mss`]): an x86-64
+/// distribution kernel's for a 1460-byte MSS, MAX_TCP_HEADER = 320: 4096 + 256.
+pub const SNDBUF_PER_MSS: f64 = 4352.0;
 
 /// `[sim] sndbuf_expand`: the factor tcp_sndbuf_expand() sizes a subflow's send buffer with.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Default)]
@@ -210,6 +221,7 @@ impl Default for Options {
             tcp_wmem: [4096.0, 262144.0, 33554432.0],
             tcp_rmem: [4096.0, 262144.0, 33554432.0],
             sndbuf_expand: SndbufExpand::Kernel,
+            sndbuf_per_mss: SNDBUF_PER_MSS,
         }
     }
 }

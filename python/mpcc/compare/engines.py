@@ -37,8 +37,10 @@ def run_fluid(s: Scenario) -> EngineRun:
 
 
 def with_mptcp(s: Scenario, mode: str) -> Scenario:
-    """``s`` with ``[sim] mptcp = mode``; the linux mode's ``sndbuf_expand``, unless the scenario
-    sets it, is that of the programs the testbed loads (MPCC_BPF_CONN with sndbuf: "mpcc")."""
+    """``s`` with ``[sim] mptcp = mode``. The linux mode's ``sndbuf_expand``, unless the scenario
+    sets it, is that of the programs the testbed loads (MPCC_BPF_CONN with sndbuf: "mpcc"), and
+    its ``sndbuf_per_mss`` that of this machine's kernel where it can be measured (root), so
+    that sim-linux predicts the kernel it runs beside."""
     import dataclasses
     import os
     table = {**(s.engine.get("sim") or {}), "mptcp": mode}
@@ -46,6 +48,10 @@ def with_mptcp(s: Scenario, mode: str) -> Scenario:
         from ..kernel.sources import CONN_MECHANISMS, conn_mask
         sndbuf = conn_mask(os.environ.get("MPCC_BPF_CONN")) & CONN_MECHANISMS["sndbuf"]
         table["sndbuf_expand"] = "mpcc" if sndbuf else "kernel"
+    if mode == "linux" and "sndbuf_per_mss" not in table:
+        from ..testbed.tcpmem import sim_per_mss_or_none
+        if (per_mss := sim_per_mss_or_none(s.packet_bytes)) is not None:
+            table["sndbuf_per_mss"] = per_mss
     return dataclasses.replace(s, engine={**s.engine, "sim": table})
 
 

@@ -28,7 +28,7 @@ import numpy as np
 from ..errors import EnvironmentProblem, MpccError
 from ..results import RunResult
 from ..scenario import Scenario
-from . import health, netns, startup, topology
+from . import health, netns, startup, tcpmem, topology
 # the summaries of runs (re-exported: callers use engine.summarise, engine.result, engine.Summary)
 from .summary import (CONNECTION_KEYS, Summary, connection_limits, result, route_limits,  # noqa: F401
                       summarise)
@@ -481,6 +481,8 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
         if build := _bpf_build(notices):
             res.extra["bpf_build"] = build
+        if (per_mss := tcpmem.sim_per_mss_or_none(s.packet_bytes)) is not None:
+            res.extra["sndbuf_per_mss"] = per_mss   # this kernel's, for [sim] sndbuf_per_mss
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))

@@ -240,6 +240,7 @@ impl Sim {
                 cfg.options.tcp_rmem,
                 cfg.packet_bytes,
                 cfg.options.sndbuf_expand,
+                cfg.options.sndbuf_per_mss,
             );
             l.samples = vec![Default::default(); cfg.groups.len()];
             Box::new(l)

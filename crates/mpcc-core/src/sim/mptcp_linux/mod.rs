@@ -81,10 +81,6 @@ use crate::config::SndbufExpand;
 
 /// MPTCP_SEND_BURST_SIZE (protocol.c).
 pub(super) const SEND_BURST_BYTES: f64 = 65536.0;
-/// `per_mss` of `tcp_sndbuf_expand` on x86-64 for a 1448–1460-byte MSS:
-/// roundup_pow_of_two(mss_clamp + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(skb_shared_info)))
-/// + SKB_DATA_ALIGN(sizeof(struct sk_buff)) = 4096 + 256.
-pub(super) const SNDBUF_PER_MSS: f64 = 4352.0;
 /// What a queued segment charges its subflow's sk_wmem_queued beyond its payload: the skb
 /// of `__mptcp_alloc_tx_skb` (alloc_skb_fclone(MAX_TCP_HEADER): truesize ≈ 1280 on x86-64).
 pub(super) const SKB_OVERHEAD: f64 = 1280.0;
@@ -207,6 +203,8 @@ pub(super) struct GroupSamples {
 
 pub(super) struct Linux {
     pub(super) expand: SndbufExpand,
+    /// `per_mss` of `tcp_sndbuf_expand`, bytes ([`crate::config::Options::sndbuf_per_mss`]).
+    pub(super) per_mss: f64,
     pub(super) wmem: [f64; 3],
     pub(super) rmem: [f64; 3],
     pub(super) mss: f64,
@@ -225,9 +223,11 @@ impl Linux {
         rmem: [f64; 3],
         packet_bytes: u32,
         expand: SndbufExpand,
+        per_mss: f64,
     ) -> Linux {
         Linux {
             expand,
+            per_mss,
             wmem,
             rmem,
             mss: (packet_bytes as f64 - 52.0).max(1.0),
@@ -282,7 +282,7 @@ impl Linux {
                 (32.0 * sum / own.max(10.0)).floor().clamp(2.0, 65535.0)
             }
         };
-        (factor * own.max(INIT_CWND).max(REORDERING + 1.0) * SNDBUF_PER_MSS).min(self.wmem[2])
+        (factor * own.max(INIT_CWND).max(REORDERING + 1.0) * self.per_mss).min(self.wmem[2])
     }
 
     /// The connection's send buffer, bytes (`__mptcp_sync_sndbuf`: tcp_wmem[0] + Σ subflows').

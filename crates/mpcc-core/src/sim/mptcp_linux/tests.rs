@@ -1,5 +1,6 @@
 //! Unit tests of the Linux connection level, one per mechanism.
 use super::*;
+use crate::config::SNDBUF_PER_MSS;
 use crate::sim::{Mptcp, Sim};
 
 /// The connection levels the tests run: ideal; linux with the kernel's sndbuf_expand factor
@@ -328,6 +329,7 @@ fn sndbuf_expand_factors_as_the_programs_compute_them() {
         [4096.0; 3],
         1500,
         SndbufExpand::Kernel,
+        SNDBUF_PER_MSS,
     );
     assert_eq!(
         l.sndbuf_want(3.0, &[3.0, 500.0]),
@@ -352,6 +354,14 @@ fn sndbuf_expand_factors_as_the_programs_compute_them() {
     }
     l.wmem[2] = 1e6;
     assert_eq!(l.sndbuf_want(10.0, &[10.0]), 1e6, "at most tcp_wmem[2]");
+    // per_mss is the kernel build's ([sim] sndbuf_per_mss; the testbed's 6.18: 2304)
+    l.expand = SndbufExpand::Kernel;
+    l.per_mss = 2304.0;
+    assert_eq!(
+        l.sndbuf_want(58.0, &[58.0]),
+        267264.0,
+        "measured on 6.18: 2 · 58 · 2304"
+    );
 }
 
 /// A subflow's buffer never shrinks and grows while the writer waits (tcp_new_space): with the

@@ -1,0 +1,73 @@
+"""The running kernel's socket-memory constants that the simulator's linux connection level
+needs (``[sim] sndbuf_per_mss``), measured rather than assumed: they depend on the kernel's
+build configuration, not only on its version (bench/kernel/RESULTS.md §26)."""
+
+from __future__ import annotations
+
+import ctypes
+import functools
+import subprocess
+import sys
+
+from ..errors import EnvironmentProblem
+
+CLONE_NEWNET = 0x40000000
+
+#: Inside a private network namespace: loopback up, tcp_wmem[1] below any per_mss · 20, and
+#: one TCP connection whose both ends clamp the MSS (TCP_MAXSEG before listen/connect, as a
+#: veth of MTU mss + 40 would), its sender on Reno (no sndbuf_expand callback: the factor is the
+#: kernel's 2; the host's default may be BBR's 3). At establishment tcp_init_buffer_space → tcp_sndbuf_expand sets
+#: sk_sndbuf = 2 · max(TCP_INIT_CWND, cwnd, reordering + 1) · per_mss = 20 · per_mss, which
+#: SO_SNDBUF reads back.
+_PROBE = r"""
+import socket, subprocess, sys
+mss = int(sys.argv[1])
+subprocess.run(["ip", "link", "set", "lo", "up"], check=True, capture_output=True)
+with open("/proc/sys/net/ipv4/tcp_wmem", "w") as f:
+    f.write("4096 4096 4194304")
+ls = socket.socket()
+ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+ls.bind(("127.0.0.1", 0))
+ls.listen(1)
+c = socket.socket()
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, mss)
+c.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, b"reno")
+c.connect(ls.getsockname())
+print(c.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
+"""
+
+
+def _private_netns() -> None:
+    """preexec_fn: the child gets a network namespace of its own (gone when it exits)."""
+    if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
+
+
+@functools.lru_cache(maxsize=8)
+def kernel_sndbuf_per_mss(mss: int = 1460) -> int:
+    """``per_mss`` of the running kernel's ``tcp_sndbuf_expand`` for a connection of MSS ``mss``:
+    roundup_pow_of_two(mss + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(skb_shared_info))) +
+    SKB_DATA_ALIGN(sizeof(struct sk_buff)) (net/ipv4/tcp_input.c), measured on one loopback
+    connection in a private network namespace (root). 2304 on the testbed's 6.18 and 4352 on an
+    x86-64 distribution kernel for a 1460-byte MSS. Cached per process."""
+    try:
+        p = subprocess.run([sys.executable, "-c", _PROBE, str(int(mss))], capture_output=True, text=True,
+                           timeout=20, preexec_fn=_private_netns)
+    except (OSError, subprocess.SubprocessError) as e:
+        raise EnvironmentProblem(f"cannot measure the kernel's tcp_sndbuf_expand per_mss: {e} "
+                                 f"(fix: run as root, or set [sim] sndbuf_per_mss)") from None
+    out = p.stdout.strip()
+    if p.returncode != 0 or not out.isdigit() or int(out) % 20:
+        why = (p.stderr.strip().splitlines() or [out or f"exit {p.returncode}"])[-1]
+        raise EnvironmentProblem(f"cannot measure the kernel's tcp_sndbuf_expand per_mss: {why} "
+                                 f"(fix: run as root, or set [sim] sndbuf_per_mss)")
+    return int(out) // 20
+
+
+def sim_per_mss_or_none(packet_bytes: int) -> int | None:
+    """The running kernel's per_mss for the testbed's MSS (its veths have MTU ``packet_bytes``),
+    or None where it cannot be measured (not root, no namespaces)."""
+    try:
+        return kernel_sndbuf_per_mss(max(int(packet_bytes) - 40, 88))
+    except EnvironmentProblem:
+        return None
