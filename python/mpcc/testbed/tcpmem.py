@@ -4,23 +4,23 @@ build configuration, not only on its version (bench/kernel/RESULTS.md §26)."""
 
 from __future__ import annotations
 
-import ctypes
 import functools
 import subprocess
 import sys
 
 from ..errors import EnvironmentProblem
 
-CLONE_NEWNET = 0x40000000
-
-#: Inside a private network namespace: loopback up, tcp_wmem[1] below any per_mss · 20, and
-#: one TCP connection whose both ends clamp the MSS (TCP_MAXSEG before listen/connect, as a
-#: veth of MTU mss + 40 would), its sender on Reno (no sndbuf_expand callback: the factor is the
-#: kernel's 2; the host's default may be BBR's 3). At establishment tcp_init_buffer_space → tcp_sndbuf_expand sets
-#: sk_sndbuf = 2 · max(TCP_INIT_CWND, cwnd, reordering + 1) · per_mss = 20 · per_mss, which
-#: SO_SNDBUF reads back.
+#: A child process of its own (single-threaded: no fork-time locks) moves itself into a private
+#: network namespace (unshare(CLONE_NEWNET); gone when it exits), brings loopback up, sets
+#: tcp_wmem[1] below 20 segments and opens one TCP connection whose both ends clamp the MSS
+#: (TCP_MAXSEG before listen/connect, as a veth of MTU mss + 40 would), its sender on Reno (no
+#: sndbuf_expand callback: the kernel's factor 2; the host's default may be BBR's 3). At
+#: establishment tcp_init_buffer_space → tcp_sndbuf_expand sets sk_sndbuf = 2 · max(TCP_INIT_CWND,
+#: cwnd, reordering + 1) · per_mss = 20 · per_mss, which SO_SNDBUF reads back.
 _PROBE = r"""
-import socket, subprocess, sys
+import ctypes, os, socket, subprocess, sys
+if ctypes.CDLL(None, use_errno=True).unshare(0x40000000) != 0:
+    sys.exit("unshare(CLONE_NEWNET): " + os.strerror(ctypes.get_errno()))
 mss = int(sys.argv[1])
 subprocess.run(["ip", "link", "set", "lo", "up"], check=True, capture_output=True)
 with open("/proc/sys/net/ipv4/tcp_wmem", "w") as f:
@@ -37,12 +37,6 @@ print(c.getsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF))
 """
 
 
-def _private_netns() -> None:
-    """preexec_fn: the child gets a network namespace of its own (gone when it exits)."""
-    if ctypes.CDLL(None, use_errno=True).unshare(CLONE_NEWNET) != 0:
-        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWNET)")
-
-
 @functools.lru_cache(maxsize=8)
 def kernel_sndbuf_per_mss(mss: int = 1460) -> int:
     """``per_mss`` of the running kernel's ``tcp_sndbuf_expand`` for a connection of MSS ``mss``:
@@ -52,7 +46,7 @@ def kernel_sndbuf_per_mss(mss: int = 1460) -> int:
     x86-64 distribution kernel for a 1460-byte MSS. Cached per process."""
     try:
         p = subprocess.run([sys.executable, "-c", _PROBE, str(int(mss))], capture_output=True, text=True,
-                           timeout=20, preexec_fn=_private_netns)
+                           timeout=20)
     except (OSError, subprocess.SubprocessError) as e:
         raise EnvironmentProblem(f"cannot measure the kernel's tcp_sndbuf_expand per_mss: {e} "
                                  f"(fix: run as root, or set [sim] sndbuf_per_mss)") from None
