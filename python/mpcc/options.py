@@ -40,7 +40,7 @@ SIM_OPTIONS = {
     "sndbuf_expand": Option("kernel", "choice", choices=("kernel", "mpcc"), example='"mpcc"'),
     # the linux connection level's tcp_sndbuf_expand per_mss (bytes): a kernel-build constant,
     # 4352 on an x86-64 distribution kernel; the testbed measures its kernel's
-    # (mpcc.testbed.kernel_sndbuf_per_mss), which `mpcc compare` passes on
+    # (mpcc.testbed.tcpmem.kernel_sndbuf_per_mss), which `mpcc compare` passes on
     "sndbuf_per_mss": Option(4352, example="2304"),
     # the receivers' ACKs: "auto" ("linux" with mptcp = "linux", else "simple"), "simple" (every
     # segment, or the delayed_ack rule) or "linux" (every receiver runs a Linux TCP socket's

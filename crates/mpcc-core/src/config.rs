@@ -148,7 +148,7 @@ pub struct Options {
     /// SKB_DATA_ALIGN(sizeof(struct sk_buff)) for a 1460-byte MSS. MAX_TCP_HEADER depends on the
     /// kernel's configuration: 4352 on an x86-64 distribution kernel (the default), 2304 on the
     /// testbed's 6.18 (measured, bench/kernel/RESULTS.md §26). The testbed measures the running
-    /// kernel's (`mpcc.testbed.kernel_sndbuf_per_mss`).
+    /// kernel's (`mpcc.testbed.tcpmem.kernel_sndbuf_per_mss`).
     pub sndbuf_per_mss: f64,
     /// The receivers' ACK policy: `Auto` (`Linux` with the linux connection level, else
     /// `Simple`), `Simple` (every segment at once, or the `delayed_ack` rule) or `Linux` (every
