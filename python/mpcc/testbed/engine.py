@@ -431,6 +431,15 @@ def _bpf_build(notices: list[str]) -> str | None:
     return "+".join(names) if names else None
 
 
+def _kernel_extra(res: RunResult, s: Scenario, notices: list[str]) -> None:
+    """What a result records of the kernel it ran on: the BPF build, and tcp_sndbuf_expand's
+    per_mss for ``[sim] sndbuf_per_mss`` (mpcc.testbed.tcpmem; absent where not measurable)."""
+    if build := _bpf_build(notices):
+        res.extra["bpf_build"] = build
+    if (per_mss := tcpmem.sim_per_mss_or_none(s.packet_bytes)) is not None:
+        res.extra["sndbuf_per_mss"] = per_mss
+
+
 def run_scenario(s: Scenario, st: Settings, out_dir: Path | None = None,
                  progress: bool = True) -> RunResult:
     """Run ``st.runs`` repetitions and write time series / plots to ``out_dir`` if given."""
@@ -479,10 +488,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
                     summaries.append(summarise(s, raw, warmup))
                     summaries[-1].health["attempts"] = n
         res = result(s, _labels(ccs, knames), summaries, st, warmup)
-        if build := _bpf_build(notices):
-            res.extra["bpf_build"] = build
-        if (per_mss := tcpmem.sim_per_mss_or_none(s.packet_bytes)) is not None:
-            res.extra["sndbuf_per_mss"] = per_mss   # this kernel's, for [sim] sndbuf_per_mss
+        _kernel_extra(res, s, notices)
         if out_dir:
             from . import output
             output.write(res, summaries, Path(out_dir))
@@ -500,8 +506,7 @@ def run_detailed(s: Scenario, st: Settings, out_dir: Path | None = None,
             from . import output
             reason = "interrupted" if isinstance(e, KeyboardInterrupt) else f"failed: {type(e).__name__}"
             res = result(s, _labels(ccs, knames), summaries, st, warmup)
-            if build := _bpf_build(notices):
-                res.extra["bpf_build"] = build
+            _kernel_extra(res, s, notices)
             res.extra.update(partial=True, runs_completed=len(summaries), runs_requested=st.runs)
             with contextlib.suppress(Exception):
                 output.write(res, summaries, Path(out_dir))
