@@ -39,7 +39,7 @@ SIM_OPTIONS = {
     # testbed loads by default) or the programs' built with MPCC_BPF_CONN=sndbuf ("mpcc")
     "sndbuf_expand": Option("kernel", "choice", choices=("kernel", "mpcc"), example='"mpcc"'),
     # the linux connection level's tcp_sndbuf_expand per_mss (bytes): a kernel-build constant,
-    # 4352 on an x86-64 distribution kernel; the testbed measures its kernel's
+    # 4352 on Debian's generic and rt kernels, 2304 on its cloud ones; the testbed measures its kernel's
     # (mpcc.testbed.tcpmem.kernel_sndbuf_per_mss), which `mpcc compare` passes on
     "sndbuf_per_mss": Option(4352, example="2304"),
     # the receivers' ACKs: "auto" ("linux" with mptcp = "linux", else "simple"), "simple" (every

@@ -153,6 +153,17 @@ def test_a_run_of_some_algorithms_replaces_only_their_rows(tmp_path, monkeypatch
     assert kernels.merge(other, rows_only=True)[0]["rows"] == [{"algorithm": "fast", "status": "pass"}]
     # a full run replaces the column
     assert kernels.merge(rerun)[0]["rows"] == rerun[0]["rows"]
+    # the rerun's environment facts (a measured per_mss) join the recorded column's
+    rerun[0]["environment"]["sndbuf_per_mss"] = 4352
+    assert kernels.merge(rerun, rows_only=True)[0]["environment"] == {"kernel": "6.1.0-56-amd64",
+                                                                      "sndbuf_per_mss": 4352}
+
+
+def test_per_mss_line_names_each_kernels_value_or_that_it_was_not_measured():
+    line = kernels.per_mss_line([{"environment": {"kernel": "6.1.0-56-amd64", "sndbuf_per_mss": 4352}},
+                                 {"environment": {"kernel": "6.18.44", "sndbuf_per_mss": "cannot measure: x"}},
+                                 {"environment": {"kernel": "6.12"}}])
+    assert line.endswith(": 6.1.0-56-amd64 4352, 6.18.44 not measured, 6.12 not measured.")
 
 
 @pytest.mark.skipif(not Path("/proc/sys/kernel/bpf_stats_enabled").exists()

@@ -146,9 +146,9 @@ pub struct Options {
     /// `per_mss` of the kernel's `tcp_sndbuf_expand`, bytes (`Linux` connection level):
     /// roundup_pow_of_two(mss + MAX_TCP_HEADER + SKB_DATA_ALIGN(sizeof(skb_shared_info))) +
     /// SKB_DATA_ALIGN(sizeof(struct sk_buff)) for a 1460-byte MSS. MAX_TCP_HEADER depends on the
-    /// kernel's configuration: 4352 on an x86-64 distribution kernel (the default), 2304 on the
-    /// testbed's 6.18 (measured, bench/kernel/RESULTS.md §26). The testbed measures the running
-    /// kernel's (`mpcc.testbed.tcpmem.kernel_sndbuf_per_mss`).
+    /// kernel's configuration (measured, bench/kernel/RESULTS.md §26–27): 4352 on Debian's generic
+    /// and rt x86-64 kernels (the default), 2304 on Debian's cloud kernels and the testbed's 6.18.
+    /// The testbed measures the running kernel's (`mpcc.testbed.tcpmem.kernel_sndbuf_per_mss`).
     pub sndbuf_per_mss: f64,
     /// The receivers' ACK policy: `Auto` (`Linux` with the linux connection level, else
     /// `Simple`), `Simple` (every segment at once, or the `delayed_ack` rule) or `Linux` (every
@@ -180,8 +180,8 @@ pub enum Receiver {
     Linux,
 }
 
-/// The default `per_mss` of `tcp_sndbuf_expand` ([`Options::sndbuf_per_mss`]): an x86-64
-/// distribution kernel's for a 1460-byte MSS, MAX_TCP_HEADER = 320: 4096 + 256.
+/// The default `per_mss` of `tcp_sndbuf_expand` ([`Options::sndbuf_per_mss`]) for a 1460-byte
+/// MSS: 4096 + 256, measured on Debian's generic 6.1 and 6.12 kernels (`make kernels`).
 pub const SNDBUF_PER_MSS: f64 = 4352.0;
 
 /// `[sim] sndbuf_expand`: the factor tcp_sndbuf_expand() sizes a subflow's send buffer with.

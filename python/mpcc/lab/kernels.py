@@ -13,7 +13,8 @@ not booted: each of its rows says which options are missing. Inside a guest,
 ``python/mpcc/lab/kernels_check.py --via cli --bpf-stats`` runs ``mpcc kernel load``, the transfer,
 ``mpcc kernel unload`` per algorithm and writes its JSON (rules in that file).
 
-The results go to ``bench/kernel/kernels.json`` and the table between the markers in docs/kernel.md.
+The results go to ``bench/kernel/kernels.json`` and the table between the markers in docs/kernel.md,
+with a line of each kernel's measured ``tcp_sndbuf_expand`` bytes per segment.
 Everything runs under ``flock /tmp/mpcc-bench.lock``: the running-kernel check makes transfers on
 the host's CPUs, and a guest (qemu, both CPUs under TCG) would perturb others' measurements. A
 guest boots for at most ``--per-boot`` algorithms (one lock hold each, a few minutes), so that other
@@ -122,6 +123,16 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def per_mss_line(results: list[dict]) -> str:
+    """Each kernel's measured tcp_sndbuf_expand bytes per segment (kernels_check.sndbuf_per_mss)."""
+    cells = []
+    for r in results:
+        v = r["environment"].get("sndbuf_per_mss")
+        cells.append(f"{r['environment']['kernel']} {v if isinstance(v, int) else 'not measured'}")
+    return ("Send buffer per segment (`tcp_sndbuf_expand`'s per_mss at MSS 1460, the simulator's "
+            "`[sim] sndbuf_per_mss`; mpcc/testbed/tcpmem.py): " + ", ".join(cells) + ".")
+
+
 def merge(results: list[dict], rows_only: bool = False) -> list[dict]:
     """This run's columns replace the same series in bench/kernel/kernels.json; the others stay
     (each column keeps its own date), in the order 6.1, 6.12, running. ``rows_only`` (a run of
@@ -137,6 +148,7 @@ def merge(results: list[dict], rows_only: bool = False) -> list[dict]:
             new = {x["algorithm"]: x for x in res["rows"]}
             rows = [new.pop(x["algorithm"], x) for x in prev["rows"]] + list(new.values())
             res = {**prev, "rows": rows, "date": res["date"],      # the column's time: all its boots
+                   "environment": {**prev["environment"], **res["environment"]},
                    "guest_s": round(prev.get("guest_s", 0) + res.get("guest_s", 0), 1),
                    "boots": prev.get("boots", 0) + res.get("boots", 0)}
         old[res["series"]] = res
@@ -158,7 +170,7 @@ def write_doc(results: list[dict]) -> None:
         raise SystemExit(f"{DOC}: no '{begin}' marker (fix: add the kernel table section back)")
     pkgs = "; ".join(f"{r['environment']['kernel']}: {r['package']}, {r.get('date', '?')}"
                      + (f", qemu {r['accel']}" if r.get("accel") else "") for r in results)
-    body = f"{begin}\nRecorded by `make kernels` ({pkgs}).\n\n{table(results)}\n{end}"
+    body = f"{begin}\nRecorded by `make kernels` ({pkgs}).\n\n{table(results)}\n\n{per_mss_line(results)}\n{end}"
     DOC.write_text(re.sub(re.escape(begin) + ".*?" + re.escape(end), lambda _: body, text, flags=re.S))
 
 

@@ -24,6 +24,10 @@ its first 5 windows are within one packet (cwnd_trace.HEAD_SLACK) of both reno r
 window is within one packet of one a reno run had (cwnd_trace.same_dynamics: reno itself switches
 between two cycles one packet apart by ACK timing, so neither order nor cycle is compared). Only
 where the loader selects the default build.
+
+The result's ``environment`` also records the kernel's ``tcp_sndbuf_expand`` bytes per segment at
+MSS 1460 (``sndbuf_per_mss``: a constant of the kernel's build that the simulator's linux mode
+takes as ``[sim] sndbuf_per_mss``; mpcc.testbed.tcpmem), or why it could not be measured.
 """
 
 from __future__ import annotations
@@ -239,6 +243,17 @@ def trace_check(secs: float, drop_every: int = 200, min_events: int = 8) -> dict
             "common_events": min(len(r["loss_events"]) for r in runs)}
 
 
+def sndbuf_per_mss(mss: int = 1460) -> int | str:
+    """The kernel's tcp_sndbuf_expand bytes per segment (the simulator's ``[sim] sndbuf_per_mss``),
+    measured by mpcc.testbed.tcpmem, or the one-line reason it could not be."""
+    from mpcc.errors import EnvironmentProblem
+    from mpcc.testbed.tcpmem import kernel_sndbuf_per_mss
+    try:
+        return kernel_sndbuf_per_mss(mss)
+    except EnvironmentProblem as e:
+        return str(e)
+
+
 def environment() -> dict:
     from mpcc.kernel import bpf
     tools = {}
@@ -247,7 +262,7 @@ def environment() -> dict:
         tools[cmd[0]] = _one_line(p.stdout.splitlines()[0] if p.stdout else p.stderr)
     return {"kernel": platform.release(), "machine": platform.machine(),
             "btf": Path("/sys/kernel/btf/vmlinux").exists(), "tools": tools,
-            "environment_problem": bpf.environment_problem()}
+            "environment_problem": bpf.environment_problem(), "sndbuf_per_mss": sndbuf_per_mss()}
 
 
 def _check_all(a: argparse.Namespace, result: dict) -> None:
