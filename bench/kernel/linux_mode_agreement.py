@@ -188,6 +188,31 @@ def row(name: str, al: dict) -> str:
             f"| {'; '.join(al['outside']) or ('—' if al['linux_mp'] else '')} |")
 
 
+def fail(prog: str, why: str) -> None:
+    """One line on stderr, exit 2 (bad input)."""
+    print(f"{prog}: {why}", file=sys.stderr)
+    sys.exit(2)
+
+
+def load_rows(files: list[Path], prog: str) -> list[dict]:
+    """The rows of ``conn_mechanisms.py testbed`` JSON files; a missing or unreadable file is one
+    line naming it and the fix, exit 2."""
+    rows = []
+    for f in files:
+        try:
+            data = json.loads(f.read_text())
+        except OSError as e:
+            fail(prog, f"{f}: {e.strerror or e} (fix: give conn_mechanisms.py testbed JSON files, e.g. "
+                       "bench/kernel/conn_mechanisms_tb_27.json)")
+        except ValueError as e:
+            fail(prog, f"{f}: not JSON ({e}) (fix: give conn_mechanisms.py testbed JSON files)")
+        if not isinstance(data, list) or not all(isinstance(r, dict) and "seed" in r for r in data):
+            fail(prog, f"{f}: not a list of conn_mechanisms.py testbed rows (fix: give the files "
+                       "`conn_mechanisms.py testbed --json` wrote)")
+        rows += data
+    return rows
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("files", nargs="+", type=Path, help="conn_mechanisms.py testbed JSON files")
@@ -210,14 +235,14 @@ def main() -> None:
         except ValueError:
             pass
         modes["linux"][key] = value
-    rows = [r for f in a.files for r in json.loads(f.read_text())]
+    rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
         # the kernel's tcp_sndbuf_expand per_mss: the rows' (the testbed records it), else the
         # running kernel's (rows recorded before it did were recorded on this machine)
         seen = {r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")}
         if len(seen) > 1:
-            sys.exit(f"linux_mode_agreement: the rows come from kernels with different sndbuf_per_mss {sorted(seen)} "
-                     f"(fix: compare one kernel's rows at a time, or set --sim sndbuf_per_mss=N)")
+            fail("linux_mode_agreement", f"the rows come from kernels with different sndbuf_per_mss {sorted(seen)} "
+                 f"(fix: compare one kernel's rows at a time, or set --sim sndbuf_per_mss=N)")
         from mpcc.testbed.tcpmem import sim_per_mss_or_none
         per_mss, origin = (next(iter(seen)), "recorded with the rows") if seen else \
             (sim_per_mss_or_none(1500), "the running kernel's")
@@ -226,7 +251,8 @@ def main() -> None:
             print(f"sndbuf_per_mss: {per_mss} ({origin})", flush=True)
     cs = cells(rows, a.min_runs)
     if not cs:
-        sys.exit(f"linux_mode_agreement: no cell has {a.min_runs} sound runs; record more with conn_mechanisms.py testbed")
+        fail("linux_mode_agreement", f"no cell has {a.min_runs} sound runs (fix: record more with "
+                                     "conn_mechanisms.py testbed, or lower --min-runs)")
     from mpcc.errors import MpccError
     from mpcc.sim.engine import sim_options
     try:  # a bad --sim option: one line, before anything runs

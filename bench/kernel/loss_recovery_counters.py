@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from linux_mode_agreement import cell_scenario  # noqa: E402
+from linux_mode_agreement import cell_scenario, fail, load_rows  # noqa: E402
 
 
 def sim_counters(seed: int, algorithm: str, secs: float, tb_seed: int, tlp: str, seeds: int) -> dict[str, list[float]]:
@@ -43,10 +43,11 @@ def main() -> None:
     ap.add_argument("--secs", type=float, default=30.0)
     ap.add_argument("--sim-seeds", type=int, default=8)
     a = ap.parse_args()
-    rows = [r for f in a.files for r in json.loads(f.read_text())
+    rows = [r for r in load_rows(a.files, "loss_recovery_counters")
             if r.get("mib") and (r.get("health") or {}).get("sound") and r.get("conn", "none") == "none"]
     if not rows:
-        sys.exit("loss_recovery_counters: no sound row records its groups' MIB; record some with conn_mechanisms.py testbed")
+        fail("loss_recovery_counters", "no sound row records its groups' MIB (fix: record some with "
+                                       "conn_mechanisms.py testbed)")
     print("| network / algorithm (tb_seed) | group | timeouts: testbed / linux, tlp off / on | loss probes: testbed / on "
           "| reductions: testbed (SACK recoveries + timeouts) / linux, off / on |")
     print("|---|---|---|---|---|")
