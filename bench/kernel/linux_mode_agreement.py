@@ -54,6 +54,7 @@ import math
 import statistics
 import sys
 from pathlib import Path
+from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from conn_mechanisms import SIM_MODES, _rel, scenario_text  # noqa: E402
@@ -188,7 +189,7 @@ def row(name: str, al: dict) -> str:
             f"| {'; '.join(al['outside']) or ('—' if al['linux_mp'] else '')} |")
 
 
-def fail(prog: str, why: str) -> None:
+def fail(prog: str, why: str) -> NoReturn:
     """One line on stderr, exit 2 (bad input)."""
     print(f"{prog}: {why}", file=sys.stderr)
     sys.exit(2)
