@@ -21,6 +21,7 @@ Samples (CSV, CLOCK_MONOTONIC seconds, the clock linkem also uses):
 from __future__ import annotations
 
 import array
+import contextlib
 import ctypes
 import errno
 import fcntl
@@ -280,6 +281,20 @@ def blocking_writer(s: socket.socket, wait_s: float) -> None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", sec, int((wait_s - sec) * 1e6)))
 
 
+def abort(s: socket.socket) -> None:
+    """Close ``s`` discarding what it has not delivered: SO_LINGER {1, 0} makes close() send a
+    reset (``tcp_disconnect``; on an MPTCP socket ``mptcp_close`` sends MP_FASTCLOSE and resets
+    every subflow). A flow's traffic ends at its group's stop time: a plain close() would leave
+    an orphan that drains a send buffer of up to megabytes, through later groups' measurements
+    and, after a retransmission timeout, through the next run's emulator. A kernel that refuses
+    the option gets the plain close()."""
+    try:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    except OSError:
+        pass
+    s.close()
+
+
 def send(plan: dict) -> None:
     """Set up every connection (see :func:`establish`), then report ``t0 <monotonic>`` on stdout
     and run the traffic on that clock: group g sends in [t0 + start_s, t0 + stop_s]. A
@@ -322,7 +337,7 @@ def send(plan: dict) -> None:
                     break
         with lock:
             socks.pop((g["index"], k), None)
-        s.close()
+        abort(s)
 
     threads = [threading.Thread(target=flow, args=(g, k), daemon=True)
                for g in plan["groups"] for k in range(g["count"])]
@@ -397,6 +412,11 @@ def send(plan: dict) -> None:
     stop.set()
     for th in threads:
         th.join(timeout=2)
+    with lock:
+        left = list(socks.values())
+    for s in left:   # a flow still blocked in send(): its close at exit resets too
+        with contextlib.suppress(OSError):
+            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
     if errors:
         print("\n".join(sorted(set(errors))[:10]), file=sys.stderr)
         sys.exit(3)
