@@ -3,7 +3,7 @@ network: the namespaces are built once and kept across runs and algorithms, ever
 with fresh linkem counters, and nothing is left after the session — also when a run raises
 mid-table (an error or Ctrl-C).
 
-Root tests (``kernel`` marker), ~40 s in all; they assert facts of the set-up (names, counters,
+Root tests (``kernel`` marker), ~55 s in all; they assert facts of the set-up (names, counters,
 what exists afterwards), not measured rates, so they have no chance failure rate beyond a flow
 that never connects (retried once by the engine).
 """

@@ -288,10 +288,8 @@ def abort(s: socket.socket) -> None:
     an orphan that drains a send buffer of up to megabytes, through later groups' measurements
     and, after a retransmission timeout, through the next run's emulator. A kernel that refuses
     the option gets the plain close()."""
-    try:
+    with contextlib.suppress(OSError):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    except OSError:
-        pass
     s.close()
 
 
