@@ -15,7 +15,6 @@ start times (``linux_mode_agreement.testbed_starts``), ``--sim-seeds`` seeds eac
 from __future__ import annotations
 
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path

@@ -281,15 +281,21 @@ def blocking_writer(s: socket.socket, wait_s: float) -> None:
     s.setsockopt(socket.SOL_SOCKET, socket.SO_SNDTIMEO, struct.pack("ll", sec, int((wait_s - sec) * 1e6)))
 
 
-def abort(s: socket.socket) -> None:
-    """Close ``s`` discarding what it has not delivered: SO_LINGER {1, 0} makes close() send a
-    reset (``tcp_disconnect``; on an MPTCP socket ``mptcp_close`` sends MP_FASTCLOSE and resets
-    every subflow). A flow's traffic ends at its group's stop time: a plain close() would leave
-    an orphan that drains a send buffer of up to megabytes, through later groups' measurements
-    and, after a retransmission timeout, through the next run's emulator. A kernel that refuses
-    the option gets the plain close()."""
+def reset_on_close(s: socket.socket) -> None:
+    """SO_LINGER {1, 0}: ``s``'s close() (explicit, or at exit) sends a reset and discards what
+    it has not delivered (``tcp_disconnect``; on an MPTCP socket ``mptcp_close`` sends
+    MP_FASTCLOSE and resets every subflow). A kernel that refuses the option keeps the plain
+    close()."""
     with contextlib.suppress(OSError):
         s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+
+
+def abort(s: socket.socket) -> None:
+    """Close ``s`` with a reset (:func:`reset_on_close`). A flow's traffic ends at its group's
+    stop time: a plain close() would leave an orphan that drains a send buffer of up to
+    megabytes, through later groups' measurements and, after a retransmission timeout, through
+    the next run's emulator."""
+    reset_on_close(s)
     s.close()
 
 
@@ -413,8 +419,7 @@ def send(plan: dict) -> None:
     with lock:
         left = list(socks.values())
     for s in left:   # a flow still blocked in send(): its close at exit resets too
-        with contextlib.suppress(OSError):
-            s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        reset_on_close(s)
     if errors:
         print("\n".join(sorted(set(errors))[:10]), file=sys.stderr)
         sys.exit(3)
