@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""Per cell (generated network × algorithm): the multipath group's rate split by whether the
+connection's send buffer grew past its initial size, on the testbed's rows and in the linux mode
+given the same runs' start times (bench/kernel/RESULTS.md §30).
+
+A connection's send buffer (the sum of its subflows', `__mptcp_sync_sndbuf`) grows only when a
+subflow's window passes 2 · per_mss · w > its initial `tcp_wmem` buffer (w > 56 packets with
+per_mss 2304 and 256 KB: `tcp_sndbuf_expand`); a run either crosses that or not, so a cell's
+mean mixes two rates, and its agreement depends on how often each engine crosses.
+
+    .venv/bin/python bench/kernel/notes/sndbuf_growth_split.py [--cells 4:fully-coupled,4:coupled] \\
+        [--per-run 8] bench/kernel/conn_mechanisms_tb_{19..29}.json
+
+Concluded (2026-11-30, network 4 with Coupled and fully-coupled, all 21 and 19 rows, sound or
+not): given the buffer's growth, the linux mode's group and path rates are within 2–6 % of the
+testbed's for fully-coupled and 2–11 % for Coupled; the cells' gap is how often the buffer grows
+(testbed 10 of 21 and 9 of 19 runs, the linux mode 21 % and 28 % of its runs with the same
+starts; over all of network 4's cells 30 of 103 runs against 15 predicted).
+"""
+import argparse
+import json
+import statistics
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from conn_mechanisms import SIM_MODES  # noqa: E402
+from linux_mode_agreement import sim_quantities  # noqa: E402
+
+GROWN_KB = 600   # the connection's initial buffer is 2 × 258 KB = 516 KB on the testbed
+
+
+def split(xs: list, buf, rate) -> str:
+    g = [rate(x) for x in xs if buf(x) > GROWN_KB]
+    n = [rate(x) for x in xs if buf(x) <= GROWN_KB]
+    m = lambda v: f"{statistics.mean(v):.2f}" if v else "  – "  # noqa: E731
+    return f"grown {len(g):3d}/{len(xs):3d} {m(g)} | not {m(n)}"
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("files", nargs="+", type=Path)
+    ap.add_argument("--cells", default="", help="comma list of seed:algorithm (default: every cell)")
+    ap.add_argument("--per-run", type=int, default=8, help="simulator seeds per testbed run's starts")
+    ap.add_argument("--sound-only", action="store_true")
+    a = ap.parse_args()
+    rows = [r for f in a.files for r in json.loads(f.read_text())
+            if r.get("conn", "none") == "none" and r.get("msk") and "paths" in r and r.get("algorithm")
+            and ((r.get("health") or {}).get("sound", False) or not a.sound_only)]
+    want = {(int(c.split(":")[0]), c.split(":")[1]) for c in a.cells.split(",") if c}
+    cells: dict = {}
+    for r in rows:
+        if not want or (r["seed"], r["algorithm"]) in want:
+            cells.setdefault((r["seed"], r["algorithm"]), []).append(r)
+    per_mss = next((r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")), 2304)
+    opts = {**SIM_MODES["linux"], "sndbuf_per_mss": per_mss}
+    for (seed, algo), tb in sorted(cells.items()):
+        sim = []
+        for j, r in enumerate(tb):
+            sim += sim_quantities(seed, algo, 30.0, 10.0, range(j * a.per_run, (j + 1) * a.per_run), opts,
+                                  r.get("tb_seed") or 1)
+        print(f"{seed}/{algo}")
+        print(f"  mp      testbed {split(tb, lambda r: r['msk']['sndbuf_kb'], lambda r: r['testbed'])}"
+              f"   linux {split(sim, lambda x: x['conn:sndbuf_kb'], lambda x: x['mp'])}")
+        for i in range(len(tb[0]["paths"])):
+            print(f"  path {i}  testbed {split(tb, lambda r: r['msk']['sndbuf_kb'], lambda r: r['paths'][i])}"
+                  f"   linux {split(sim, lambda x: x['conn:sndbuf_kb'], lambda x: x[f'mp/path {i}'])}")
+
+
+if __name__ == "__main__":
+    main()
