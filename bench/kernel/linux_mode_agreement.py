@@ -130,6 +130,30 @@ def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds:
     return out
 
 
+def sim_at_testbed_starts(seed: int, algorithm: str, secs: float, warmup: float, runs: list[dict], per: int,
+                          sim_options: dict) -> list[dict[str, float]]:
+    """:func:`sim_quantities` with each testbed run's start draw (its row's ``tb_seed``; 1 before
+    rows recorded it), ``per`` simulator seeds each, alike weighted."""
+    return [q for j, r in enumerate(runs) for q in sim_quantities(
+        seed, algorithm, secs, warmup, range(j * per, (j + 1) * per), sim_options, r.get("tb_seed", 1))]
+
+
+def set_per_mss(linux: dict, rows: list[dict], prog: str) -> None:
+    """Set the linux mode's ``sndbuf_per_mss`` (the kernel's tcp_sndbuf_expand per_mss, a build
+    constant) from the rows (the testbed records it), else from the running kernel (rows recorded
+    before it did were recorded on this machine). Rows of kernels that differ: one line, exit 2."""
+    seen = {r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")}
+    if len(seen) > 1:
+        fail(prog, f"the rows come from kernels with different sndbuf_per_mss {sorted(seen)} "
+                   f"(fix: compare one kernel's rows at a time, or set --sim sndbuf_per_mss=N)")
+    from mpcc.testbed.tcpmem import sim_per_mss_or_none
+    per_mss, origin = (next(iter(seen)), "recorded with the rows") if seen else \
+        (sim_per_mss_or_none(1500), "the running kernel's")
+    if per_mss is not None:
+        linux["sndbuf_per_mss"] = per_mss
+        print(f"sndbuf_per_mss: {per_mss} ({origin})", flush=True)
+
+
 def t_quantile(df: float) -> float:
     from scipy import stats
     return float(stats.t.ppf(0.975, df)) if df > 0 and math.isfinite(df) else 1.96
@@ -238,18 +262,7 @@ def main() -> None:
         modes["linux"][key] = value
     rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
-        # the kernel's tcp_sndbuf_expand per_mss: the rows' (the testbed records it), else the
-        # running kernel's (rows recorded before it did were recorded on this machine)
-        seen = {r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")}
-        if len(seen) > 1:
-            fail("linux_mode_agreement", f"the rows come from kernels with different sndbuf_per_mss {sorted(seen)} "
-                 f"(fix: compare one kernel's rows at a time, or set --sim sndbuf_per_mss=N)")
-        from mpcc.testbed.tcpmem import sim_per_mss_or_none
-        per_mss, origin = (next(iter(seen)), "recorded with the rows") if seen else \
-            (sim_per_mss_or_none(1500), "the running kernel's")
-        if per_mss is not None:
-            modes["linux"]["sndbuf_per_mss"] = per_mss
-            print(f"sndbuf_per_mss: {per_mss} ({origin})", flush=True)
+        set_per_mss(modes["linux"], rows, "linux_mode_agreement")
     cs = cells(rows, a.min_runs)
     if not cs:
         fail("linux_mode_agreement", f"no cell has {a.min_runs} sound runs (fix: record more with "
@@ -269,9 +282,7 @@ def main() -> None:
             sims = {m: sim_quantities(seed, algo, a.secs, a.warmup, range(a.sim_seeds), o) for m, o in modes.items()}
         else:   # each testbed run's start draw (its row's tb_seed; 1 before rows recorded it), alike weighted
             per = max(2, math.ceil(a.sim_seeds / len(runs)))
-            sims = {m: [q for j, r in enumerate(runs) for q in sim_quantities(
-                seed, algo, a.secs, a.warmup, range(j * per, (j + 1) * per), o, r.get("tb_seed", 1))]
-                for m, o in modes.items()}
+            sims = {m: sim_at_testbed_starts(seed, algo, a.secs, a.warmup, runs, per, o) for m, o in modes.items()}
         names = list(tb[0])
         # the connection level's samples: the linux mode's mean over the testbed's, per key
         tb_conn = {k: statistics.mean(r["msk"][k] for r in runs) for k in CONN if all(k in r.get("msk", {}) for r in runs)}

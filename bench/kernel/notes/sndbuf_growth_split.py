@@ -21,23 +21,23 @@ flows' slow starts (116–177 packets) or not (36–57); in 12 traced attempts o
 testbed grew it 6 times, the linux mode 6.7 expected.
 """
 import argparse
-import json
 import statistics
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from conn_mechanisms import SIM_MODES  # noqa: E402
-from linux_mode_agreement import sim_quantities  # noqa: E402
+from linux_mode_agreement import load_rows, quantities, set_per_mss, sim_at_testbed_starts  # noqa: E402
 
 GROWN_KB = 600   # the connection's initial buffer is 2 × 258 KB = 516 KB on the testbed
 
 
-def split(xs: list, buf, rate) -> str:
-    g = [rate(x) for x in xs if buf(x) > GROWN_KB]
-    n = [rate(x) for x in xs if buf(x) <= GROWN_KB]
+def split(rates: list[float], bufs: list[float]) -> str:
+    """Runs whose sampled send buffer grew past GROWN_KB, and the mean rate of each side."""
+    g = [x for x, b in zip(rates, bufs) if b > GROWN_KB]
+    n = [x for x, b in zip(rates, bufs) if b <= GROWN_KB]
     m = lambda v: f"{statistics.mean(v):.2f}" if v else "  – "  # noqa: E731
-    return f"grown {len(g):3d}/{len(xs):3d} {m(g)} | not {m(n)}"
+    return f"grown {len(g):3d}/{len(rates):3d} {m(g)} | not {m(n)}"
 
 
 def main() -> None:
@@ -47,7 +47,7 @@ def main() -> None:
     ap.add_argument("--per-run", type=int, default=8, help="simulator seeds per testbed run's starts")
     ap.add_argument("--sound-only", action="store_true")
     a = ap.parse_args()
-    rows = [r for f in a.files for r in json.loads(f.read_text())
+    rows = [r for r in load_rows(a.files, "sndbuf_growth_split")
             if r.get("conn", "none") == "none" and r.get("msk") and "paths" in r and r.get("algorithm")
             and ((r.get("health") or {}).get("sound", False) or not a.sound_only)]
     want = {(int(c.split(":")[0]), c.split(":")[1]) for c in a.cells.split(",") if c}
@@ -55,19 +55,16 @@ def main() -> None:
     for r in rows:
         if not want or (r["seed"], r["algorithm"]) in want:
             cells.setdefault((r["seed"], r["algorithm"]), []).append(r)
-    per_mss = next((r["sndbuf_per_mss"] for r in rows if r.get("sndbuf_per_mss")), 2304)
-    opts = {**SIM_MODES["linux"], "sndbuf_per_mss": per_mss}
-    for (seed, algo), tb in sorted(cells.items()):
-        sim = []
-        for j, r in enumerate(tb):
-            sim += sim_quantities(seed, algo, 30.0, 10.0, range(j * a.per_run, (j + 1) * a.per_run), opts,
-                                  r.get("tb_seed") or 1)
+    linux = dict(SIM_MODES["linux"])
+    set_per_mss(linux, rows, "sndbuf_growth_split")
+    for (seed, algo), runs in sorted(cells.items()):
+        sim = sim_at_testbed_starts(seed, algo, 30.0, 10.0, runs, a.per_run, linux)
+        tb = [quantities(r) for r in runs]
+        tb_buf = [r["msk"]["sndbuf_kb"] for r in runs]
+        sim_buf = [x["conn:sndbuf_kb"] for x in sim]
         print(f"{seed}/{algo}")
-        print(f"  mp      testbed {split(tb, lambda r: r['msk']['sndbuf_kb'], lambda r: r['testbed'])}"
-              f"   linux {split(sim, lambda x: x['conn:sndbuf_kb'], lambda x: x['mp'])}")
-        for i in range(len(tb[0]["paths"])):
-            print(f"  path {i}  testbed {split(tb, lambda r: r['msk']['sndbuf_kb'], lambda r: r['paths'][i])}"
-                  f"   linux {split(sim, lambda x: x['conn:sndbuf_kb'], lambda x: x[f'mp/path {i}'])}")
+        for q in ["mp"] + [f"mp/path {i}" for i in range(len(runs[0]["paths"]))]:
+            print(f"  {q:<10} testbed {split([t[q] for t in tb], tb_buf)}   linux {split([x[q] for x in sim], sim_buf)}")
 
 
 if __name__ == "__main__":
