@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ("linux_mode_agreement.py", "loss_recovery_counters.py")
+SCRIPTS = ("linux_mode_agreement.py", "loss_recovery_counters.py", "linux_cost_breakdown.py")
 
 
 @pytest.mark.parametrize("script", SCRIPTS)

@@ -100,8 +100,38 @@ def sim_rows(seeds: list[int], secs: float, warmup: float, sim_seeds: int = 2,
 HEALTH = ("sound", "attempts", "bpf_repairs", "bpf_unrepaired", "implausible_windows", "linkem_late", "linkem_releases")
 
 
+#: the sysctls a testbed row may set (``--sysctl``) → the linux mode's [sim] options for them
+SYSCTL_SIM = {"net.ipv4.tcp_wmem": ("tcp_wmem_min", "tcp_wmem_default", "tcp_wmem_max"),
+              "net.ipv4.tcp_rmem": ("tcp_rmem_min", "tcp_rmem_default", "tcp_rmem_max")}
+
+
+def sysctl_sim_options(sysctls: list[str] | tuple[str, ...]) -> dict:
+    """The linux mode's [sim] options for a row's ``sysctls`` ("KEY=v1 v2 v3"); ValueError names
+    one it cannot model."""
+    out = {}
+    for kv in sysctls:
+        key, _, value = (x.strip() for x in kv.partition("="))
+        keys, vals = SYSCTL_SIM.get(key), value.split()
+        if keys is None or len(vals) != len(keys) or not all(v.isdigit() for v in vals):
+            raise ValueError(f"{kv!r}: the linux mode models only {' and '.join(SYSCTL_SIM)} as three byte counts")
+        out.update(zip(keys, map(int, vals)))
+    return out
+
+
+def set_sysctls(topo, sysctls: tuple[str, ...]) -> None:
+    """``sysctls`` in every host namespace and the server's (``run_detailed``'s on_built: after the
+    network is up, before the connections open)."""
+    import subprocess
+    for ns in [*topo.hosts.values(), topo.server_ns]:
+        for kv in sysctls:
+            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
+
+
 def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
-                 algorithms: tuple | list = (None,), tb_seed: int = 1) -> list[dict]:
+                 algorithms: tuple | list = (None,), tb_seed: int = 1, sysctls: tuple[str, ...] = ()) -> list[dict]:
+    """One row per seed × algorithm × MPCC_BPF_CONN value; ``sysctls`` ("KEY=VALUE", the linux
+    mode's in ``SYSCTL_SIM``) are set on every host and recorded in the row."""
+    import functools
     from sim_vs_testbed import msk_limits
     from mpcc import scenario
     from mpcc.testbed import engine as tb
@@ -115,7 +145,8 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                 out = Path(d)
                 try:
                     res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup, seed=tb_seed), out,
-                                                progress=False)
+                                                progress=False,
+                                                on_built=functools.partial(set_sysctls, sysctls=sysctls) if sysctls else None)
                 except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
                     print(json.dumps({"seed": seed, "algorithm": algo, "conn": conn, "error": str(e)[:300]}), flush=True)
                     continue
@@ -124,6 +155,8 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             rate = res.groups["mp"].rate_mbps * s.packet_bytes / PAYLOAD
             diag = getattr(sums[0], "diag", None) or {}
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "tb_seed": tb_seed,
+                   "secs": secs, "warmup": warmup,
+                   **({"sysctls": list(sysctls)} if sysctls else {}),
                    "testbed": rate, "msk": msk, "sndbuf_per_mss": res.extra.get("sndbuf_per_mss"),
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
@@ -231,8 +264,17 @@ def main() -> None:
                     "health check's, mpcc.testbed.health.EXTRA_ATTEMPTS); each row records its run's health")
     ap.add_argument("--testbed-seed", type=int, default=1, help="the testbed's Settings.seed: its flows' start "
                     "times and its links' random draws (vary it between repetitions)")
+    ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="testbed: set on every host before the connections open and record in the row; "
+                         f"only {' and '.join(SYSCTL_SIM)} (the linux mode models them; repeatable)")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
+    try:
+        sysctl_sim_options(a.sysctl)
+    except ValueError as e:
+        print(f"conn_mechanisms: --sysctl {e} (fix: drop it or give e.g. "
+              f"\"net.ipv4.tcp_wmem=4096 8388608 33554432\")", file=sys.stderr)
+        sys.exit(2)
     if a.mode == "table":
         table(json.loads(a.files[0].read_text()), [r for f in a.files[1:] for r in json.loads(f.read_text())])
         return
@@ -246,7 +288,8 @@ def main() -> None:
         import functools
         from mpcc.testbed import health
         health.healthy_run = functools.partial(health.healthy_run, extra_attempts=a.extra_attempts)
-    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms), a.testbed_seed)
+    rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms), a.testbed_seed,
+                        tuple(a.sysctl))
     if a.json:
         old = json.loads(a.json.read_text()) if a.json.exists() else []
         a.json.write_text(json.dumps(old + rows, indent=1))

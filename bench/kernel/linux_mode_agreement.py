@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conn_mechanisms import SIM_MODES, _rel, scenario_text  # noqa: E402
+from conn_mechanisms import SIM_MODES, _rel, scenario_text, sysctl_sim_options  # noqa: E402
 
 BOUND = 15.0
 #: connection-level samples compared as well (testbed ``msk`` key → the linux mode's
@@ -66,16 +66,34 @@ BOUND = 15.0
 CONN = {"sndbuf_kb": "sndbuf_kb", "queued_kb": "queued_kb", "mean_sub_queued_kb": "sf_notsent_kb", "idle": "idle"}
 
 
-def cells(rows: list[dict], min_runs: int) -> dict[tuple[int, str], list[dict]]:
-    """Sound testbed runs without MPCC_BPF_CONN, with the algorithm named, by (seed, algorithm)."""
+def cells(rows: list[dict], min_runs: int, sysctls: tuple[str, ...] = (),
+          sound_only: bool = True) -> dict[tuple[int, str], list[dict]]:
+    """Sound (or, ``sound_only`` false, all) testbed runs without MPCC_BPF_CONN, with the
+    algorithm named and the host sysctls ``sysctls`` (none: the testbed's own), by (seed, algorithm)."""
     out: dict[tuple[int, str], list[dict]] = {}
     for r in rows:
         if r.get("conn", "none") != "none" or not r.get("algorithm") or "paths" not in r:
             continue
-        if not (r.get("health") or {}).get("sound", False):
+        if tuple(r.get("sysctls", ())) != tuple(sysctls):
+            continue
+        if sound_only and not (r.get("health") or {}).get("sound", False):
             continue
         out.setdefault((r["seed"], r["algorithm"]), []).append(r)
     return {c: rs for c, rs in sorted(out.items()) if len(rs) >= min_runs}
+
+
+def run_length(r: dict) -> tuple[float, float]:
+    """A row's run length and warm-up, s (rows recorded before they carried them: 30 and 10)."""
+    return float(r.get("secs", 30.0)), float(r.get("warmup", 10.0))
+
+
+def check_length(rows: list[dict], secs: float, warmup: float, prog: str, hint: str = "") -> None:
+    """Rows of another run length than the simulator is given: one line, exit 2."""
+    other = sorted({run_length(r) for r in rows} - {(secs, warmup)})
+    if other:
+        s, w = other[0]
+        fail(prog, f"rows were recorded with --secs {s:g} --warmup {w:g}, not {secs:g} and {warmup:g} "
+                   f"(fix: give the same --secs and --warmup, or judge those rows' files apart{hint})")
 
 
 def quantities(r: dict) -> dict[str, float]:
@@ -251,8 +269,18 @@ def main() -> None:
     ap.add_argument("--json", type=Path, help="write every cell's comparison here")
     ap.add_argument("--sim", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sim] option of the linux mode, e.g. tlp=off or host_jitter_s=0 (repeatable)")
+    ap.add_argument("--testbed-sysctl", action="append", default=[], metavar="KEY=VALUE",
+                    help="judge the rows recorded with these host sysctls (conn_mechanisms.py testbed --sysctl, "
+                         "in the same order), the linux mode with the same; default: the rows without")
+    ap.add_argument("--with-unsound", action="store_true",
+                    help="also the runs whose health is unsound (a host that delays its link emulator); "
+                         "the output says so")
     a = ap.parse_args()
     modes = {"linux": dict(SIM_MODES["linux"]), "ideal": SIM_MODES["ideal"]}
+    try:
+        modes["linux"].update(sysctl_sim_options(a.testbed_sysctl))
+    except ValueError as e:
+        fail("linux_mode_agreement", f"--testbed-sysctl {e} (fix: give the rows' sysctls as recorded)")
     for kv in a.sim:
         key, _, value = (x.strip() for x in kv.partition("="))
         try:
@@ -263,9 +291,12 @@ def main() -> None:
     rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
         set_per_mss(modes["linux"], rows, "linux_mode_agreement")
-    cs = cells(rows, a.min_runs)
+    cs = cells(rows, a.min_runs, tuple(a.testbed_sysctl), sound_only=not a.with_unsound)
+    check_length([r for rs in cs.values() for r in rs], a.secs, a.warmup, "linux_mode_agreement")
+    if a.with_unsound:
+        print("runs judged: sound and unsound (--with-unsound)", flush=True)
     if not cs:
-        fail("linux_mode_agreement", f"no cell has {a.min_runs} sound runs (fix: record more with "
+        fail("linux_mode_agreement", f"no cell has {a.min_runs} {'' if a.with_unsound else 'sound '}runs (fix: record more with "
                                      "conn_mechanisms.py testbed, or lower --min-runs)")
     from mpcc.errors import MpccError
     from mpcc.sim.engine import sim_options

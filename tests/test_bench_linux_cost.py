@@ -1,0 +1,62 @@
+"""bench/kernel/linux_cost_breakdown.py's variants and the host sysctls a testbed row may carry
+(conn_mechanisms.py ``--sysctl``, linux_mode_agreement.py ``--testbed-sysctl``)."""
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "bench" / "kernel"))
+
+import conn_mechanisms as cm  # noqa: E402
+import linux_cost_breakdown as lcb  # noqa: E402
+import linux_mode_agreement as lma  # noqa: E402
+
+
+def _mp(seed, algorithm, options):
+    q = lma.sim_quantities(seed, algorithm, 6.0, 2.0, range(2), options)
+    return [(x["mp"], x["mp/path 0"], x["mp/path 1"]) for x in q]
+
+
+def test_the_ideal_and_linux_variants_are_the_agreements_modes():
+    v = lcb.variant_options({"sndbuf_per_mss": 2304})
+    assert _mp(1, "coupled", v["ideal"]) == _mp(1, "coupled", cm.SIM_MODES["ideal"])
+    assert _mp(1, "coupled", v["linux"]) == _mp(1, "coupled", {**cm.SIM_MODES["linux"], "sndbuf_per_mss": 2304})
+    # and a lifted limit changes the linux mode's run (Coupled is buffer-limited on network 1)
+    assert _mp(1, "coupled", v["both 64 MB"]) != _mp(1, "coupled", v["linux"])
+    assert v["tcp"]["mptcp"] == "ideal" and "sndbuf_per_mss" not in v["tcp"]
+
+
+def test_sysctls_map_to_the_linux_modes_options():
+    assert cm.sysctl_sim_options(["net.ipv4.tcp_wmem=4096 8388608 33554432",
+                                  "net.ipv4.tcp_rmem = 1 2 3"]) == {
+        "tcp_wmem_min": 4096, "tcp_wmem_default": 8388608, "tcp_wmem_max": 33554432,
+        "tcp_rmem_min": 1, "tcp_rmem_default": 2, "tcp_rmem_max": 3}
+    for bad in ("net.core.wmem_max=1", "net.ipv4.tcp_wmem=4096 8388608", "net.ipv4.tcp_rmem=a b c"):
+        with pytest.raises(ValueError, match="models only"):
+            cm.sysctl_sim_options([bad])
+
+
+def test_cells_keep_rows_of_one_sysctl_set_apart():
+    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "health": {"sound": True}}
+    big = ["net.ipv4.tcp_wmem=4096 8388608 33554432"]
+    rows = [row, dict(row), {**row, "sysctls": big}, {**row, "sysctls": big}, {**row, "health": {"sound": False}}]
+    assert [len(v) for v in lma.cells(rows, 2).values()] == [2]
+    assert lma.cells(rows, 2, tuple(big))[(1, "lia")] == rows[2:4]
+    assert lma.cells(rows, 3, tuple(big)) == {}
+
+
+@pytest.mark.parametrize("script, says", [("linux_mode_agreement.py", "judge those rows' files apart)"),
+                                          ("linux_cost_breakdown.py", "or --no-testbed)")])
+def test_rows_of_another_run_length_are_one_line_exit_2(tmp_path, script, says):
+    import json
+    import subprocess
+    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "testbed": 2.0, "others": {},
+           "health": {"sound": True}, "secs": 120.0, "warmup": 100.0, "sndbuf_per_mss": 2304}
+    f = tmp_path / "rows.json"
+    f.write_text(json.dumps([row, row]))
+    p = subprocess.run([sys.executable, str(Path(lma.__file__).with_name(script)), str(f)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    line, = p.stderr.strip().splitlines()
+    assert "recorded with --secs 120 --warmup 100, not 30 and 10" in line and says in line
