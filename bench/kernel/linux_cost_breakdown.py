@@ -35,7 +35,8 @@ is the rows' recorded value, as in linux_mode_agreement.py.
 ``--over-time SEED:ALGORITHM`` (no files) shows that an unbounded buffer only postpones the stall:
 the cell's ideal, linux and "both 64 MB" rates over the last 20 s of runs of 30, 120 and 300 s
 (4 simulator seeds, the simulator's own starts, the running kernel's sndbuf_per_mss), with the
-share of idle subflow samples whose receive window was full.
+share of idle subflow samples whose receive window was full and the weaker path's share of a
+flow's rate (mean over flows).
 """
 from __future__ import annotations
 
@@ -90,7 +91,8 @@ def over_time(cell: str, per_mss: dict, lengths=(30.0, 120.0, 300.0), seeds: int
     except MpccError as e:
         fail("linux_cost_breakdown", f"--over-time {cell!r}: {e}")
     print(f"Network {seed}, {algo}: the multipath group over the last {last:g} s, Mb/s per flow (mean of {seeds} "
-          f"seeds; in parentheses the idle subflow samples with the receive window full)\n")
+          f"seeds); in parentheses the weaker path's share of a flow's rate and, where there were idle "
+          f"subflow samples, the share of them with the receive window full\n")
     print("| run length | " + " | ".join(shown) + " |")
     print("|---|" + "---|" * len(shown))
     for secs in lengths:
@@ -102,8 +104,9 @@ def over_time(cell: str, per_mss: dict, lengths=(30.0, 120.0, 300.0), seeds: int
             full = [g.extra["connection_limits"].get("idle_rwnd_full", math.nan) for g in rs
                     if "connection_limits" in g.extra]
             full = [x for x in full if not math.isnan(x)]
-            cols.append(f"{statistics.mean(g.rate_mbps for g in rs):.2f}"
-                        + (f" ({100 * statistics.mean(full):.0f} %)" if full else ""))
+            weaker = [min(p) / sum(p) for g in rs for p in g.extra["per_flow_path_mbps"] if sum(p) > 0]
+            cols.append(f"{statistics.mean(g.rate_mbps for g in rs):.2f} ({statistics.mean(weaker):.2f}"
+                        + (f"; {100 * statistics.mean(full):.0f} %)" if full else ")"))
         print(f"| {secs:g} s | " + " | ".join(cols) + " |")
 
 
