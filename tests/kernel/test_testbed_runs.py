@@ -188,7 +188,11 @@ def test_red_shared_bottleneck_ewtcp_takes_more_than_balia(bed):
     EWTCP's share (multipath ÷ Reno goodput) exceeds Balia's, both subflows carry data, the link
     is busy. False-failure rate: per-run ratios measured below (ewtcp mean 2.05, sd 0.207, 8 runs;
     balia 0.729, sd 0.097, 6 runs): their difference is 1.32 with sd 0.229, 5.8 sd above 0 (Student t,
-    12 df, on the predictive sd 0.243: 5.4 sd, 8·10⁻⁵ per test run)."""
+    12 df, on the predictive sd 0.243: 5.4 sd, 8·10⁻⁵ per test run). "Carries data": each subflow
+    above 1 % of the link (0.2 Mb/s). Balia's two subflows split the link at random: its weaker
+    subflow carried 1.27–3.85 Mb/s in 15 runs (2026-11-30, mean 3.16, sd 0.75; its share of the
+    stronger one 0.20–0.98, so the earlier bound of 0.25 of it failed 1 in 15), 0.2 Mb/s is 3.8
+    predictive sd below that mean (Student t, 14 df: about 10⁻³ per test run)."""
     if not {"ewtcp", "balia"} <= set(_bpf_algorithms()):
         pytest.skip("BPF loader/ewtcp, balia not available")
     share = {}
@@ -196,7 +200,7 @@ def test_red_shared_bottleneck_ewtcp_takes_more_than_balia(bed):
         res = _run(scenario.loads(SHARED.format(algo=algo, aqm=RED)), bed, runs=1,
                    duration_s=RED_DURATION_S, warmup_s=RED_WARMUP_S)
         share[algo] = res.groups["mp"].rate_mbps / res.groups["sp"].rate_mbps
-        assert min(res.groups["mp"].path_rate_mbps) > 0.25 * max(res.groups["mp"].path_rate_mbps), (algo, res.to_json())
+        assert min(res.groups["mp"].path_rate_mbps) > 0.01 * 20.0, (algo, res.to_json())
         assert res.links["l"].load_mbps >= 0.8 * 20.0, (algo, res.to_json())
     assert share["ewtcp"] > share["balia"], share
 
