@@ -200,3 +200,14 @@ def test_a_join_refused_for_an_unknown_token_forgets_the_connection():
     p.result(second, 22, 0.0, "invalid token")          # a late answer for the forgotten connection
     assert p.summary()["open"] == 0 and p.wake_at(0.0) is None and p.joins(100.0) == []
     assert p.summary()["refusals"] == {"Invalid argument: invalid token": 1}
+
+
+def test_nothing_is_joined_before_the_connection_is_established():
+    """The kernel refuses a join until the connection is fully established (ENOTCONN from
+    __mptcp_subflow_connect); the policy waits for MPTCP_EVENT_ESTABLISHED and does not spin."""
+    p = Rejoin(sources=("10.0.1.1", "10.0.2.1"))
+    p.event(EV_CREATED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2", "dport": 80}, 0.0)
+    assert p.joins(0.0) == [] and p.joins(1.0) == []
+    assert p.wake_at(1.0) == pytest.approx(p.pending_s)        # only the initial subflow's time-out
+    p.event(EV_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, 1.5)
+    assert _slots(p.joins(1.5)) == [("10.0.2.1", "10.0.1.2", 80)]

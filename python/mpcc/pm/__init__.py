@@ -11,8 +11,9 @@ connection on the ``mptcp_pm`` generic-netlink family's ``mptcp_pm_events`` grou
 subflow per *slot*: a (local source, peer address) pair. The peer addresses are the one the
 connection was opened to (until the peer removes it) and every address the peer announced (until
 removed). The local source is the routing table's (one slot per peer address), or each
-``--source ADDR`` (a multi-homed host). A missing slot is joined with
-``MPTCP_PM_CMD_SUBFLOW_CREATE``; a join the kernel refuses, or a subflow that closes, is tried again
+``--source ADDR`` (a multi-homed host). Once the connection is established
+(``MPTCP_EVENT_ESTABLISHED``; the kernel refuses a join before it with ENOTCONN), a missing slot is
+joined with ``MPTCP_PM_CMD_SUBFLOW_CREATE``; a join the kernel refuses, or a subflow that closes, is tried again
 after ``retry`` seconds, doubling to ``max_retry``, and at once when a link comes up
 (RTM_NEWLINK). On exit the old ``pm_type`` is set back.
 

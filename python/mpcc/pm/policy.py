@@ -48,6 +48,10 @@ class Connection:
 
     daddr: str                                   # the address it was opened to (peer id 0)
     dport: int
+    #: MPTCP_EVENT_ESTABLISHED seen: the kernel refuses a join before it (__mptcp_subflow_connect:
+    #: ENOTCONN until mptcp_is_fully_established), and its own path manager waits for it too
+    #: (mptcp_pm_fully_established schedules the subflows of mptcp_pm_nl_fully_established)
+    established: bool = False
     initial_removed: bool = False                # the peer removed id 0
     announced: dict[int, tuple[str, int]] = field(default_factory=dict)    # peer id → (addr, port)
     live: dict[Slot, int] = field(default_factory=dict)                    # slot → established subflows
@@ -100,6 +104,7 @@ class Rejoin:
         if kind == EV_CLOSED:
             del self.conns[token]
         elif kind in (EV_ESTABLISHED, EV_SUB_ESTABLISHED):
+            c.established = True
             s = slot_of(a.get("saddr", ""), a.get("daddr", c.daddr), self.sources)
             if kind == EV_SUB_ESTABLISHED and s in c.delay:
                 self.counts["re_joins_established"] += 1
@@ -162,10 +167,12 @@ class Rejoin:
         return [s for s in self.wanted(c) if s not in c.live and s not in c.pending]
 
     def joins(self, now: float) -> list[Join]:
-        """The joins due now (a slot missing for the first time is due at once). Each is marked
-        pending; report its outcome with :meth:`result`."""
+        """The joins due now, of established connections (a slot missing for the first time is due
+        at once). Each is marked pending; report its outcome with :meth:`result`."""
         out = []
         for token, c in self.conns.items():
+            if not c.established:
+                continue
             want = self.wanted(c)
             for s in self.missing(c, now):
                 if c.next_at.get(s, now) <= now:
@@ -193,7 +200,8 @@ class Rejoin:
         """The next time something is due: a retry, or a pending join's time-out (None: nothing)."""
         times = []
         for c in self.conns.values():
-            times += [c.next_at.get(s, now) for s in self._absent(c)]
+            if c.established:                    # before it, nothing is joined (joins)
+                times += [c.next_at.get(s, now) for s in self._absent(c)]
             times += [t + self.pending_s for t in c.pending.values()]
         return min(times) if times else None
 
