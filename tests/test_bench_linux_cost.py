@@ -1,5 +1,6 @@
 """bench/kernel/linux_cost_breakdown.py's variants and the host sysctls a testbed row may carry
-(conn_mechanisms.py ``--sysctl``, linux_mode_agreement.py ``--testbed-sysctl``)."""
+(conn_mechanisms.py ``--sysctl`` and ``--quickack``, linux_mode_agreement.py ``--testbed-sysctl`` and
+``--testbed-quickack``)."""
 
 import sys
 from pathlib import Path
@@ -25,6 +26,8 @@ def test_the_ideal_and_linux_variants_are_the_agreements_modes():
     # and a lifted limit changes the linux mode's run (Coupled is buffer-limited on network 1)
     assert _mp(1, "coupled", v["both 64 MB"]) != _mp(1, "coupled", v["linux"])
     assert v["tcp"]["mptcp"] == "ideal" and "sndbuf_per_mss" not in v["tcp"]
+    # quickack: the linux mode with receivers that ACK every segment (the route metric's effect)
+    assert v["quickack"] == {**v["linux"], "receiver": "simple"}
 
 
 def test_sysctls_map_to_the_linux_modes_options():
@@ -44,6 +47,34 @@ def test_cells_keep_rows_of_one_sysctl_set_apart():
     assert [len(v) for v in lma.cells(rows, 2).values()] == [2]
     assert lma.cells(rows, 2, tuple(big))[(1, "lia")] == rows[2:4]
     assert lma.cells(rows, 3, tuple(big)) == {}
+
+
+def test_cells_keep_quickack_rows_apart():
+    row = {"seed": 1, "algorithm": "coupled", "conn": "none", "paths": [1.0, 1.0], "health": {"sound": True}}
+    rows = [row, dict(row), {**row, "quickack": True}, {**row, "quickack": True}, {**row, "quickack": True}]
+    assert lma.cells(rows, 2)[(1, "coupled")] == rows[:2]
+    assert lma.cells(rows, 3, quickack=True)[(1, "coupled")] == rows[2:]
+    assert lma.cells(rows, 3) == {}
+
+
+def test_the_quickack_hook_sets_the_metric_on_the_servers_routes(monkeypatch):
+    """conn_mechanisms.set_quickack: one `ip route change ROUTE quickack 1` per route of the server's
+    namespace, route flags the command does not take dropped (no root: the commands are recorded)."""
+    import subprocess
+    calls = []
+
+    def fake(cmd, **kw):
+        calls.append(cmd)
+        out = "10.8.0.0/16 via 10.9.0.2 dev s0 linkdown\n10.9.0.0/24 dev s0 proto kernel scope link src 10.9.0.1\n"
+        return subprocess.CompletedProcess(cmd, 0, stdout=out if "show" in cmd else "", stderr="")
+    monkeypatch.setattr(subprocess, "run", fake)
+    topo = type("Topo", (), {"server_ns": "srv", "hosts": {0: "h0"}})()
+    cm.on_built_hook((), True)(topo)
+    assert calls[1:] == [["ip", "-netns", "srv", "route", "change", "10.8.0.0/16", "via", "10.9.0.2", "dev", "s0",
+                          "quickack", "1"],
+                         ["ip", "-netns", "srv", "route", "change", "10.9.0.0/24", "dev", "s0", "proto", "kernel",
+                          "scope", "link", "src", "10.9.0.1", "quickack", "1"]]
+    assert cm.on_built_hook((), False) is None
 
 
 @pytest.mark.parametrize("script, says", [("linux_mode_agreement.py", "judge those rows' files apart)"),

@@ -19,6 +19,12 @@ table ends with the issue's per-run test: the testbed against the linux mode for
 group, each of its paths and every single-path group, all within 15 % or not (``per_group``).
 The same test on the mean of repeated runs, with the noise of both engines measured:
 ``linux_mode_agreement.py``.
+
+``testbed --sysctl KEY=VALUE`` sets tcp_wmem or tcp_rmem on every host; ``testbed --quickack``
+gives every route of the server's namespace, where the receivers are, the metric ``quickack 1``
+(each data segment ACKed at once: the linux mode's ``receiver = "simple"``). Both are recorded in
+the row, and ``linux_mode_agreement.py`` judges such rows apart (``--testbed-sysctl``,
+``--testbed-quickack``).
 """
 from __future__ import annotations
 
@@ -127,10 +133,39 @@ def set_sysctls(topo, sysctls: tuple[str, ...]) -> None:
             subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
 
 
+def set_quickack(topo) -> None:
+    """The route metric ``quickack 1`` on every route of the server's namespace, where the
+    connections' receivers are (``run_detailed``'s on_built): ``tcp_in_quickack_mode`` is then
+    true for every receiving socket, which ACKs each data segment at once, as the linux mode's
+    ``receiver = "simple"``."""
+    import subprocess
+    ns = topo.server_ns
+    out = subprocess.run(["ip", "-netns", ns, "-o", "route", "show"], check=True, capture_output=True, text=True).stdout
+    for line in out.splitlines():
+        spec = [w for w in line.split() if w not in ("linkdown", "offload", "dead", "onlink", "pervasive")]
+        if spec:
+            subprocess.run(["ip", "-netns", ns, "route", "change", *spec, "quickack", "1"], check=True)
+
+
+def on_built_hook(sysctls: tuple[str, ...], quickack: bool):
+    """``run_detailed``'s on_built for a row's settings (None: none)."""
+    if not sysctls and not quickack:
+        return None
+
+    def hook(topo):
+        if sysctls:
+            set_sysctls(topo, sysctls)
+        if quickack:
+            set_quickack(topo)
+    return hook
+
+
 def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
-                 algorithms: tuple | list = (None,), tb_seed: int = 1, sysctls: tuple[str, ...] = ()) -> list[dict]:
+                 algorithms: tuple | list = (None,), tb_seed: int = 1, sysctls: tuple[str, ...] = (),
+                 quickack: bool = False) -> list[dict]:
     """One row per seed × algorithm × MPCC_BPF_CONN value; ``sysctls`` ("KEY=VALUE", the linux
-    mode's in ``SYSCTL_SIM``) are set on every host and recorded in the row."""
+    mode's in ``SYSCTL_SIM``) are set on every host and recorded in the row; ``quickack``: the
+    receivers ACK every segment at once (:func:`set_quickack`), recorded as ``"quickack": true``."""
     import functools
     from sim_vs_testbed import msk_limits
     from mpcc import scenario
@@ -146,7 +181,7 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                 try:
                     res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup, seed=tb_seed), out,
                                                 progress=False,
-                                                on_built=functools.partial(set_sysctls, sysctls=sysctls) if sysctls else None)
+                                                on_built=on_built_hook(sysctls, quickack))
                 except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
                     print(json.dumps({"seed": seed, "algorithm": algo, "conn": conn, "error": str(e)[:300]}), flush=True)
                     continue
@@ -157,6 +192,7 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             row = {"seed": seed, **({"algorithm": algo} if algo else {}), "conn": conn, "tb_seed": tb_seed,
                    "secs": secs, "warmup": warmup,
                    **({"sysctls": list(sysctls)} if sysctls else {}),
+                   **({"quickack": True} if quickack else {}),
                    "testbed": rate, "msk": msk, "sndbuf_per_mss": res.extra.get("sndbuf_per_mss"),
                    "paths": [x * s.packet_bytes / PAYLOAD for x in res.groups["mp"].path_rate_mbps],
                    "health": {k: sums[0].health.get(k) for k in HEALTH},
@@ -267,6 +303,9 @@ def main() -> None:
     ap.add_argument("--sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="testbed: set on every host before the connections open and record in the row; "
                          f"only {' and '.join(SYSCTL_SIM)} (the linux mode models them; repeatable)")
+    ap.add_argument("--quickack", action="store_true",
+                    help="testbed: the receivers ACK every segment at once (route metric quickack 1 in the "
+                         "server's namespace; the linux mode's receiver = \"simple\"), recorded in the row")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     try:
@@ -289,7 +328,7 @@ def main() -> None:
         from mpcc.testbed import health
         health.healthy_run = functools.partial(health.healthy_run, extra_attempts=a.extra_attempts)
     rows = testbed_rows(_seeds(a.seeds), a.conn.split(";"), a.secs, a.warmup, _names(a.algorithms), a.testbed_seed,
-                        tuple(a.sysctl))
+                        tuple(a.sysctl), a.quickack)
     if a.json:
         old = json.loads(a.json.read_text()) if a.json.exists() else []
         a.json.write_text(json.dumps(old + rows, indent=1))

@@ -2,7 +2,7 @@
 """bench/kernel/linux_cost_breakdown.py: the kernel's multipath deficit against the ideal model,
 mechanism by mechanism (issue #30, done-when item 2).
 
-The simulator runs each cell in six variants, all against its ideal mode:
+The simulator runs each cell in seven variants, all against its ideal mode:
 
     ideal            [sim] mptcp = "ideal", receiver = "simple", tlp = "off": the papers' MPTCP,
                      every subflow always has data
@@ -17,6 +17,9 @@ The simulator runs each cell in six variants, all against its ideal mode:
                      holds whatever the scheduler gives it
     both 64 MB       both: what is left is the scheduler's 64-KB bursts whatever the window, data
                      freed only by the DATA_ACK, the connection-level timer and stale subflows
+    quickack         linux with every receiver ACKing each segment at once (receiver = "simple"):
+                     the route metric quickack 1 at the receiver (tcp_in_quickack_mode), which
+                     conn_mechanisms.py testbed --quickack sets on the testbed
 
 so a limit's cost is linux minus linux without it. Per cell (a generated network × the multipath
 group's algorithm with ≥ --min-runs sound testbed runs, MPCC_BPF_CONN unset, as
@@ -33,7 +36,7 @@ of longer runs). ``--json F`` writes every cell's numbers. ``sndbuf_per_mss`` (a
 is the rows' recorded value, as in linux_mode_agreement.py.
 
 ``--over-time SEED:ALGORITHM`` (no files) shows that an unbounded buffer only postpones the stall:
-the cell's ideal, linux and "both 64 MB" rates over the last 20 s of runs of 30, 120 and 300 s
+the cell's ideal, linux, "both 64 MB" and quickack rates over the last 20 s of runs of 30, 120 and 300 s
 (4 simulator seeds, the simulator's own starts, the running kernel's sndbuf_per_mss), with the
 share of idle subflow samples whose receive window was full and the weaker path's share of a
 flow's rate (mean over flows).
@@ -64,11 +67,13 @@ VARIANTS: dict[str, dict] = {
     "rcvbuf 64 MB": {**LINUX, **RCV},
     "sndbuf 64 MB": {**LINUX, **SND},
     "both 64 MB": {**LINUX, **RCV, **SND},
+    "quickack": {**LINUX, "receiver": "simple"},
 }
 #: what each limit costs: (name, variant, the variant without it)
 COSTS = [("Linux TCP", "tcp", "ideal"), ("receive buffer", "linux", "rcvbuf 64 MB"),
          ("send buffer", "linux", "sndbuf 64 MB"), ("both buffers", "linux", "both 64 MB"),
-         ("connection level, no buffer limit", "both 64 MB", "tcp")]
+         ("connection level, no buffer limit", "both 64 MB", "tcp"),
+         ("delayed ACKs", "linux", "quickack")]
 
 
 def variant_options(per_mss: dict) -> dict[str, dict]:
@@ -83,7 +88,7 @@ def over_time(cell: str, per_mss: dict, lengths=(30.0, 120.0, 300.0), seeds: int
     seed, _, algo = cell.partition(":")
     if not seed.isdigit() or not algo:
         fail("linux_cost_breakdown", f"--over-time {cell!r}: not SEED:ALGORITHM (fix: e.g. --over-time 1:coupled)")
-    shown = ("ideal", "linux", "both 64 MB")
+    shown = ("ideal", "linux", "both 64 MB", "quickack")
     variants = variant_options(per_mss)
     from mpcc.errors import MpccError
     try:

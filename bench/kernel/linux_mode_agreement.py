@@ -67,14 +67,15 @@ CONN = {"sndbuf_kb": "sndbuf_kb", "queued_kb": "queued_kb", "mean_sub_queued_kb"
 
 
 def cells(rows: list[dict], min_runs: int, sysctls: tuple[str, ...] = (),
-          sound_only: bool = True) -> dict[tuple[int, str], list[dict]]:
+          sound_only: bool = True, quickack: bool = False) -> dict[tuple[int, str], list[dict]]:
     """Sound (or, ``sound_only`` false, all) testbed runs without MPCC_BPF_CONN, with the
-    algorithm named and the host sysctls ``sysctls`` (none: the testbed's own), by (seed, algorithm)."""
+    algorithm named, the host sysctls ``sysctls`` (none: the testbed's own) and the receivers'
+    ``quickack`` route metric as given (conn_mechanisms.py testbed --quickack), by (seed, algorithm)."""
     out: dict[tuple[int, str], list[dict]] = {}
     for r in rows:
         if r.get("conn", "none") != "none" or not r.get("algorithm") or "paths" not in r:
             continue
-        if tuple(r.get("sysctls", ())) != tuple(sysctls):
+        if tuple(r.get("sysctls", ())) != tuple(sysctls) or bool(r.get("quickack")) != quickack:
             continue
         if sound_only and not (r.get("health") or {}).get("sound", False):
             continue
@@ -272,15 +273,23 @@ def main() -> None:
     ap.add_argument("--testbed-sysctl", action="append", default=[], metavar="KEY=VALUE",
                     help="judge the rows recorded with these host sysctls (conn_mechanisms.py testbed --sysctl, "
                          "in the same order), the linux mode with the same; default: the rows without")
+    ap.add_argument("--testbed-quickack", action="store_true",
+                    help="judge the rows recorded with the receivers' quickack route metric (conn_mechanisms.py "
+                         "testbed --quickack), the linux mode with receiver = \"simple\"; default: the rows without")
     ap.add_argument("--with-unsound", action="store_true",
                     help="also the runs whose health is unsound (a host that delays its link emulator); "
                          "the output says so")
     a = ap.parse_args()
+    if a.min_runs < 2:
+        fail("linux_mode_agreement", f"--min-runs {a.min_runs}: a cell's mean needs its spread, so 2 runs at least "
+                                     "(fix: --min-runs 2, or record more runs with conn_mechanisms.py testbed)")
     modes = {"linux": dict(SIM_MODES["linux"]), "ideal": SIM_MODES["ideal"]}
     try:
         modes["linux"].update(sysctl_sim_options(a.testbed_sysctl))
     except ValueError as e:
         fail("linux_mode_agreement", f"--testbed-sysctl {e} (fix: give the rows' sysctls as recorded)")
+    if a.testbed_quickack:
+        modes["linux"]["receiver"] = "simple"     # every segment ACKed at once, as tcp_in_quickack_mode
     for kv in a.sim:
         key, _, value = (x.strip() for x in kv.partition("="))
         try:
@@ -291,7 +300,7 @@ def main() -> None:
     rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
         set_per_mss(modes["linux"], rows, "linux_mode_agreement")
-    cs = cells(rows, a.min_runs, tuple(a.testbed_sysctl), sound_only=not a.with_unsound)
+    cs = cells(rows, a.min_runs, tuple(a.testbed_sysctl), sound_only=not a.with_unsound, quickack=a.testbed_quickack)
     check_length([r for rs in cs.values() for r in rs], a.secs, a.warmup, "linux_mode_agreement")
     if a.with_unsound:
         print("runs judged: sound and unsound (--with-unsound)", flush=True)
