@@ -211,3 +211,12 @@ def test_nothing_is_joined_before_the_connection_is_established():
     assert p.wake_at(1.0) == pytest.approx(p.pending_s)        # only the initial subflow's time-out
     p.event(EV_ESTABLISHED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2"}, 1.5)
     assert _slots(p.joins(1.5)) == [("10.0.2.1", "10.0.1.2", 80)]
+
+
+def test_after_lost_events_a_connection_counts_as_established():
+    """ENOBUFS on the event socket may have dropped ESTABLISHED: the policy then joins anyway."""
+    p = Rejoin(sources=("10.0.1.1", "10.0.2.1"))
+    p.event(EV_CREATED, {"token": TOKEN, "saddr": "10.0.1.1", "daddr": "10.0.1.2", "dport": 80}, 0.0)
+    assert p.joins(0.0) == []
+    p.events_lost()
+    assert _slots(p.joins(0.1)) == [("10.0.2.1", "10.0.1.2", 80)]

@@ -153,7 +153,9 @@ async def _serve(policy: Rejoin, log, ready: bool, stop) -> None:
                 if e.errno != E.ENOBUFS:
                     raise
                 policy.counts["events_lost"] = policy.counts.get("events_lost", 0) + 1
+                policy.events_lost()
                 record(ev="events_lost")
+                wake.set()
                 continue
             for m in got:
                 kind = m["cmd"]

@@ -136,6 +136,13 @@ class Rejoin:
                 c.initial_removed = True
             c.announced.pop(rid, None)
 
+    def events_lost(self) -> None:
+        """The kernel dropped events (ENOBUFS): an ESTABLISHED may be among them, so every
+        connection counts as established (a join that proves early is refused, ENOTCONN, and
+        tried again after the back-off)."""
+        for c in self.conns.values():
+            c.established = True
+
     def link_up(self, now: float) -> None:
         """A link came up: every slot waiting for its retry is due now."""
         for c in self.conns.values():
