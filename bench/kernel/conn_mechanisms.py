@@ -111,6 +111,10 @@ SYSCTL_SIM = {"net.ipv4.tcp_wmem": ("tcp_wmem_min", "tcp_wmem_default", "tcp_wme
               "net.ipv4.tcp_rmem": ("tcp_rmem_min", "tcp_rmem_default", "tcp_rmem_max")}
 
 
+#: what a row recorded with ``--quickack`` is in the linux mode: every segment ACKed at once
+QUICKACK_SIM = {"receiver": "simple"}
+
+
 def sysctl_sim_options(sysctls: list[str] | tuple[str, ...]) -> dict:
     """The linux mode's [sim] options for a row's ``sysctls`` ("KEY=v1 v2 v3"); ValueError names
     one it cannot model."""
@@ -166,7 +170,6 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
     """One row per seed × algorithm × MPCC_BPF_CONN value; ``sysctls`` ("KEY=VALUE", the linux
     mode's in ``SYSCTL_SIM``) are set on every host and recorded in the row; ``quickack``: the
     receivers ACK every segment at once (:func:`set_quickack`), recorded as ``"quickack": true``."""
-    import functools
     from sim_vs_testbed import msk_limits
     from mpcc import scenario
     from mpcc.testbed import engine as tb

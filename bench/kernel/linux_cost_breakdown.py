@@ -51,6 +51,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+from conn_mechanisms import QUICKACK_SIM  # noqa: E402
 from linux_mode_agreement import cells, check_length, fail, load_rows, set_per_mss, sim_at_testbed_starts  # noqa: E402
 
 #: bytes: more than a 30-s run of these networks queues, as a buffer's initial and maximum size
@@ -67,7 +68,7 @@ VARIANTS: dict[str, dict] = {
     "rcvbuf 64 MB": {**LINUX, **RCV},
     "sndbuf 64 MB": {**LINUX, **SND},
     "both 64 MB": {**LINUX, **RCV, **SND},
-    "quickack": {**LINUX, "receiver": "simple"},
+    "quickack": {**LINUX, **QUICKACK_SIM},
 }
 #: what each limit costs: (name, variant, the variant without it)
 COSTS = [("Linux TCP", "tcp", "ideal"), ("receive buffer", "linux", "rcvbuf 64 MB"),

@@ -57,7 +57,7 @@ from pathlib import Path
 from typing import NoReturn
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from conn_mechanisms import SIM_MODES, _rel, scenario_text, sysctl_sim_options  # noqa: E402
+from conn_mechanisms import QUICKACK_SIM, SIM_MODES, _rel, scenario_text, sysctl_sim_options  # noqa: E402
 
 BOUND = 15.0
 #: connection-level samples compared as well (testbed ``msk`` key → the linux mode's
@@ -81,6 +81,20 @@ def cells(rows: list[dict], min_runs: int, sysctls: tuple[str, ...] = (),
             continue
         out.setdefault((r["seed"], r["algorithm"]), []).append(r)
     return {c: rs for c, rs in sorted(out.items()) if len(rs) >= min_runs}
+
+
+def parse_sim_settings(kvs: list[str]) -> dict:
+    """``--sim KEY=VALUE`` settings as a [sim] table: numbers and booleans decoded, anything else
+    a string."""
+    out = {}
+    for kv in kvs:
+        key, _, value = (x.strip() for x in kv.partition("="))
+        try:
+            value = json.loads(value)
+        except ValueError:
+            pass
+        out[key] = value
+    return out
 
 
 def run_length(r: dict) -> tuple[float, float]:
@@ -289,14 +303,8 @@ def main() -> None:
     except ValueError as e:
         fail("linux_mode_agreement", f"--testbed-sysctl {e} (fix: give the rows' sysctls as recorded)")
     if a.testbed_quickack:
-        modes["linux"]["receiver"] = "simple"     # every segment ACKed at once, as tcp_in_quickack_mode
-    for kv in a.sim:
-        key, _, value = (x.strip() for x in kv.partition("="))
-        try:
-            value = json.loads(value)  # numbers and booleans; anything else is a string
-        except ValueError:
-            pass
-        modes["linux"][key] = value
+        modes["linux"].update(QUICKACK_SIM)
+    modes["linux"].update(parse_sim_settings(a.sim))
     rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
         set_per_mss(modes["linux"], rows, "linux_mode_agreement")

@@ -25,7 +25,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from linux_cost_breakdown import variant_options  # noqa: E402
-from linux_mode_agreement import cell_scenario  # noqa: E402
+from linux_mode_agreement import cell_scenario, parse_sim_settings  # noqa: E402
 
 
 def windows(secs: float) -> list[tuple[float, float]]:
@@ -39,30 +39,30 @@ def trace(network: int, algorithm: str, secs: float, seeds: int, per_mss: int, e
     from mpcc import sim
     opts = variant_options({"sndbuf_per_mss": per_mss})
     opts["linux"] = {**opts["linux"], **extra}
-    for mode in ("ideal", "linux"):          # bad settings: one line before any output
-        cell_scenario(network, algorithm, secs, opts[mode])
+    scenarios = {mode: cell_scenario(network, algorithm, secs, opts[mode]) for mode in ("ideal", "linux")}
     print(f"Network {network}, {algorithm}, {secs:g} s, {seeds} seeds: per path of the multipath flows, "
           "share of the flow's rate | mean cwnd (packets) | srtt (ms) | window reductions /s per subflow"
           " | linux connection level: idle share, data queued on the subflow (KB)\n")
-    for mode in ("ideal", "linux"):
+    for mode, sm in scenarios.items():
         if mode == "linux" and extra:
             print("linux mode with " + ", ".join(f"{k} = {v!r}" for k, v in extra.items()) + "\n")
-        sm = cell_scenario(network, algorithm, secs, opts[mode])
         mp = next(g for g in sm.groups if g.name == "mp")
         n_paths = len(mp.paths)
         print(f"### {mode}\n\n| window | flow Mb/s | " + " | ".join(f"path {r} ({'+'.join(mp.paths[r])})" for r in range(n_paths))
               + " |\n|---|---|" + "---|" * n_paths)
         rows: dict[tuple, list] = {}
         for k in range(seeds):
+            # one run per window: the connection-level samples are summed over the measurement window
             for (a, b) in windows(secs):
                 run = sim.run(sm, seed=k, sample_interval_s=0.1, measure=(a, b))
                 g = run.result.groups["mp"]
                 ts = run.timeseries["subflows"]
                 sel = (ts["group"] == "mp") & (ts["time_s"] > a) & (ts["time_s"] <= b)
                 lim = g.extra.get("connection_limits", {})
+                flow_paths = [p for p in g.extra["per_flow_path_mbps"] if sum(p) > 0]
                 for r in range(n_paths):
                     s = sel & (ts["route"] == r)
-                    shares = [p[r] / sum(p) for p in g.extra["per_flow_path_mbps"] if sum(p) > 0]
+                    shares = [p[r] / sum(p) for p in flow_paths]
                     flows = np.unique(ts["flow"][s])
                     red = [np.ptp(ts["loss_events"][s & (ts["flow"] == f)]) / (b - a) for f in flows]
                     rows.setdefault((a, b, r), []).append((
@@ -97,12 +97,11 @@ def main() -> None:
     ap.add_argument("--sim", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sim] setting for the linux mode, e.g. receiver=simple (repeatable)")
     a = ap.parse_args()
-    extra = {}
     for kv in a.sim:
-        k, eq, v = kv.partition("=")
-        if not eq or not k:
+        k, eq, _ = kv.partition("=")
+        if not eq or not k.strip():
             fail(f"--sim {kv!r}: not KEY=VALUE (fix: e.g. --sim receiver=simple)")
-        extra[k] = int(v) if v.isdigit() else v
+    extra = parse_sim_settings(a.sim)
     if a.secs <= 10 or a.seeds < 1 or a.network < 1:
         fail("--secs > 10, --seeds ≥ 1 and --network ≥ 1 (fix: e.g. --secs 120 --seeds 4)")
     from mpcc.errors import MpccError
