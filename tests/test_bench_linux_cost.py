@@ -57,24 +57,19 @@ def test_cells_keep_quickack_rows_apart():
     assert lma.cells(rows, 3) == {}
 
 
-def test_the_quickack_hook_sets_the_metric_on_the_servers_routes(monkeypatch):
-    """conn_mechanisms.set_quickack: one `ip route change ROUTE quickack 1` per route of the server's
-    namespace, route flags the command does not take dropped (no root: the commands are recorded)."""
+def test_the_sysctl_hook_sets_them_in_every_host_and_the_server(monkeypatch):
+    """conn_mechanisms.on_built_hook: each sysctl in every host namespace and the server's (no
+    root: the commands are recorded); none, no hook. --quickack is the testbed's own
+    ``receiver = "quickack"`` setting, which the linux mode models as QUICKACK_SIM."""
     import subprocess
     calls = []
-
-    def fake(cmd, **kw):
-        calls.append(cmd)
-        out = "10.8.0.0/16 via 10.9.0.2 dev s0 linkdown\n10.9.0.0/24 dev s0 proto kernel scope link src 10.9.0.1\n"
-        return subprocess.CompletedProcess(cmd, 0, stdout=out if "show" in cmd else "", stderr="")
-    monkeypatch.setattr(subprocess, "run", fake)
-    topo = type("Topo", (), {"server_ns": "srv", "hosts": {0: "h0"}})()
-    cm.on_built_hook((), True)(topo)
-    assert calls[1:] == [["ip", "-netns", "srv", "route", "change", "10.8.0.0/16", "via", "10.9.0.2", "dev", "s0",
-                          "quickack", "1"],
-                         ["ip", "-netns", "srv", "route", "change", "10.9.0.0/24", "dev", "s0", "proto", "kernel",
-                          "scope", "link", "src", "10.9.0.1", "quickack", "1"]]
-    assert cm.on_built_hook((), False) is None
+    monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
+    topo = type("Topo", (), {"server_ns": "srv", "hosts": {0: "h0", 1: "h1"}})()
+    cm.on_built_hook(("net.ipv4.tcp_wmem=4096 16384 4194304",))(topo)
+    assert [c[3] for c in calls] == ["h0", "h1", "srv"]
+    assert all(c[-1] == "net.ipv4.tcp_wmem=4096 16384 4194304" for c in calls)
+    assert cm.on_built_hook(()) is None
+    assert cm.QUICKACK_SIM == {"receiver": "simple"}
 
 
 @pytest.mark.parametrize("script, says", [("linux_mode_agreement.py", "judge those rows' files apart)"),

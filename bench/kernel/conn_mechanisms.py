@@ -21,8 +21,8 @@ The same test on the mean of repeated runs, with the noise of both engines measu
 ``linux_mode_agreement.py``.
 
 ``testbed --sysctl KEY=VALUE`` sets tcp_wmem or tcp_rmem on every host; ``testbed --quickack``
-gives every route of the server's namespace, where the receivers are, the metric ``quickack 1``
-(each data segment ACKed at once: the linux mode's ``receiver = "simple"``). Both are recorded in
+runs the testbed with ``[testbed] receiver = "quickack"`` (each data segment ACKed at once: the
+linux mode's ``receiver = "simple"``). Both are recorded in
 the row, and ``linux_mode_agreement.py`` judges such rows apart (``--testbed-sysctl``,
 ``--testbed-quickack``).
 """
@@ -42,6 +42,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "python"))
 sys.path.insert(0, str(HERE))
+
+from mpcc.options import RECEIVER_SIM  # noqa: E402
 
 PAYLOAD = 1448
 
@@ -112,7 +114,8 @@ SYSCTL_SIM = {"net.ipv4.tcp_wmem": ("tcp_wmem_min", "tcp_wmem_default", "tcp_wme
 
 
 #: what a row recorded with ``--quickack`` is in the linux mode: every segment ACKed at once
-QUICKACK_SIM = {"receiver": "simple"}
+#: (``[testbed] receiver = "quickack"``, as ``mpcc compare`` maps it)
+QUICKACK_SIM = RECEIVER_SIM["quickack"]
 
 
 def sysctl_sim_options(sysctls: list[str] | tuple[str, ...]) -> dict:
@@ -128,40 +131,13 @@ def sysctl_sim_options(sysctls: list[str] | tuple[str, ...]) -> dict:
     return out
 
 
-def set_sysctls(topo, sysctls: tuple[str, ...]) -> None:
-    """``sysctls`` in every host namespace and the server's (``run_detailed``'s on_built: after the
-    network is up, before the connections open)."""
-    import subprocess
-    for ns in [*topo.hosts.values(), topo.server_ns]:
-        for kv in sysctls:
-            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
-
-
-def set_quickack(topo) -> None:
-    """The route metric ``quickack 1`` on every route of the server's namespace, where the
-    connections' receivers are (``run_detailed``'s on_built): ``tcp_in_quickack_mode`` is then
-    true for every receiving socket, which ACKs each data segment at once, as the linux mode's
-    ``receiver = "simple"``."""
-    import subprocess
-    ns = topo.server_ns
-    out = subprocess.run(["ip", "-netns", ns, "-o", "route", "show"], check=True, capture_output=True, text=True).stdout
-    for line in out.splitlines():
-        spec = [w for w in line.split() if w not in ("linkdown", "offload", "dead", "onlink", "pervasive")]
-        if spec:
-            subprocess.run(["ip", "-netns", ns, "route", "change", *spec, "quickack", "1"], check=True)
-
-
-def on_built_hook(sysctls: tuple[str, ...], quickack: bool):
-    """``run_detailed``'s on_built for a row's settings (None: none)."""
-    if not sysctls and not quickack:
+def on_built_hook(sysctls: tuple[str, ...]):
+    """``run_detailed``'s on_built for a row's ``sysctls``: set in every host namespace and the
+    server's (None: none)."""
+    if not sysctls:
         return None
-
-    def hook(topo):
-        if sysctls:
-            set_sysctls(topo, sysctls)
-        if quickack:
-            set_quickack(topo)
-    return hook
+    from sim_vs_testbed import set_sysctls
+    return lambda topo: set_sysctls([*topo.hosts.values(), topo.server_ns], sysctls)
 
 
 def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
@@ -169,7 +145,8 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
                  quickack: bool = False) -> list[dict]:
     """One row per seed × algorithm × MPCC_BPF_CONN value; ``sysctls`` ("KEY=VALUE", the linux
     mode's in ``SYSCTL_SIM``) are set on every host and recorded in the row; ``quickack``: the
-    receivers ACK every segment at once (:func:`set_quickack`), recorded as ``"quickack": true``."""
+    receivers ACK every segment at once (``[testbed] receiver = "quickack"``), recorded as
+    ``"quickack": true``."""
     from sim_vs_testbed import msk_limits
     from mpcc import scenario
     from mpcc.testbed import engine as tb
@@ -182,9 +159,9 @@ def testbed_rows(seeds: list[int], conns: list[str], secs: float, warmup: float,
             with tempfile.TemporaryDirectory() as d:
                 out = Path(d)
                 try:
-                    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup, seed=tb_seed), out,
-                                                progress=False,
-                                                on_built=on_built_hook(sysctls, quickack))
+                    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=warmup, seed=tb_seed,
+                                                                  receiver="quickack" if quickack else None),
+                                                out, progress=False, on_built=on_built_hook(sysctls))
                 except Exception as e:   # noqa: BLE001 (one failed variant must not lose the others)
                     print(json.dumps({"seed": seed, "algorithm": algo, "conn": conn, "error": str(e)[:300]}), flush=True)
                     continue
@@ -307,8 +284,8 @@ def main() -> None:
                     help="testbed: set on every host before the connections open and record in the row; "
                          f"only {' and '.join(SYSCTL_SIM)} (the linux mode models them; repeatable)")
     ap.add_argument("--quickack", action="store_true",
-                    help="testbed: the receivers ACK every segment at once (route metric quickack 1 in the "
-                         "server's namespace; the linux mode's receiver = \"simple\"), recorded in the row")
+                    help="testbed: the receivers ACK every segment at once ([testbed] receiver = \"quickack\"; "
+                         "the linux mode's receiver = \"simple\"), recorded in the row")
     ap.add_argument("--json", type=Path)
     a = ap.parse_args()
     try:

@@ -96,6 +96,14 @@ def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
             **tb.connection_limits(sd, m, a, b, MSS)}
 
 
+def set_sysctls(namespaces, sysctls: tuple[str, ...]) -> None:
+    """Each "KEY=VALUE" of ``sysctls`` in each namespace (a run's on_built: after the network is
+    up, before the connections open)."""
+    for ns in namespaces:
+        for kv in sysctls:
+            subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
+
+
 def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[str, ...] = (),
             sysctls: tuple[str, ...] = (), out_dir: Path | None = None) -> dict:
     import numpy as np
@@ -109,11 +117,8 @@ def compare(text: str, warmup_s: float, sim_seeds: int = 2, host_sysctls: tuple[
     counters: dict[int, dict[str, int]] = {}
 
     def watch(topo):  # the hosts' TCP counters just before the run ends (one host per group)
-        for ns in topo.hosts.values():
-            for kv in host_sysctls + sysctls:
-                subprocess.run(["ip", "netns", "exec", ns, "sysctl", "-qw", kv], check=True)
-        for kv in sysctls:
-            subprocess.run(["ip", "netns", "exec", topo.server_ns, "sysctl", "-qw", kv], check=True)
+        set_sysctls(topo.hosts.values(), host_sysctls + sysctls)
+        set_sysctls([topo.server_ns], sysctls)
         def read():
             time.sleep(2.0 + s.duration_s - 0.5)
             for gi, ns in topo.hosts.items():

@@ -108,6 +108,13 @@ def fluid_cross_check(scenario, opts) -> None:
 
 
 # --- [testbed] -----------------------------------------------------------------------------------
+#: ``[testbed] receiver``: the receiving sockets' ACKs (mpcc.testbed.topology.set_receiver)
+RECEIVERS = ("linux", "quickack")
+#: the ``[sim]`` options that model each ``[testbed] receiver`` in the linux mode (``mpcc compare``'s
+#: sim-linux): the stock receiver is the simulator's "auto" ("linux" in that mode); a quickack
+#: receiver ACKs every data segment at once, the simulator's "simple" without delayed_ack
+RECEIVER_SIM = {"linux": {}, "quickack": {"receiver": "simple"}}
+
 TESTBED_OPTIONS = {
     "runs": Option(1, example="1"),
     "duration_s": Option(None, example="60.0"),   # default: the scenario's duration_s
@@ -116,6 +123,9 @@ TESTBED_OPTIONS = {
     "algorithm": Option(None, "string", example="balia"),
     "seed": Option(1, example="1"),
     "spin_us": Option(30, example="30"),
+    # the receivers' ACKs: "linux" (the stock delayed-ACK engine) or "quickack" (the route
+    # metric quickack 1 on the server's routes: every data segment ACKed at once; docs/testbed.md)
+    "receiver": Option("linux", "choice", choices=RECEIVERS, example='"quickack"'),
 }
 
 

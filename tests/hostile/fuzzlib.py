@@ -175,7 +175,7 @@ def _mutate_once(draw, doc) -> None:
         opts = {"sim": ["measure_from_s", "measure_to_s", "sample_interval_s", "start_jitter_s", "initial_cwnd",
                         "rto_min_s", "delayed_ack", "delayed_ack_s", "host_jitter_s", "ecn", "bogus"],
                 "fluid": ["rtt", "gamma", "t_end", "at_s", "bogus"],
-                "testbed": ["runs", "duration_s", "warmup_s", "sample_ms", "seed", "spin_us", "algorithm"]}[table]
+                "testbed": ["runs", "duration_s", "warmup_s", "sample_ms", "seed", "spin_us", "algorithm", "receiver"]}[table]
         doc.setdefault(table, {})[draw(st.sampled_from(opts))] = copy.deepcopy(draw(hostile_value()))
     elif kind == 8 and doc.get("groups"):
         g = draw(st.integers(0, len(doc["groups"]) - 1))
@@ -246,7 +246,8 @@ COMMANDS: dict[tuple[str, ...], list[tuple[str, Any]]] = {
     ("hetero", "run"): [("HETERO", None), ("--kappa", "num"), ("--prob", "num"), ("--period", ["1", "2", "nan", "1e300", "-1", "0"]),
                         ("--seed", "num"), ("--algorithm1", ["sync", "async", "x"]), ("--json", "flag")],
     # commands whose valid runs need root or take minutes: only hostile values (exit 2 expected)
-    ("testbed",): [("SCENARIO", None), ("--runs", "bad"), ("--duration", "bad"), ("--warmup", "bad"), ("--sample-ms", "bad")],
+    ("testbed",): [("SCENARIO", None), ("--runs", "bad"), ("--duration", "bad"), ("--warmup", "bad"), ("--sample-ms", "bad"),
+                   ("--receiver", "bad")],
     ("kernel", "load"): [("NAME", ["generalized"]), ("--beta", "bad"), ("--eta", "bad")],
     ("reproduce", "peng2016"): [("--runs", "bad"), ("--seed", "bad"), ("--kernel-runs", "bad")],
     ("hetero", "example4"): [("--trials", "bad"), ("--seed", "bad"), ("--workers", "bad")],

@@ -233,6 +233,22 @@ def test_compare_models_the_programs_the_testbed_loads(monkeypatch):
     assert with_mptcp(explicit, "linux").engine["sim"]["sndbuf_expand"] == "kernel"
 
 
+def test_compare_models_the_testbeds_receivers():
+    """compare's sim-linux ACKs every segment ("simple") when the testbed's receivers do
+    (``[testbed] receiver = "quickack"``), keeps the linux mode's own receiver ("auto": Linux's
+    delayed ACKs) for the stock one, and never overrides a receiver the [sim] table sets."""
+    from mpcc.compare.engines import with_mptcp
+
+    def sim_table(sim="", testbed=""):
+        s = scenario.loads(HOL.format(sim=sim) + testbed)
+        return with_mptcp(s, "linux").engine["sim"], with_mptcp(s, "ideal").engine["sim"]
+    linux, ideal = sim_table(testbed='\n[testbed]\nreceiver = "quickack"\n')
+    assert linux["receiver"] == "simple" and "receiver" not in ideal
+    assert "receiver" not in sim_table(testbed='\n[testbed]\nreceiver = "linux"\n')[0]
+    assert "receiver" not in sim_table()[0]
+    assert sim_table('[sim]\nreceiver = "linux"', '\n[testbed]\nreceiver = "quickack"\n')[0]["receiver"] == "linux"
+
+
 def test_compare_models_the_kernel_it_runs_beside(monkeypatch):
     """compare's sim-linux takes ``sndbuf_per_mss`` from this machine's kernel where it can be
     measured (mpcc.testbed.tcpmem), for the testbed's MSS, unless the scenario sets it; where

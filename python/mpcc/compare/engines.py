@@ -39,8 +39,9 @@ def run_fluid(s: Scenario) -> EngineRun:
 def with_mptcp(s: Scenario, mode: str) -> Scenario:
     """``s`` with ``[sim] mptcp = mode``. The linux mode's ``sndbuf_expand``, unless the scenario
     sets it, is that of the programs the testbed loads (MPCC_BPF_CONN with sndbuf: "mpcc"), and
-    its ``sndbuf_per_mss`` that of this machine's kernel where it can be measured (root), so
-    that sim-linux predicts the kernel it runs beside."""
+    its ``sndbuf_per_mss`` that of this machine's kernel where it can be measured (root), and
+    its ``receiver`` that of the testbed's receivers (``[testbed] receiver = "quickack"``: every
+    segment ACKed, the simulator's "simple"), so that sim-linux predicts the kernel it runs beside."""
     import dataclasses
     import os
     table = {**(s.engine.get("sim") or {}), "mptcp": mode}
@@ -52,6 +53,9 @@ def with_mptcp(s: Scenario, mode: str) -> Scenario:
         from ..testbed.tcpmem import sim_per_mss_or_none
         if (per_mss := sim_per_mss_or_none(s.packet_bytes)) is not None:
             table["sndbuf_per_mss"] = per_mss
+    if mode == "linux" and table.get("receiver", "auto") == "auto":
+        from ..options import RECEIVER_SIM
+        table.update(RECEIVER_SIM.get((s.engine.get("testbed") or {}).get("receiver", "linux"), {}))
     return dataclasses.replace(s, engine={**s.engine, "sim": table})
 
 

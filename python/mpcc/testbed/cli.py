@@ -8,6 +8,7 @@ from pathlib import Path
 import click
 
 from ..errors import MpccError
+from ..options import RECEIVERS
 from ..outdir import maybe_staged
 from ..ranges import Number
 from ..scenario import load
@@ -23,9 +24,12 @@ from ..scenario import load
 @click.option("--warmup", "warmup_s", type=Number("testbed.warmup_s"), help="Seconds excluded at the start of each group (default min(10, 20%)).")
 @click.option("--algorithm", help="Algorithm of the multipath groups (e.g. balia, lia, or kernel reno/cubic).")
 @click.option("--sample-ms", type=Number("testbed.sample_ms"), help="Sampling interval of cwnd/srtt/bytes acked (10–1000 ms).")
+@click.option("--receiver", type=click.Choice(RECEIVERS),
+              help="The receivers' ACKs: linux (stock delayed ACKs, the default) or quickack (every segment ACKed).")
 @click.option("--no-progress", is_flag=True, help="No progress bar.")
 @click.option("--cleanup", "cleanup_only", is_flag=True, help="Only remove state left by crashed runs, then exit.")
-def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sample_ms, no_progress, cleanup_only):
+def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sample_ms, receiver, no_progress,
+            cleanup_only):
     """Run SCENARIO on the real kernel: one namespace per side, one linkem relay per link.
 
     Needs root, MPTCP, and linkem built (`cargo build --release -p linkem`).
@@ -44,7 +48,7 @@ def command(scenario, as_json, out, runs, duration_s, warmup_s, algorithm, sampl
 
     s = load(scenario)
     st = engine.settings_from(s, runs=runs, duration_s=duration_s, warmup_s=warmup_s, algorithm=algorithm,
-                              sample_ms=sample_ms)
+                              sample_ms=sample_ms, receiver=receiver)
     with maybe_staged(out, keep_partial=True) as tmp:
         try:
             res = engine.run_scenario(s, st, tmp, progress=not (no_progress or as_json))

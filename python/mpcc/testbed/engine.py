@@ -47,12 +47,12 @@ class Settings:
     algorithm: str | None = None  # override the algorithm of multipath groups
     seed: int = 1
     spin_us: int = 30
-
+    receiver: str = "linux"  # "quickack": every data segment ACKed at once (topology.set_receiver)
 
 
 #: The ``mpcc testbed`` flag that overrides each [testbed] field (for error messages).
 _FLAGS = {"runs": "--runs", "duration_s": "--duration", "warmup_s": "--warmup", "sample_ms": "--sample-ms",
-          "algorithm": "--algorithm"}
+          "algorithm": "--algorithm", "receiver": "--receiver"}
 
 
 def settings_from(s: Scenario, **overrides: Any) -> Settings:
@@ -186,6 +186,7 @@ def run_once(s: Scenario, ccs: list[str], st: Settings, run_dir: Path,
     faults there)."""
     run_dir.mkdir(parents=True, exist_ok=True)
     with (bed.network(s, st, run_dir) if bed else _fresh_network(s, st, run_dir)) as (r, topo):
+        topology.set_receiver(topo, st.receiver)
         if on_built:
             on_built(topo)
         from . import diag

@@ -220,6 +220,6 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
     hl = [sm.health for sm in summaries if sm.health]
     return RunResult("testbed", s.name, groups, links,
                      extra={"runs": len(summaries), "duration_s": s.duration_s, "warmup_s": warmup_s,
-                            "sample_ms": st.sample_ms, "kernel": os.uname().release,
+                            "sample_ms": st.sample_ms, "receiver": st.receiver, "kernel": os.uname().release,
                             "health": health.aggregate(hl, sum(h.get("attempts", 1) for h in hl))
                             if len(hl) == len(summaries) and hl else None})

@@ -36,6 +36,7 @@ from .netns import Run, run
 BASE_PORT = 5001
 BG_PORT = 6001
 SERVER_ADDR = "198.19.0.1"
+SERVER_DEV = "s0"  # the server namespace's device; its gateway is the router's 198.19.0.254
 MAX_LINKS = 250
 MAX_GROUPS = 250
 MAX_BACKGROUND = 250
@@ -297,7 +298,7 @@ def build_network(s: Scenario, r: Run) -> Topology:
         _host_sysctls(ns, ecn)
 
     topo = Topology(s, router, server, hosts, links, bg)
-    _stub(r, server, router, "srv", "s0", [SERVER_ADDR], "198.19.0", mtu)
+    _stub(r, server, router, "srv", SERVER_DEV, [SERVER_ADDR], "198.19.0", mtu)
     for gi, g in enumerate(s.groups):
         addrs = [group_addr(gi, j) for j in range(len(g.paths))]
         topo.routes[gi] = {a: j for j, a in enumerate(addrs)}
@@ -363,6 +364,22 @@ def start_links(topo: Topology, spawn, out_dir: Path, *, seed: int = 1, spin_us:
         with open(out_dir / f"linkem-{lp.index}.log", "w") as log:
             spawn(cmd, lp.relay_ns, stdout=log, stderr=log)
         topo.linkem_stats[name] = stats
+
+
+def receiver_route(receiver: str) -> list[str]:
+    """The server's default route (``ip route replace`` arguments) for ``[testbed] receiver``:
+    with ``"quickack"`` it carries the route metric ``quickack 1`` (RTAX_QUICKACK), so that
+    ``tcp_in_quickack_mode`` (net/ipv4/tcp_input.c) is true for every receiving socket and each
+    data segment is ACKed at once instead of by ``__tcp_ack_snd_check``'s delayed-ACK rule."""
+    route = ["default", "via", "198.19.0.254", "dev", SERVER_DEV, "src", SERVER_ADDR]
+    return route + (["quickack", "1"] if receiver == "quickack" else [])
+
+
+def set_receiver(topo: Topology, receiver: str) -> None:
+    """Set the server's default route for ``receiver`` before a run (on a network kept across
+    runs too, so a run never inherits the last one's setting). Every connection's receiver is
+    in the server namespace and reaches the hosts by this route."""
+    run(["ip", "-n", topo.server_ns, "route", "replace", *receiver_route(receiver)])
 
 
 def reset_hosts(topo: Topology) -> None:
