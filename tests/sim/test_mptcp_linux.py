@@ -247,6 +247,11 @@ def test_compare_models_the_testbeds_receivers():
     assert "receiver" not in sim_table(testbed='\n[testbed]\nreceiver = "linux"\n')[0]
     assert "receiver" not in sim_table()[0]
     assert sim_table('[sim]\nreceiver = "linux"', '\n[testbed]\nreceiver = "quickack"\n')[0]["receiver"] == "linux"
+    # the result says which receiver it simulated (only where one is set)
+    s = scenario.loads(HOL.format(sim="") + '\n[testbed]\nreceiver = "quickack"\n')
+    c = compare.compare(dataclasses.replace(s, duration_s=5.0), engines=("sim", "sim-linux"), seed=1)
+    assert c.runs["sim-linux"].result.extra["receiver"] == "simple"
+    assert "receiver" not in c.runs["sim"].result.extra
 
 
 def test_compare_models_the_kernel_it_runs_beside(monkeypatch):

@@ -317,7 +317,9 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
     return RunResult(engine="sim", scenario=scenario.name, groups=groups, links=links,
                      extra={"seed": int(seed), "measure_s": [t0, t1],
                             # (the ideal connection level's summary is what it was before)
-                            **({"mptcp": "linux"} if "msk_sf_samples" in cols else {})})
+                            **({"mptcp": "linux"} if "msk_sf_samples" in cols else {}),
+                            # a receiver set, not "auto" (mpcc compare's sim-linux for quickack receivers)
+                            **({"receiver": receiver} if (receiver := sim_options(scenario)["receiver"]) != "auto" else {})})
 
 
 def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,

@@ -53,7 +53,7 @@ def aggregate(runs: list[SimRun]) -> RunResult:
                                   "utilization": float(np.mean([r.result.links[name].extra["utilization"] for r in runs]))})
     return RunResult("sim", first.scenario, groups, links,
                      {"runs": len(runs), "seeds": [r.seed for r in runs], "measure_s": first.extra["measure_s"],
-                      **({"mptcp": first.extra["mptcp"]} if "mptcp" in first.extra else {})})
+                      **{k: first.extra[k] for k in ("mptcp", "receiver") if k in first.extra}})
 
 
 def _one(scenario: Scenario, seed: int, sample_interval_s: float, measure) -> SimRun:
