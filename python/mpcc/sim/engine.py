@@ -253,9 +253,11 @@ def _path_limits(cols: Mapping[str, Any], sel: list[int], routes: list[int], n_p
     return out
 
 
-def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float, t1: float) -> RunResult:
+def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float, t1: float,
+              receiver: str | None = None) -> RunResult:
     """The output contract (:class:`~mpcc.results.RunResult`) from the core's columns over the
-    measurement window [t0, t1] (module docstring). ``cols``: :class:`~.columns.Columns` or numpy
+    measurement window [t0, t1] (module docstring); ``receiver``: the ``[sim] receiver`` the run
+    was given, recorded where set (the core's options hold it only when not "auto"). ``cols``: :class:`~.columns.Columns` or numpy
     arrays. Plain Python: sums and means are numpy's (:func:`~.columns.pairwise_sum`), so the
     numbers are those of the numpy expressions (``per_route.sum(axis=1)``, ``.mean()``) bit for bit."""
     bits = scenario.packet_bytes * 8.0
@@ -319,7 +321,7 @@ def summarize(scenario: Scenario, seed: int, cols: Mapping[str, Any], t0: float,
                             # (the ideal connection level's summary is what it was before)
                             **({"mptcp": "linux"} if "msk_sf_samples" in cols else {}),
                             # a receiver set, not "auto" (mpcc compare's sim-linux for quickack receivers)
-                            **({"receiver": receiver} if (receiver := sim_options(scenario)["receiver"]) != "auto" else {})})
+                            **({"receiver": receiver} if receiver else {})})
 
 
 def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,
@@ -349,7 +351,7 @@ def simulate(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.
     cols = Columns(raw["columns"])
     t0, t1 = cfg["measure"]
     stats = {"events": int(raw["events"]), "data_packets": int(raw["data_packets"]), "wall_s": wall}
-    return CoreRun(cfg, cols, stats, summarize(scenario, seed, cols, t0, t1))
+    return CoreRun(cfg, cols, stats, summarize(scenario, seed, cols, t0, t1, cfg["options"].get("receiver")))
 
 
 def run(scenario: Scenario, *, seed: int = 0, sample_interval_s: float = 0.1,

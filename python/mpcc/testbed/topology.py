@@ -36,7 +36,8 @@ from .netns import Run, run
 BASE_PORT = 5001
 BG_PORT = 6001
 SERVER_ADDR = "198.19.0.1"
-SERVER_DEV = "s0"  # the server namespace's device; its gateway is the router's 198.19.0.254
+SERVER_DEV = "s0"  # the server namespace's device, on the router's network SERVER_PREFIX.0/24
+SERVER_PREFIX = "198.19.0"
 MAX_LINKS = 250
 MAX_GROUPS = 250
 MAX_BACKGROUND = 250
@@ -254,11 +255,16 @@ def host_dev(gi: int) -> str:
     return f"host{gi}"
 
 
+def gateway(prefix: str) -> str:
+    """The router's address on a stub network ``prefix``.0/24 (every host's default route)."""
+    return f"{prefix}.254"
+
+
 def _stub(r: Run, ns: str, router: str, rdev: str, dev: str, addrs: list[str], prefix: str, mtu: int) -> None:
     """A host namespace ``ns`` (device ``dev`` with ``addrs``) on the router's ``rdev``
     (address ``prefix``.254); static neighbours both ways."""
     _veth(ns, dev, router, rdev, mtu)
-    gw = f"{prefix}.254"
+    gw = gateway(prefix)
     run(["ip", "-n", router, "addr", "add", f"{gw}/24", "dev", rdev])
     for a in addrs:
         run(["ip", "-n", ns, "addr", "add", f"{a}/24", "dev", dev])
@@ -298,7 +304,7 @@ def build_network(s: Scenario, r: Run) -> Topology:
         _host_sysctls(ns, ecn)
 
     topo = Topology(s, router, server, hosts, links, bg)
-    _stub(r, server, router, "srv", SERVER_DEV, [SERVER_ADDR], "198.19.0", mtu)
+    _stub(r, server, router, "srv", SERVER_DEV, [SERVER_ADDR], SERVER_PREFIX, mtu)
     for gi, g in enumerate(s.groups):
         addrs = [group_addr(gi, j) for j in range(len(g.paths))]
         topo.routes[gi] = {a: j for j, a in enumerate(addrs)}
@@ -371,7 +377,7 @@ def receiver_route(receiver: str) -> list[str]:
     with ``"quickack"`` it carries the route metric ``quickack 1`` (RTAX_QUICKACK), so that
     ``tcp_in_quickack_mode`` (net/ipv4/tcp_input.c) is true for every receiving socket and each
     data segment is ACKed at once instead of by ``__tcp_ack_snd_check``'s delayed-ACK rule."""
-    route = ["default", "via", "198.19.0.254", "dev", SERVER_DEV, "src", SERVER_ADDR]
+    route = ["default", "via", gateway(SERVER_PREFIX), "dev", SERVER_DEV, "src", SERVER_ADDR]
     return route + (["quickack", "1"] if receiver == "quickack" else [])
 
 
