@@ -86,3 +86,27 @@ def test_rows_of_another_run_length_are_one_line_exit_2(tmp_path, script, says):
     assert p.returncode == 2, p.stderr
     line, = p.stderr.strip().splitlines()
     assert "recorded with --secs 120 --warmup 100, not 30 and 10" in line and says in line
+
+
+def test_sim_settings_decode_and_a_malformed_one_is_named():
+    assert lma.parse_sim_settings(["receiver=simple", "tlp = false", "sndbuf_per_mss=2304"]) == {
+        "receiver": "simple", "tlp": False, "sndbuf_per_mss": 2304}
+    for bad in ("receiver", "=simple", " = "):
+        with pytest.raises(ValueError, match="not KEY=VALUE"):
+            lma.parse_sim_settings([bad])
+
+
+@pytest.mark.parametrize("script", ["linux_mode_agreement.py", "notes/coupled_split_trace.py"])
+def test_a_malformed_sim_setting_is_one_line_exit_2(tmp_path, script):
+    import json
+    import subprocess
+    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "testbed": 2.0, "others": {},
+           "health": {"sound": True}, "sndbuf_per_mss": 2304}
+    f = tmp_path / "rows.json"
+    f.write_text(json.dumps([row, row]))
+    args = [str(f)] if script.startswith("linux") else []
+    p = subprocess.run([sys.executable, str(Path(lma.__file__).parent / script), *args, "--sim", "receiver"],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 2, p.stderr
+    line, = p.stderr.strip().splitlines()
+    assert "--sim 'receiver': not KEY=VALUE (fix: e.g. --sim receiver=simple)" in line

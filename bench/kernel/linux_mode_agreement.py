@@ -85,10 +85,12 @@ def cells(rows: list[dict], min_runs: int, sysctls: tuple[str, ...] = (),
 
 def parse_sim_settings(kvs: list[str]) -> dict:
     """``--sim KEY=VALUE`` settings as a [sim] table: numbers and booleans decoded, anything else
-    a string."""
+    a string; ValueError names a setting that is not KEY=VALUE."""
     out = {}
     for kv in kvs:
-        key, _, value = (x.strip() for x in kv.partition("="))
+        key, eq, value = (x.strip() for x in kv.partition("="))
+        if not eq or not key:
+            raise ValueError(f"--sim {kv!r}: not KEY=VALUE (fix: e.g. --sim receiver=simple)")
         try:
             value = json.loads(value)
         except ValueError:
@@ -304,7 +306,10 @@ def main() -> None:
         fail("linux_mode_agreement", f"--testbed-sysctl {e} (fix: give the rows' sysctls as recorded)")
     if a.testbed_quickack:
         modes["linux"].update(QUICKACK_SIM)
-    modes["linux"].update(parse_sim_settings(a.sim))
+    try:
+        modes["linux"].update(parse_sim_settings(a.sim))
+    except ValueError as e:
+        fail("linux_mode_agreement", str(e))
     rows = load_rows(a.files, "linux_mode_agreement")
     if "sndbuf_per_mss" not in modes["linux"]:
         set_per_mss(modes["linux"], rows, "linux_mode_agreement")

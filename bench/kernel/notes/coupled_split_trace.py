@@ -97,11 +97,10 @@ def main() -> None:
     ap.add_argument("--sim", action="append", default=[], metavar="KEY=VALUE",
                     help="a [sim] setting for the linux mode, e.g. receiver=simple (repeatable)")
     a = ap.parse_args()
-    for kv in a.sim:
-        k, eq, _ = kv.partition("=")
-        if not eq or not k.strip():
-            fail(f"--sim {kv!r}: not KEY=VALUE (fix: e.g. --sim receiver=simple)")
-    extra = parse_sim_settings(a.sim)
+    try:
+        extra = parse_sim_settings(a.sim)
+    except ValueError as e:
+        fail(str(e))
     if a.secs <= 10 or a.seeds < 1 or a.network < 1:
         fail("--secs > 10, --seeds ≥ 1 and --network ≥ 1 (fix: e.g. --secs 120 --seeds 4)")
     from mpcc.errors import MpccError
