@@ -2,6 +2,8 @@
 (conn_mechanisms.py ``--sysctl`` and ``--quickack``, linux_mode_agreement.py ``--testbed-sysctl`` and
 ``--testbed-quickack``)."""
 
+import json
+import subprocess
 import sys
 from pathlib import Path
 
@@ -61,7 +63,6 @@ def test_the_sysctl_hook_sets_them_in_every_host_and_the_server(monkeypatch):
     """conn_mechanisms.on_built_hook: each sysctl in every host namespace and the server's (no
     root: the commands are recorded); none, no hook. --quickack is the testbed's own
     ``receiver = "quickack"`` setting, which the linux mode models as QUICKACK_SIM."""
-    import subprocess
     calls = []
     monkeypatch.setattr(subprocess, "run", lambda cmd, **kw: calls.append(cmd))
     topo = type("Topo", (), {"server_ns": "srv", "hosts": {0: "h0", 1: "h1"}})()
@@ -72,17 +73,25 @@ def test_the_sysctl_hook_sets_them_in_every_host_and_the_server(monkeypatch):
     assert cm.QUICKACK_SIM == {"receiver": "simple"}
 
 
+def _rows_file(tmp_path, **extra):
+    """Two sound testbed rows of one cell (network 1, LIA), with ``extra`` fields, as a rows file."""
+    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "testbed": 2.0, "others": {},
+           "health": {"sound": True}, "sndbuf_per_mss": 2304, **extra}
+    f = tmp_path / "rows.json"
+    f.write_text(json.dumps([row, row]))
+    return f
+
+
+def _run(script, *args):
+    """A bench/kernel script (path relative to it) run as a user would."""
+    return subprocess.run([sys.executable, str(Path(lma.__file__).parent / script), *args],
+                          capture_output=True, text=True, timeout=120)
+
+
 @pytest.mark.parametrize("script, says", [("linux_mode_agreement.py", "judge those rows' files apart)"),
                                           ("linux_cost_breakdown.py", "or --no-testbed)")])
 def test_rows_of_another_run_length_are_one_line_exit_2(tmp_path, script, says):
-    import json
-    import subprocess
-    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "testbed": 2.0, "others": {},
-           "health": {"sound": True}, "secs": 120.0, "warmup": 100.0, "sndbuf_per_mss": 2304}
-    f = tmp_path / "rows.json"
-    f.write_text(json.dumps([row, row]))
-    p = subprocess.run([sys.executable, str(Path(lma.__file__).with_name(script)), str(f)],
-                       capture_output=True, text=True, timeout=120)
+    p = _run(script, str(_rows_file(tmp_path, secs=120.0, warmup=100.0)))
     assert p.returncode == 2, p.stderr
     line, = p.stderr.strip().splitlines()
     assert "recorded with --secs 120 --warmup 100, not 30 and 10" in line and says in line
@@ -98,15 +107,8 @@ def test_sim_settings_decode_and_a_malformed_one_is_named():
 
 @pytest.mark.parametrize("script", ["linux_mode_agreement.py", "notes/coupled_split_trace.py"])
 def test_a_malformed_sim_setting_is_one_line_exit_2(tmp_path, script):
-    import json
-    import subprocess
-    row = {"seed": 1, "algorithm": "lia", "conn": "none", "paths": [1.0, 1.0], "testbed": 2.0, "others": {},
-           "health": {"sound": True}, "sndbuf_per_mss": 2304}
-    f = tmp_path / "rows.json"
-    f.write_text(json.dumps([row, row]))
-    args = [str(f)] if script.startswith("linux") else []
-    p = subprocess.run([sys.executable, str(Path(lma.__file__).parent / script), *args, "--sim", "receiver"],
-                       capture_output=True, text=True, timeout=120)
+    args = [str(_rows_file(tmp_path))] if script.startswith("linux") else []
+    p = _run(script, *args, "--sim", "receiver")
     assert p.returncode == 2, p.stderr
     line, = p.stderr.strip().splitlines()
     assert "--sim 'receiver': not KEY=VALUE (fix: e.g. --sim receiver=simple)" in line
