@@ -112,3 +112,50 @@ def test_a_malformed_sim_setting_is_one_line_exit_2(tmp_path, script):
     assert p.returncode == 2, p.stderr
     line, = p.stderr.strip().splitlines()
     assert "--sim 'receiver': not KEY=VALUE (fix: e.g. --sim receiver=simple)" in line
+
+
+def test_sampler_csv_read_by_header_and_an_older_file_lacks_a_column(tmp_path):
+    from mpcc.testbed import engine as tb
+    new = tmp_path / "new.csv"
+    new.write_text("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
+                   "rwnd_limited_us,sndbuf_limited_us,notsent\n"
+                   "1.5,0,1,198.18.0.1,1,7,25000,100,20,0,5,10,0,0,3000\n"
+                   "1.6,0,1,198.18.0.1,1,7\n")         # cut short by the run's end: skipped
+    old = tmp_path / "old.csv"
+    old.write_text("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
+                   "rwnd_limited_us,sndbuf_limited_us\n"
+                   "1.5,0,1,198.18.0.1,1,7,25000,100,20,0,5,10,0,0\n")
+    a, b = tb._read_csv(new, tb.SENDER_DT), tb._read_csv(old, tb.SENDER_DT)
+    assert len(a) == 1 and a["notsent"][0] == 3000 and a["cwnd"][0] == 7 and a["local"][0] == "198.18.0.1"
+    assert len(b) == 1 and b["notsent"][0] == 0 and b["unacked"][0] == 5
+    assert len(tb._read_csv(tmp_path / "missing.csv", tb.SENDER_DT)) == 0
+
+
+def test_per_path_samples_of_the_testbed_and_their_ratio_to_the_linux_mode():
+    import math
+
+    import numpy as np
+    from mpcc.testbed import engine as tb
+    import sim_vs_testbed as svt
+    sd = np.zeros(6, dtype=tb.SENDER_DT)
+    sd["t"] = [1, 1, 2, 2, 9, 9]                      # t = 9: outside [0.5, 3]
+    sd["route"] = [0, 1, 0, 1, 0, 1]
+    sd["cwnd"] = 4
+    sd["unacked"] = [4, 1, 2, 4, 0, 0]
+    sd["notsent"] = [1024, 0, 0, 2048, 0, 0]
+    p = svt.path_limits(sd, 0.5, 3.0, True)
+    assert p["path_idle"] == [0.5, 0.5]
+    assert p["path_queued_kb"] == [(4 * svt.MSS + 1024 + 2 * svt.MSS) / 2 / 1024,
+                                   (svt.MSS + 4 * svt.MSS + 2048) / 2 / 1024]
+    assert all(math.isnan(x) for x in svt.path_limits(sd, 0.5, 3.0, False)["path_queued_kb"])
+    runs = [{"msk": {"path_queued_kb": [10.0, 20.0], "path_idle": [0.1, 0.4]}},
+            {"msk": {"path_queued_kb": [30.0, math.nan], "path_idle": [0.3, 0.2]}}]
+    want = {"path_queued_kb/0": 20.0, "path_queued_kb/1": 20.0, "path_idle/0": 0.2, "path_idle/1": 0.3}
+    assert lma.tb_path_conn(runs) == pytest.approx(want)
+    assert lma.tb_path_conn([{"msk": {}}, *runs]) == pytest.approx(want)   # a row from before: left out
+    assert lma.tb_path_conn([{"msk": {}}]) == {}
+    # the linux mode's side: the same keys, from its connection_limits
+    q = lma.sim_quantities(9, "olia", 6.0, 2.0, range(1), cm.SIM_MODES["linux"])[0]
+    assert {k for k in q if k.startswith("conn:path")} == {"conn:path_queued_kb/0", "conn:path_queued_kb/1",
+                                                           "conn:path_idle/0", "conn:path_idle/1"}
+    assert all(0 <= q[f"conn:path_idle/{i}"] <= 1 and q[f"conn:path_queued_kb/{i}"] > 0 for i in (0, 1))

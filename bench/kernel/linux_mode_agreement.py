@@ -29,8 +29,9 @@ of Δ for the multipath group against ``mptcp = "ideal"``.
 
 The connection level's samples are compared as well (``CONN``: the send buffer, the data in
 it, the data queued on the subflows but not sent, the share of subflow samples with a window
-not full): per cell the linux mode's mean over the testbed's, median per algorithm
-(bench/kernel/RESULTS.md §22).
+not full; per path, ``PATH_CONN``, the data a subflow holds and its share of samples with a
+window not full): per cell the linux mode's mean over the testbed's, median per algorithm
+(bench/kernel/RESULTS.md §22, §35).
 
 Start times: a testbed run starts its flows at offsets drawn from its Settings.seed
 (``tb_seed`` in the row, 1 before rows recorded it), so repetitions with one seed share one
@@ -64,6 +65,10 @@ BOUND = 15.0
 #: ``connection_limits`` key): the send buffer, the data in it, the data queued on the subflows
 #: but not yet sent, and the share of subflow samples with a window not full
 CONN = {"sndbuf_kb": "sndbuf_kb", "queued_kb": "queued_kb", "mean_sub_queued_kb": "sf_notsent_kb", "idle": "idle"}
+#: … and per path (key/i, same names on both engines): the data a subflow holds, in flight and
+#: not yet sent (rows recorded since the sampler has each subflow's notsent), and the share of
+#: its samples with a window not full
+PATH_CONN = ("path_queued_kb", "path_idle")
 
 
 def cells(rows: list[dict], min_runs: int, sysctls: tuple[str, ...] = (),
@@ -158,10 +163,26 @@ def sim_quantities(seed: int, algorithm: str, secs: float, warmup: float, seeds:
         mp = flows["mp"]
         lim = [f.extra["connection_limits"] for f in mp if "connection_limits" in f.extra]
         out.append({**{f"conn:{key}": statistics.mean(x[sk] for x in lim) for key, sk in CONN.items() if lim},
+                    **{f"conn:{key}/{i}": statistics.mean(x[key][i] for x in lim)
+                       for key in PATH_CONN if lim and key in lim[0] for i in range(len(lim[0][key]))},
                     "mp": statistics.mean(f.rate_mbps for f in mp),
                     **{f"mp/path {i}": statistics.mean(f.path_rate_mbps[i] for f in mp)
                        for i in range(len(mp[0].path_rate_mbps))},
                     **{n: statistics.mean(f.rate_mbps for f in fs) for n, fs in flows.items() if n != "mp"}})
+    return out
+
+
+def tb_path_conn(runs: list[dict]) -> dict[str, float]:
+    """The testbed's per-path connection-level samples (``PATH_CONN``) as key/i → mean over
+    the ``runs`` that recorded them (rows from before the sampler had a subflow's notsent carry
+    none, or NaN)."""
+    out = {}
+    for k in PATH_CONN:
+        per_run = [v for r in runs if (v := r.get("msk", {}).get(k))]
+        for i in range(max((len(v) for v in per_run), default=0)):
+            xs = [v[i] for v in per_run if i < len(v) and not math.isnan(v[i])]
+            if xs:
+                out[f"{k}/{i}"] = statistics.mean(xs)
     return out
 
 
@@ -339,6 +360,7 @@ def main() -> None:
         names = list(tb[0])
         # the connection level's samples: the linux mode's mean over the testbed's, per key
         tb_conn = {k: statistics.mean(r["msk"][k] for r in runs) for k in CONN if all(k in r.get("msk", {}) for r in runs)}
+        tb_conn |= tb_path_conn(runs)
         conn = {k: statistics.mean(x[f"conn:{k}"] for x in sims["linux"]) / m for k, m in tb_conn.items() if m > 0}
         sim_mean = {q: statistics.mean(s[q] for s in sims["linux"]) for q in names}
         ideal_mean = {q: statistics.mean(s[q] for s in sims["ideal"]) for q in names}
@@ -369,8 +391,10 @@ def main() -> None:
                         "linux": {q: dataclasses.asdict(x) for q, x in v.items()},
                         "ideal_mp": dataclasses.asdict(ideal), "conn_ratio": conn, "model_ok": model_ok, "ideal_ok": ideal_ok,
                         "self_ok": self_ok})
+        per_path = [f"{k} {x:.2f}" for k, x in conn.items() if "/" in k]
         print(f"{seed}/{algo}: {len(tb)} runs; " + ", ".join(f"{q} {x.delta:+.0f}±{x.half:.0f} {x.verdict[0]}"
-                                                              for q, x in v.items()), file=sys.stderr, flush=True)
+                                                              for q, x in v.items())
+              + (f"; linux / testbed: {', '.join(per_path)}" if per_path else ""), file=sys.stderr, flush=True)
     print(f"| MP algorithm | cells | testbed runs | quantities within {BOUND:g} % (shown within) / unresolved / outside "
           f"| cells with every quantity within | single runs: all within {BOUND:g} % of the linux mode | "
           f"… of the ideal mode | … of the other runs (kernel vs itself) | MP median vs linux | MP median vs ideal | outside (seed:quantity Δ±95 %) |")
@@ -386,12 +410,15 @@ def main() -> None:
             tot["conn"].setdefault(k, []).extend(xs)
     print(row("all", tot))
     # the connection level: median over cells of (linux mode's mean) / (testbed's mean)
-    print(f"\n| MP algorithm | " + " | ".join(f"{k}: linux / testbed, median (range)" for k in CONN) + " |")
-    print("|---|" + "---|" * len(CONN))
+    keys = [*CONN, *(f"{k} (every path)" for k in PATH_CONN)]
+    print(f"\n| MP algorithm | " + " | ".join(f"{k}: linux / testbed, median (range)" for k in keys) + " |")
+    print("|---|" + "---|" * len(keys))
     for name, al in [*sorted(per_alg.items()), ("all", tot)]:
+        pooled = {**al["conn"], **{f"{k} (every path)": [x for key, xs in al["conn"].items()
+                                                         if key.startswith(k + "/") for x in xs] for k in PATH_CONN}}
         print(f"| {name} | " + " | ".join(
-            f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})" if (xs := al["conn"].get(k)) else ""
-            for k in CONN) + " |")
+            f"{statistics.median(xs):.2f} ({min(xs):.2f}–{max(xs):.2f})" if (xs := pooled.get(k)) else ""
+            for k in keys) + " |")
     if a.json:
         a.json.write_text(json.dumps(records, indent=1))
 

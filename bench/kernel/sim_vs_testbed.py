@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import random
 import subprocess
 import sys
@@ -80,7 +81,10 @@ def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
     shares of the samples with data not yet handed to any subflow (``waiting``), with the
     connection's bytes in flight within 2 MSS of the peer's shared receive window
     (``rwnd_full``), with data queued on a subflow behind its window (``sub_queued``); means in KB;
-    and the split of the idle subflow samples, :func:`mpcc.testbed.engine.connection_limits`."""
+    the split of the idle subflow samples, :func:`mpcc.testbed.engine.connection_limits`; per
+    route, the share of subflow samples with window room (``path_idle``) and the mean data a
+    subflow holds, in flight and not yet sent (``path_queued_kb``; NaN from a run recorded
+    before the sampler had the subflows' ``notsent``)."""
     import numpy as np
     from mpcc.testbed import engine as tb
     m = tb._read_csv(run_dir / "msk.csv", tb.MSK_DT)
@@ -93,7 +97,24 @@ def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
     return {"waiting": float(np.mean(d["notsent"] > 0)), "rwnd_full": float(np.mean(inflight >= d["snd_wnd"] - 2 * MSS)),
             "sub_queued": float(np.mean(d["sub_notsent"] > 0)), "mean_wnd_kb": float(np.mean(d["snd_wnd"]) / 1024),
             "mean_inflight_kb": float(np.mean(inflight) / 1024), "mean_sub_queued_kb": float(np.mean(d["sub_notsent"]) / 1024),
-            **tb.connection_limits(sd, m, a, b, MSS)}
+            **tb.connection_limits(sd, m, a, b, MSS),
+            **path_limits(sd, a, b, "notsent" in (run_dir / "sender.csv").read_text().split("\n", 1)[0])}
+
+
+def path_limits(sd, a: float, b: float, sampled: bool) -> dict[str, list[float]]:
+    """Per route of a multipath group's subflow samples ``sd`` in [a, b]: ``path_idle`` (share
+    with unacked < cwnd) and ``path_queued_kb`` (mean of unacked · MSS + notsent; NaN unless
+    ``sampled``, the file has the notsent column)."""
+    import numpy as np
+    w = sd[(sd["t"] >= a) & (sd["t"] <= b) & (sd["route"] >= 0)]
+    routes = range(int(w["route"].max()) + 1) if len(w) else range(0)
+    out: dict[str, list[float]] = {"path_idle": [], "path_queued_kb": []}
+    for j in routes:
+        r = w[w["route"] == j]
+        out["path_idle"].append(float(np.mean(r["unacked"] < r["cwnd"])) if len(r) else math.nan)
+        out["path_queued_kb"].append(float(np.mean(r["unacked"] * MSS + r["notsent"])) / 1024
+                                     if len(r) and sampled else math.nan)
+    return out
 
 
 def set_sysctls(namespaces, sysctls: tuple[str, ...]) -> None:

@@ -49,6 +49,10 @@ SIM_OPTIONS = {
     # tail loss probes (RFC 8985 §7, as Linux sends them): "auto" ("on" with mptcp = "linux",
     # else "off": the papers' TCP, where a tail loss waits for the RTO), "on" or "off"
     "tlp": Option("auto", "choice", choices=("auto", "on", "off"), example='"on"'),
+    # the linux connection level's writer: its send timeout (SO_SNDTIMEO, s), after which a
+    # writer waiting for send-buffer room writes again into whatever room there is; 0 (no
+    # timeout): it waits for a third of the buffer (docs/sim.md)
+    "writer_wait_s": Option(0.0, example="0.2"),
 }
 
 

@@ -118,6 +118,7 @@ R: dict[str, Range] = {
     "sim.tcp_wmem_default": Range(1, 2**31, "bytes", "262144"),
     "sim.tcp_wmem_max": Range(1, 2**31, "bytes", "33554432"),
     "sim.sndbuf_per_mss": Range(256, 2**20, "bytes", "4352"),
+    "sim.writer_wait_s": Range(0, 60, "s", "0.2"),
     "sim.tcp_rmem_min": Range(1, 2**31, "bytes", "4096"),
     "sim.tcp_rmem_default": Range(1, 2**31, "bytes", "262144"),
     "sim.tcp_rmem_max": Range(1, 2**31, "bytes", "33554432"),

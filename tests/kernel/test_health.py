@@ -16,7 +16,7 @@ CROWDED = Path(__file__).parent / "scenarios" / "crowded_start.toml"
 
 
 def _sender(rows):
-    return np.array([(1.0, g, f, "x", r, c, 0, 0, ss, 0, 0, 0, 0, 0) for g, f, r, c, ss in rows],
+    return np.array([(1.0, g, f, "x", r, c, 0, 0, ss, 0, 0, 0, 0, 0, 0) for g, f, r, c, ss in rows],
                     dtype=engine.SENDER_DT)
 
 

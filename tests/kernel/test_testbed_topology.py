@@ -324,8 +324,10 @@ def test_route_limits_are_shares_of_the_window():
     rows["busy_us"] = [0, 100, 200, 300, 400]
     rows["rwnd_limited_us"] = [0, 0, 30, 30, 30]
     rows["sndbuf_limited_us"] = [0, 10, 10, 10, 10]
-    lim = route_limits(rows, 1.0, 3.0)                    # samples at t = 1, 2, 3
-    assert lim == {"cwnd_limited": 2 / 3, "rwnd_limited": 30 / 200, "sndbuf_limited": 0.0}
+    rows["notsent"] = [0, 0, 5000, 0, 0]
+    lim = route_limits(rows, 1.0, 3.0, 1000)              # samples at t = 1, 2, 3
+    assert lim == {"cwnd_limited": 2 / 3, "rwnd_limited": 30 / 200, "sndbuf_limited": 0.0,
+                   "queued_kb": (4000 + 15000 + 12000) / 3 / 1024}
 
 
 def test_scenario_built_in_code_with_infinite_stop_times_reaches_the_hosts_finite():

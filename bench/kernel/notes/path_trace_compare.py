@@ -47,6 +47,7 @@ def report(out_dir: str) -> None:
         rate = np.array([x["rate_mbps"] for x in paths[r]])
         print(f"  mp path {r}: {rate.mean():.2f} Mb/s, cwnd {w.mean():.1f} (p10 {np.quantile(w, .1):.0f}, "
               f"p90 {np.quantile(w, .9):.0f}), srtt {1e3 * s.mean():.1f} ms")
+    stalls(by)
     if not any("retrans" in h[0] for h in by.values()):
         return
     lost = collections.defaultdict(lambda: [0, 0.0])
@@ -56,6 +57,29 @@ def report(out_dir: str) -> None:
         lost[(g, r)][1] += np.mean([x["rate_mbps"] for x in h]) * dt * 1e6 / 8 / 1448
     for (g, r), (n, pk) in sorted(lost.items()):
         print(f"  {g} path {r}: retransmitted {n} of ≈ {pk:.0f} packets ({100 * n / pk:.2f} %)")
+
+
+def stalls(by: dict) -> None:
+    """Per path of the multipath group: the samples in which a subflow carried less than a
+    tenth of the path's mean rate, and the runs of them (stalls): how long, how far apart."""
+    per = collections.defaultdict(list)
+    for (g, r, _, _), h in by.items():
+        if g == "mp":
+            per[r].append(h)
+    for r in sorted(per):
+        dt = np.median(np.diff([x["time_s"] for x in per[r][0]]))
+        low = 0.1 * np.mean([x["rate_mbps"] for h in per[r] for x in h])
+        n, idle, length, gaps = 0, 0, [], []
+        for h in per[r]:
+            z = np.array([x["rate_mbps"] < low for x in h])
+            n, idle = n + len(z), idle + int(z.sum())
+            edges = np.flatnonzero(np.diff(np.concatenate(([0], z.astype(int), [0]))))
+            starts, ends = edges[::2], edges[1::2]
+            length += list((ends - starts) * dt)
+            gaps += list(np.diff(starts) * dt)
+        if length:
+            print(f"  mp path {r}: {100 * idle / n:.0f} % of {dt * 1e3:.0f}-ms samples below a tenth of its mean; "
+                  f"{len(length)} stalls, median {np.median(length):.2f} s, starts {np.median(gaps) if gaps else np.nan:.2f} s apart")
 
 
 if __name__ == "__main__":

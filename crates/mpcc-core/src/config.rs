@@ -158,6 +158,13 @@ pub struct Options {
     /// `tcp_process_tlp_ack`): `Auto` (on with the linux connection level, as every socket of
     /// the testbed has them), `On` or `Off` (the papers' TCP: a tail loss waits for the RTO).
     pub tlp: Tlp,
+    /// The application's send timeout (`SO_SNDTIMEO`), seconds (`Linux` connection level): a
+    /// writer that waits for send-buffer room gives up after this long (`sk_stream_wait_memory`
+    /// returns, `mptcp_sendmsg` returns what it copied) and writes again at once into whatever
+    /// room there is (`sk_stream_memory_free`). 0 (the default): no timeout, the writer sleeps
+    /// until a third of the buffer is free. The testbed's sender times out every 0.2 s, which
+    /// keeps its buffer fuller but leaves its rates as they are (bench/kernel/RESULTS.md §35).
+    pub writer_wait_s: f64,
 }
 
 /// `[sim] tlp`: whether senders send tail loss probes.
@@ -222,6 +229,7 @@ impl Default for Options {
             tcp_rmem: [4096.0, 262144.0, 33554432.0],
             sndbuf_expand: SndbufExpand::Kernel,
             sndbuf_per_mss: SNDBUF_PER_MSS,
+            writer_wait_s: 0.0,
         }
     }
 }

@@ -126,7 +126,8 @@ def _linux_options(opts: Mapping[str, Any]) -> dict[str, Any]:
     return {"mptcp": "linux",
             "tcp_wmem": [float(opts[f"tcp_wmem_{k}"]) for k in ("min", "default", "max")],
             "tcp_rmem": [float(opts[f"tcp_rmem_{k}"]) for k in ("min", "default", "max")],
-            "sndbuf_expand": opts["sndbuf_expand"], "sndbuf_per_mss": float(opts["sndbuf_per_mss"])}
+            "sndbuf_expand": opts["sndbuf_expand"], "sndbuf_per_mss": float(opts["sndbuf_per_mss"]),
+            "writer_wait_s": float(opts["writer_wait_s"])}
 
 
 _RUST_FIELD = re.compile(r"^([A-Za-z_][\w\[\]\.]*): (.*)$", re.S)

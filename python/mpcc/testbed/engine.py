@@ -150,19 +150,26 @@ class RawRun:
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
+    """The rows of a sampler CSV with every field its header names (a line cut short by the
+    run's end is skipped), as ``dtype``; a column of ``dtype`` the header lacks (a file written
+    before the column existed) is 0."""
     if not path.exists() or path.stat().st_size == 0:
         return np.zeros(0, dtype=dtype)
     with open(path) as f:
-        next(f, None)
-        rows = [tuple(line.rstrip("\n").split(",")) for line in f if line.count(",") == len(dtype) - 1]
-    if not rows:
-        return np.zeros(0, dtype=dtype)
-    return np.array(rows, dtype=[(n, object) for n, _ in dtype]).astype(dtype)
+        header = next(f, "").rstrip("\n").split(",")
+        rows = [line.rstrip("\n").split(",") for line in f if line.count(",") == len(header) - 1]
+    out = np.zeros(len(rows), dtype=dtype)
+    if rows:
+        cols = list(zip(*rows))
+        for name, _ in dtype:
+            if name in header:
+                out[name] = np.array(cols[header.index(name)], dtype=object)
+    return out
 
 
 SENDER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("local", "U16"), ("route", "i4"), ("cwnd", "i8"),
              ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8"), ("unacked", "i8"),
-             ("busy_us", "i8"), ("rwnd_limited_us", "i8"), ("sndbuf_limited_us", "i8")]
+             ("busy_us", "i8"), ("rwnd_limited_us", "i8"), ("sndbuf_limited_us", "i8"), ("notsent", "i8")]
 MSK_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("outq", "i8"), ("notsent", "i8"), ("sndbuf", "i8"),
           ("snd_wnd", "i8"), ("bytes_retrans", "i8"), ("sub_notsent", "i8")]
 RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]

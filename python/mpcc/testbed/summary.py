@@ -38,17 +38,23 @@ class Summary:
     health: dict = field(default_factory=dict)  # health.Health.record() of the run (+ "attempts")
 
 
-def route_limits(rows: np.ndarray, a: float, b: float) -> dict[str, float]:
+ROUTE_KEYS = ("cwnd_limited", "rwnd_limited", "sndbuf_limited", "queued_kb")
+
+
+def route_limits(rows: np.ndarray, a: float, b: float, mss: int) -> dict[str, float]:
     """What limited one subflow in [a, b]: the share of samples with a full window in flight
-    (unacked ≥ cwnd), and tcp_info's receive-window- and send-buffer-limited time ÷ busy time."""
+    (unacked ≥ cwnd), and tcp_info's receive-window- and send-buffer-limited time ÷ busy time;
+    ``queued_kb``: the mean of the data the subflow holds, in flight (unacked · ``mss``) and not
+    yet sent (tcpi_notsent_bytes), the simulator's ``path_queued_kb``."""
     w = (rows["t"] >= a) & (rows["t"] <= b)
     if not w.any():
-        return {"cwnd_limited": math.nan, "rwnd_limited": math.nan, "sndbuf_limited": math.nan}
+        return {k: math.nan for k in ROUTE_KEYS}
     r = rows[w]
     busy = float(r["busy_us"][-1] - r["busy_us"][0])
     share = (lambda k: float(r[k][-1] - r[k][0]) / busy if busy > 0 else 0.0)  # noqa: E731
     return {"cwnd_limited": float(np.mean(r["unacked"] >= r["cwnd"])),
-            "rwnd_limited": share("rwnd_limited_us"), "sndbuf_limited": share("sndbuf_limited_us")}
+            "rwnd_limited": share("rwnd_limited_us"), "sndbuf_limited": share("sndbuf_limited_us"),
+            "queued_kb": float(np.mean(r["unacked"] * mss + r["notsent"])) / 1024}
 
 
 CONNECTION_KEYS = ("idle", "idle_no_data", "idle_rwnd_full", "sndbuf_kb", "queued_kb")
@@ -111,10 +117,10 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
         flow_rate[gi] = [float(sum(p)) for p in paths]
         limits[gi] = []
         for j in range(len(g.paths)):
-            per_flow = [route_limits(sd[(sd["group"] == gi) & (sd["flow"] == k) & (sd["route"] == j)], a, b)
-                        for k in range(g.count)]
+            per_flow = [route_limits(sd[(sd["group"] == gi) & (sd["flow"] == k) & (sd["route"] == j)], a, b,
+                                     s.packet_bytes - 52) for k in range(g.count)]
             limits[gi].append({key: float(np.nanmean([x[key] for x in per_flow])) if per_flow else math.nan
-                               for key in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")})
+                               for key in ROUTE_KEYS})
         if g.multipath and raw.msk is not None:
             conn[gi] = connection_limits(sd[sd["group"] == gi], raw.msk[raw.msk["group"] == gi], a, b,
                                          s.packet_bytes - 52)
@@ -201,7 +207,7 @@ def result(s: Scenario, ccs: list[str], summaries: list[Summary], st: Settings, 
             extra={"ci95_mbps": ci, "goodput_mbps": float(np.mean([x for sm in summaries for x in sm.goodput[gi]])), "ci95_over": "runs" if len(summaries) > 1 else "flows",
                    "rate_per_run_mbps": per_run, "min_flow_mbps": float(np.min(flows)),
                    "route_limits": [{k: _nanmean([sm.limits[gi][j][k] for sm in summaries if sm.limits])
-                                     for k in ("cwnd_limited", "rwnd_limited", "sndbuf_limited")}
+                                     for k in ROUTE_KEYS}
                                     for j in range(len(g.paths))] if all(sm.limits for sm in summaries) else None,
                    "connection_limits": {k: _nanmean([sm.connection[gi][k] for sm in summaries])
                                          for k in CONNECTION_KEYS}

@@ -10,7 +10,7 @@ subflow. Single-path groups are plain TCP bound to their path's address.
 
 Samples (CSV, CLOCK_MONOTONIC seconds, the clock linkem also uses):
   sender   t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,
-           rwnd_limited_us,sndbuf_limited_us
+           rwnd_limited_us,sndbuf_limited_us,notsent  (notsent: bytes queued on the subflow, not yet sent)
   receiver t,group,flow,bytes
   msk      t,group,flow,outq,notsent,sndbuf,snd_wnd,bytes_retrans,sub_notsent  (multipath flows: the
            MPTCP connection level — SIOCOUTQ / SIOCOUTQNSD of the MPTCP socket, its SO_SNDBUF, the
@@ -390,7 +390,7 @@ def send(plan: dict) -> None:
     msk_path = plan.get("msk_csv") or os.devnull
     with open(plan["sender_csv"], "w") as out, open(msk_path, "w") as msk:
         out.write("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
-                  "rwnd_limited_us,sndbuf_limited_us\n")
+                  "rwnd_limited_us,sndbuf_limited_us,notsent\n")
         msk.write("t,group,flow,outq,notsent,sndbuf,snd_wnd,bytes_retrans,sub_notsent\n")
         nxt = t0
         while time.monotonic() < end + 0.05:
@@ -410,7 +410,8 @@ def send(plan: dict) -> None:
                     route = routes[gi].get(local, -1)
                     out.write(f"{now:.6f},{gi},{k},{local},{route},{i['cwnd']},{i['srtt_us']},"
                               f"{i['bytes_acked']},{i['ssthresh']},{i['total_retrans']},{i['unacked']},"
-                              f"{i['busy_us']},{i['rwnd_limited_us']},{i['sndbuf_limited_us']}\n")
+                              f"{i['busy_us']},{i['rwnd_limited_us']},{i['sndbuf_limited_us']},"
+                              f"{i['notsent_bytes']}\n")
             out.flush()
             msk.flush()
     stop.set()

@@ -83,6 +83,8 @@ const K_SAMPLE: u64 = K_STOP + 1;
 const K_MSK_SAMPLE: u64 = K_SAMPLE + 1;
 /// The connection-level retransmission timer (linux connection level only).
 const K_MSK_RTX: u64 = K_SAMPLE + 2;
+/// The writer's send timeout (linux connection level only).
+const K_MSK_WRITER: u64 = K_SAMPLE + 3;
 
 /// The MPTCP connection level (`[sim] mptcp`): ideal (every subflow always has data, no
 /// state) or upstream Linux's ([`mptcp_linux`]).
@@ -241,6 +243,7 @@ impl Sim {
                 cfg.packet_bytes,
                 cfg.options.sndbuf_expand,
                 cfg.options.sndbuf_per_mss,
+                ns(cfg.options.writer_wait_s),
             );
             l.samples = vec![Default::default(); cfg.groups.len()];
             Box::new(l)
@@ -455,6 +458,7 @@ impl Sim {
                 K_SAMPLE => self.sample(),
                 K_MSK_SAMPLE => self.linux_sample(),
                 K_MSK_RTX => self.linux_rtx_event(id as usize),
+                K_MSK_WRITER => self.linux_writer_event(id as usize),
                 K_MEASURE => self.snapshot(id as usize),
                 k if (K_TIMER..K_BG_TOGGLE).contains(&k) => {
                     self.timer_event(id as usize, (k - K_TIMER) as usize)

@@ -7,7 +7,9 @@
 //!   (`sk_wmem_queued_add(sk, frag_truesize)`); its size is tcp_wmem[0] plus the sum of the
 //!   subflows' send buffers (`__mptcp_sync_sndbuf`); a writer that found it full is woken
 //!   only when a third of it is free (`mptcp_write_space` → `sk_stream_write_space`:
-//!   `sk_stream_is_writeable`, free ≥ queued / 2);
+//!   `sk_stream_is_writeable`, free ≥ queued / 2), or when its send timeout (`SO_SNDTIMEO`,
+//!   `[sim] writer_wait_s`) ends the wait (`sk_stream_wait_memory` → -EAGAIN): it then writes
+//!   again at once, into whatever room there is (`sk_stream_memory_free`);
 //! * a subflow's send buffer is set by `tcp_init_buffer_space` → `tcp_sndbuf_expand`:
 //!   max(tcp_wmem[1], factor × max(cwnd, 10, reordering + 1) × per_mss) (at most tcp_wmem[2]),
 //!   and expanded again the same way at an ACK after which its window is not full once it has
@@ -144,8 +146,10 @@ pub(super) struct LinuxConn {
     pub(super) snd_una: u32,
     /// msk->wnd_end: no data beyond it goes out.
     pub(super) wnd_end: u32,
-    /// The writer waits for send-buffer space.
+    /// The writer waits for send-buffer space, until a third of it is free or, with a send
+    /// timeout, until `wait_deadline` (0: none).
     pub(super) writer_waits: bool,
+    wait_deadline: u64,
     /// The connection-level retransmission timer: when it expires (0: stopped) and when its
     /// pending event is (u64::MAX: none).
     rtx_deadline: u64,
@@ -208,6 +212,8 @@ pub(super) struct Linux {
     pub(super) wmem: [f64; 3],
     pub(super) rmem: [f64; 3],
     pub(super) mss: f64,
+    /// The writer's send timeout (`SO_SNDTIMEO`), ns (0: none).
+    pub(super) writer_wait_ns: u64,
     pub(super) conns: Vec<LinuxConn>,
     pub(super) sfs: Vec<LinuxSf>,
     /// Per connection: the longest reverse delay + host jitter + delayed-ACK timer of its
@@ -224,10 +230,12 @@ impl Linux {
         packet_bytes: u32,
         expand: SndbufExpand,
         per_mss: f64,
+        writer_wait_ns: u64,
     ) -> Linux {
         Linux {
             expand,
             per_mss,
+            writer_wait_ns,
             wmem,
             rmem,
             mss: (packet_bytes as f64 - 52.0).max(1.0),

@@ -112,17 +112,31 @@ impl Sim {
         // (sk_stream_wait_memory); it is woken (mptcp_write_space → sk_stream_write_space)
         // only once the free space is at least half the queued data (sk_stream_is_writeable:
         // sk_stream_wspace ≥ sk_stream_min_wspace), i.e. at ≤ 2/3 of the buffer queued
+        // (a send timeout ends the wait: the writer calls send() again at once, which copies
+        // into any room, sk_stream_memory_free, and waits afresh)
         let buf_pkts = (l.conn_sndbuf(first, n) / mss).ceil() as u32;
+        let (now, wait_ns) = (self.now, l.writer_wait_ns);
+        let mut timer = None;
         {
             let conn = &mut l.conns[c];
             let queued = conn.write_seq - conn.snd_una;
-            if conn.writer_waits && 2 * (buf_pkts.saturating_sub(queued)) >= queued {
+            if conn.writer_waits
+                && (2 * (buf_pkts.saturating_sub(queued)) >= queued
+                    || (conn.wait_deadline != 0 && now >= conn.wait_deadline))
+            {
                 conn.writer_waits = false;
             }
             if !conn.writer_waits {
                 conn.write_seq = conn.snd_una + buf_pkts.max(queued);
                 conn.writer_waits = true;
+                if wait_ns > 0 {
+                    conn.wait_deadline = now + wait_ns;
+                    timer = Some(conn.wait_deadline);
+                }
             }
+        }
+        if let Some(t) = timer {
+            self.push(t, crate::sim::K_MSK_WRITER, c as u32);
         }
         // subflows that got data, in order (they send once the connection's state is back:
         // a packet may reach its receiver within try_send)
@@ -213,6 +227,18 @@ impl Sim {
         }
         for s in first + 64..first + n {
             self.try_send(s); // (connections of more than 64 subflows: the rest by index)
+        }
+    }
+
+    /// The writer's send timeout of connection `c` ends its wait (if this is its deadline: a
+    /// wake-up since set a later one).
+    pub(in crate::sim) fn linux_writer_event(&mut self, c: usize) {
+        let due = match &self.mptcp {
+            crate::sim::Mptcp::Linux(l) => l.conns[c].writer_waits && l.conns[c].wait_deadline == self.now,
+            crate::sim::Mptcp::Ideal => false,
+        };
+        if due {
+            self.linux_push(c);
         }
     }
 
