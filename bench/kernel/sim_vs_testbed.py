@@ -98,23 +98,25 @@ def msk_limits(run_dir: Path, gi: int, a: float, b: float) -> dict[str, float]:
             "sub_queued": float(np.mean(d["sub_notsent"] > 0)), "mean_wnd_kb": float(np.mean(d["snd_wnd"]) / 1024),
             "mean_inflight_kb": float(np.mean(inflight) / 1024), "mean_sub_queued_kb": float(np.mean(d["sub_notsent"]) / 1024),
             **tb.connection_limits(sd, m, a, b, MSS),
-            **path_limits(sd, a, b, "notsent" in (run_dir / "sender.csv").read_text().split("\n", 1)[0])}
+            **path_limits(sd, a, b, "notsent" in _header(run_dir / "sender.csv"))}
+
+
+def _header(path: Path) -> list[str]:
+    """The column names of a sampler CSV (its first line)."""
+    with open(path) as f:
+        return f.readline().rstrip("\n").split(",")
 
 
 def path_limits(sd, a: float, b: float, sampled: bool) -> dict[str, list[float]]:
-    """Per route of a multipath group's subflow samples ``sd`` in [a, b]: ``path_idle`` (share
-    with unacked < cwnd) and ``path_queued_kb`` (mean of unacked · MSS + notsent; NaN unless
-    ``sampled``, the file has the notsent column)."""
-    import numpy as np
+    """Per route of a multipath group's subflow samples ``sd`` in [a, b], all its flows together
+    (:func:`mpcc.testbed.engine.route_limits`): ``path_idle`` (share with unacked < cwnd, 1 −
+    ``cwnd_limited``) and ``path_queued_kb`` (NaN unless ``sampled``: the file has the notsent
+    column)."""
+    from mpcc.testbed import engine as tb
     w = sd[(sd["t"] >= a) & (sd["t"] <= b) & (sd["route"] >= 0)]
-    routes = range(int(w["route"].max()) + 1) if len(w) else range(0)
-    out: dict[str, list[float]] = {"path_idle": [], "path_queued_kb": []}
-    for j in routes:
-        r = w[w["route"] == j]
-        out["path_idle"].append(float(np.mean(r["unacked"] < r["cwnd"])) if len(r) else math.nan)
-        out["path_queued_kb"].append(float(np.mean(r["unacked"] * MSS + r["notsent"])) / 1024
-                                     if len(r) and sampled else math.nan)
-    return out
+    lims = [tb.route_limits(sd[sd["route"] == j], a, b, MSS) for j in range(int(w["route"].max()) + 1 if len(w) else 0)]
+    return {"path_idle": [1 - x["cwnd_limited"] for x in lims],
+            "path_queued_kb": [x["queued_kb"] if sampled else math.nan for x in lims]}
 
 
 def set_sysctls(namespaces, sysctls: tuple[str, ...]) -> None:

@@ -36,16 +36,12 @@ fn linux(s: &Sim) -> &Linux {
     }
 }
 
-/// The application fills the connection's send buffer (tcp_wmem[0] + the subflows' buffers,
-/// at least 256 KB each: ≥ 365 packets of 1448 bytes) and no further, and is woken again at
-/// 2/3 of it; the buffer holds data until the
-/// connection-level ACK: behind the 1–2-packet subflow it is full of data already sent,
-/// some of it acknowledged on its own subflow, so the fast subflow sits idle with nothing
-/// to send.
-#[test]
-fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
-    let mut s = sim(&hol_json(LINUX_KERNEL));
-    let (mut blocked, mut held, mut idle_no_data, mut n, mut partial) = (0, 0, 0, 0, 0);
+/// Runs `hol_json(options)` from 5 s in steps of 50 ms; at each step checks that the writer
+/// fills the connection's send buffer and no more, and that it never stays below 2/3 of it
+/// (after every ACK a woken writer refills it), then hands `each` the simulator, the data in
+/// the buffer and the buffer, in packets.
+fn buffer_samples(options: &str, mut each: impl FnMut(&Sim, u32, u32)) {
+    let mut s = sim(&hol_json(options));
     let mut t = 5.0;
     while !s.run_until(t) {
         t += 0.05;
@@ -54,8 +50,22 @@ fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
         let c = &l.conns[0];
         let queued = c.write_seq - c.snd_una;
         assert!(queued <= buf, "the writer fills the buffer, no more");
-        // (after every ACK a woken writer refills it: it never stays below 2/3)
         assert!(3 * queued + 3 >= 2 * buf, "{queued} of {buf}");
+        each(&s, queued, buf);
+    }
+}
+
+/// The application fills the connection's send buffer (tcp_wmem[0] + the subflows' buffers,
+/// at least 256 KB each: ≥ 365 packets of 1448 bytes) and no further, and is woken again at
+/// 2/3 of it; the buffer holds data until the
+/// connection-level ACK: behind the 1–2-packet subflow it is full of data already sent,
+/// some of it acknowledged on its own subflow, so the fast subflow sits idle with nothing
+/// to send.
+#[test]
+fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
+    let (mut blocked, mut held, mut idle_no_data, mut n, mut partial) = (0, 0, 0, 0, 0);
+    buffer_samples(LINUX_KERNEL, |s, queued, buf| {
+        let c = &linux(s).conns[0];
         partial += (queued < buf - 10) as u32;
         assert!(c.snd_nxt <= c.write_seq && c.snd_una <= c.rcv_nxt);
         // data in the buffer not queued on any subflow and sent: acknowledged on its
@@ -70,7 +80,7 @@ fn send_buffer_blocks_the_writer_and_holds_data_until_the_data_ack() {
         let fast_idle = s.sf[0].snd_nxt - s.sf[0].snd_una < s.cwnd[0].floor() as u32
             && s.sf[0].snd_nxt == s.sf[0].data_end;
         idle_no_data += (fast_idle && unsent == 0) as u32;
-    }
+    });
     assert!(n > 400);
     assert!(
         partial > n / 10,
@@ -487,20 +497,12 @@ fn the_sndbuf_factor_costs_throughput_behind_a_slow_subflow() {
 #[test]
 fn a_send_timeout_tops_the_buffer_up() {
     let fill = |opts: &str| {
-        let mut s = sim(&hol_json(opts));
         let (mut sum, mut n, mut low) = (0.0, 0, 0);
-        let mut t = 5.0;
-        while !s.run_until(t) {
-            t += 0.05;
-            let l = linux(&s);
-            let buf = (l.conn_sndbuf(0, 2) / 1448.0).ceil() as u32;
-            let c = &l.conns[0];
-            let queued = c.write_seq - c.snd_una;
-            assert!(queued <= buf && 3 * queued + 3 >= 2 * buf, "{queued} of {buf}");
+        buffer_samples(opts, |_, queued, buf| {
             sum += queued as f64 / buf as f64;
             low += (queued < buf - 10) as u32;
             n += 1;
-        }
+        });
         (sum / n as f64, low as f64 / n as f64)
     };
     let (plain, plain_low) = fill(LINUX_KERNEL);
