@@ -116,12 +116,13 @@ def test_a_malformed_sim_setting_is_one_line_exit_2(tmp_path, script):
 
 def test_sampler_csv_read_by_header_and_an_older_file_lacks_a_column(tmp_path):
     from mpcc.testbed import engine as tb
-    new = tmp_path / "new.csv"
+    (tmp_path / "new").mkdir(), (tmp_path / "old").mkdir()
+    new = tmp_path / "new" / "sender.csv"
     new.write_text("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
                    "rwnd_limited_us,sndbuf_limited_us,notsent\n"
                    "1.5,0,1,198.18.0.1,1,7,25000,100,20,0,5,10,0,0,3000\n"
                    "1.6,0,1,198.18.0.1,1,7\n")         # cut short by the run's end: skipped
-    old = tmp_path / "old.csv"
+    old = tmp_path / "old" / "sender.csv"
     old.write_text("t,group,flow,local,route,cwnd,srtt_us,bytes_acked,ssthresh,total_retrans,unacked,busy_us,"
                    "rwnd_limited_us,sndbuf_limited_us\n"
                    "1.5,0,1,198.18.0.1,1,7,25000,100,20,0,5,10,0,0\n")
@@ -129,6 +130,25 @@ def test_sampler_csv_read_by_header_and_an_older_file_lacks_a_column(tmp_path):
     assert len(a) == 1 and a["notsent"][0] == 3000 and a["cwnd"][0] == 7 and a["local"][0] == "198.18.0.1"
     assert len(b) == 1 and b["notsent"][0] == 0 and b["unacked"][0] == 5
     assert len(tb._read_csv(tmp_path / "missing.csv", tb.SENDER_DT)) == 0
+    # only sender.csv's added column may be absent: any other missing field is an error, not a 0
+    msk = tmp_path / "msk.csv"
+    msk.write_text("t,group,flow,outq,sndbuf,snd_wnd,bytes_retrans,sub_notsent\n1.5,0,0,1,2,3,4,5\n")
+    with pytest.raises(ValueError, match="msk.csv: no column notsent"):
+        tb._read_csv(msk, tb.MSK_DT)
+
+
+def test_link_stats_read_by_the_header_linkem_writes(tmp_path):
+    """LINK_DT names the columns of linkem's stats file (crates/linkem/src/main.rs writes the header)."""
+    import re
+    from mpcc.testbed import engine as tb
+    src = (Path(__file__).parents[1] / "crates/linkem/src/main.rs").read_text()
+    header = re.search(r'writeln!\(f, "(t_mono_s,[a-z_,]+)"\)', src).group(1)
+    f = tmp_path / "linkem-l1.csv"
+    f.write_text(header + "\n" + "2.0,fwd,7,100,90,4,3,2,1,123456,0\n")
+    rows = tb._read_csv(f, tb.LINK_DT)
+    assert [n for n, _ in tb.LINK_DT] == header.split(",")
+    assert rows["t_mono_s"][0] == 2.0 and rows["queue_pkts"][0] == 7 and rows["arrivals"][0] == 100
+    assert rows["bytes_out"][0] == 123456 and rows["dir"][0] == "fwd"
 
 
 def test_per_path_samples_of_the_testbed_and_their_ratio_to_the_linux_mode():

@@ -150,14 +150,18 @@ class RawRun:
 
 
 def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
-    """The rows of a sampler CSV with every field its header names (a line cut short by the
-    run's end is skipped), as ``dtype``; a column of ``dtype`` the header lacks (a file written
-    before the column existed) is 0."""
+    """The rows of a sampler CSV as ``dtype``, each field read from the column its header names
+    (a line cut short by the run's end is skipped). Every field must be in the header, except
+    those of :data:`ADDED_COLUMNS`, which a file written before they existed lacks (read as 0);
+    a missing field is a ``ValueError`` naming the file and the column, never a silent 0."""
     if not path.exists() or path.stat().st_size == 0:
         return np.zeros(0, dtype=dtype)
     with open(path) as f:
         header = next(f, "").rstrip("\n").split(",")
         rows = [line.rstrip("\n").split(",") for line in f if line.count(",") == len(header) - 1]
+    missing = [name for name, _ in dtype if name not in header and name not in ADDED_COLUMNS.get(path.name, ())]
+    if missing:
+        raise ValueError(f"{path}: no column {', '.join(missing)} in its header {','.join(header)!r}")
     out = np.zeros(len(rows), dtype=dtype)
     if rows:
         cols = list(zip(*rows))
@@ -167,13 +171,17 @@ def _read_csv(path: Path, dtype: list[tuple[str, Any]]) -> np.ndarray:
     return out
 
 
+# columns added to a sampler file after its first version, by file name
+ADDED_COLUMNS = {"sender.csv": frozenset({"notsent"})}
+# the field names are the files' header names: traffic.py writes sender, receiver and msk, linkem
+# (crates/linkem/src/main.rs) the links' files
 SENDER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("local", "U16"), ("route", "i4"), ("cwnd", "i8"),
              ("srtt_us", "i8"), ("bytes_acked", "i8"), ("ssthresh", "i8"), ("total_retrans", "i8"), ("unacked", "i8"),
              ("busy_us", "i8"), ("rwnd_limited_us", "i8"), ("sndbuf_limited_us", "i8"), ("notsent", "i8")]
 MSK_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("outq", "i8"), ("notsent", "i8"), ("sndbuf", "i8"),
           ("snd_wnd", "i8"), ("bytes_retrans", "i8"), ("sub_notsent", "i8")]
 RECEIVER_DT = [("t", "f8"), ("group", "i4"), ("flow", "i4"), ("bytes", "i8")]
-LINK_DT = [("t", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
+LINK_DT = [("t_mono_s", "f8"), ("dir", "U4"), ("queue_pkts", "i8"), ("arrivals", "i8"), ("forwarded", "i8"),
            ("drops_tail", "i8"), ("drops_red", "i8"), ("drops_loss", "i8"), ("marks", "i8"), ("bytes_out", "i8"),
            ("tx_errors", "i8")]
 

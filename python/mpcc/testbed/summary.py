@@ -134,7 +134,7 @@ def summarise(s: Scenario, raw: RawRun, warmup_s: float) -> Summary:
         if len(f) == 0:
             link[name] = {"load_mbps": math.nan, "price": math.nan}
             continue
-        t = f["t"]
+        t = f["t_mono_s"]
         drops = f["drops_tail"] + f["drops_red"] + f["drops_loss"]
         ip_bytes = f["bytes_out"] - 14 * f["forwarded"]
         arr = _interp(t, f["arrivals"], b) - _interp(t, f["arrivals"], a)
