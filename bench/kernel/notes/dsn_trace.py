@@ -24,6 +24,9 @@ every subflow of the group leaves and enters by. ``report`` reads the capture:
   consecutive connection-level bytes the scheduler gave it) and when it was sent and acknowledged,
   and how far the data ACK had moved when the stalled path sent again.
 
+``run --ss`` also samples the MPTCP sockets' memory every ~20 ms (``ss -M -m``: w =
+sk_wmem_queued, tb = sk_sndbuf) into ss.txt, each sample headed by its CLOCK_REALTIME time.
+
 The pcap times are CLOCK_REALTIME; ``run`` records the offset to CLOCK_MONOTONIC (connect.json's
 t0) in meta.json.
 """
@@ -60,6 +63,11 @@ def run(a) -> None:
                                      f"host{gi}", str(a.secs + 8), str(a.out / "host.pcap"), "96", str(256 << 20)],
                                     stdout=subprocess.PIPE, text=True,
                                     env={"PYTHONPATH": str(HERE.parents[2] / "python"), "PATH": "/usr/sbin:/usr/bin:/sbin:/bin"}))
+        if a.ss:   # the MPTCP sockets' memory (ss -M -m: w = sk_wmem_queued, tb = sk_sndbuf) every ~20 ms
+            cap.append(subprocess.Popen(["ip", "netns", "exec", topo.hosts[gi], "sh", "-c",
+                                         f"end=$(($(date +%s) + {int(a.secs) + 8})); while [ $(date +%s) -lt $end ]; do "
+                                         "echo T $(cat /proc/uptime | cut -d' ' -f1) $(date +%s.%N); ss -HMm; sleep 0.01; done"],
+                                        stdout=open(a.out / "ss.txt", "w"), stderr=subprocess.DEVNULL))
         # pcap.py binds its socket, then writes the file's header: wait for it before the first SYN
         end = time.monotonic() + 10
         while time.monotonic() < end and not ((a.out / "host.pcap").exists() and (a.out / "host.pcap").stat().st_size >= 24):
@@ -68,6 +76,8 @@ def run(a) -> None:
     res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=a.warmup, seed=a.testbed_seed), a.out / "tb",
                                 progress=False, on_built=on_built)
     capres = json.loads(cap[0].communicate(timeout=60)[0] or "{}") if cap else {}
+    for c in cap[1:]:
+        c.wait(timeout=60)
     # an unsound run is run again (run0-again1, …; testbed.health.healthy_run): the kept one is the
     # last, and so is the capture (on_built starts one per attempt, into the same file)
     kept = max((a.out / "tb").glob("run0*"), key=lambda d: (len(d.name), d.name))
@@ -352,6 +362,7 @@ def main() -> None:
     r.add_argument("--secs", type=float, default=40.0)
     r.add_argument("--warmup", type=float, default=10.0)
     r.add_argument("--out", type=Path, required=True)
+    r.add_argument("--ss", action="store_true", help="also sample the MPTCP sockets' memory with ss -M -m (ss.txt)")
     m = sub.add_parser("sim")
     m.add_argument("--seed", type=int, default=9)
     m.add_argument("--algorithm", default="olia")
