@@ -152,15 +152,19 @@ def test_shared_bottleneck_coupled_flow_takes_about_one_share(bed):
     ideal 2, because the router drops the subflows' packets at 4–5× a TCP flow's rate — see
     docs/testbed.md; the RED test below shows the uncoupled contrast.)
 
-    False-failure rate: judged on the mean of SHARE_RUNS runs' ratios (multipath ÷ Reno goodput, each over 12 s), not
-    one run: the drop-tail share is set by the arrival phase of the two flows' ACKs and varies
-    from run to run (bench/kernel/RESULTS.md §6). Measured (bench/tests/share_spread.py, 8 runs of
-    this scenario, 2026-11-28 19:26 UTC, 2 shared CPUs at load ~14): per-run ratio mean 0.648, sd
-    0.155 (0.48–0.97; one earlier CI run gave 0.288, 2.3 sd below: about 1 run in 100 fell below
-    0.3). The mean of 4 runs has sd 0.155/√4 = 0.078: the bound 0.3 is 4.5 sd below the mean and
-    1.3 is 8.4 sd above, a one-sided normal tail of 4·10⁻⁶ per test run (with the sd itself
-    estimated from 8 runs, Student t with 7 df on the predictive sd 0.155·√(1/4 + 1/8): 4·10⁻³,
-    the figure to improve by measuring more runs)."""
+    False-failure rate: judged on the mean of SHARE_RUNS runs' ratios (multipath ÷ Reno goodput,
+    each over 12 s), not one run: the drop-tail share is set by the arrival phase of the two
+    flows' ACKs and varies from run to run (bench/kernel/RESULTS.md §6), and with the machine:
+    bench/tests/share_spread.py measured per-run ratios of mean 0.648, sd 0.155 (8 runs,
+    2026-11-28, load ~14) and mean 1.020, sd 0.203 (0.66–1.50; 40 runs, 2026-12-02, a machine with
+    5–17 % steal), samples that differ (Welch t = 5.9); when the test judged one run, one CI
+    run gave 0.288. The bounds are the claim's: above 0.3
+    (the flow is not starved) and below 1.5, the midpoint between one share and the two that
+    uncoupled subflows would take. On the 40 runs the mean of 4 has sd 0.102: 1.5 is 4.7 sd
+    above, 0.3 is 7.1 sd below, a normal tail of 1·10⁻⁶ per test run (Student t with 39 df on the
+    predictive sd 0.203·√(1/4 + 1/40): 3·10⁻⁵); on the 8 runs 0.3 is 4.5 sd below: 4·10⁻⁶ (t
+    with 7 df: 4·10⁻³). The former upper bound 1.3 allowed 3·10⁻³ (t: 6·10⁻³) on the 40 runs
+    (bench/tests/RESULTS.md)."""
     if "balia" not in _bpf_algorithms():
         pytest.skip("BPF loader/balia not available")
     res = _run(scenario.loads(SHARED.format(algo="balia", aqm="")), bed, runs=SHARE_RUNS,
@@ -169,7 +173,7 @@ def test_shared_bottleneck_coupled_flow_takes_about_one_share(bed):
     ratios = [m / r for m, r in zip(mp, sp)]
     assert len(ratios) == SHARE_RUNS
     mean = sum(ratios) / len(ratios)
-    assert 0.3 <= mean <= 1.3, (ratios, res.to_json())
+    assert 0.3 <= mean <= 1.5, (ratios, res.to_json())
     assert min(res.groups["mp"].path_rate_mbps) > 0.5  # both subflows carry data (mean over the runs)
     assert res.links["l"].load_mbps >= 0.9 * 20.0
 

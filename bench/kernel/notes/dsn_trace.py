@@ -6,6 +6,7 @@ connection-level bytes, when the data ACK passed them, and what ended each stall
     sudo flock /tmp/mpcc-bench.lock .venv/bin/python bench/kernel/notes/dsn_trace.py run \\
         --seed 9 --algorithm olia --testbed-seed 51 --secs 40 --out /tmp/dsn9
     .venv/bin/python bench/kernel/notes/dsn_trace.py report /tmp/dsn9 [--path 1] [--gap 0.1]
+    ... dsn_trace.py run ... --wake --out /tmp/wake9; dsn_trace.py wakes /tmp/wake9   (RESULTS.md §37)
 
 ``run`` runs the generator's network ``--seed`` (bench/kernel/sim_vs_testbed.py) once, with a
 headers-only capture (mpcc.lab.pcap) on the multipath group's host interface ``host<g>``, which
@@ -26,6 +27,13 @@ every subflow of the group leaves and enters by. ``report`` reads the capture:
 
 ``run --ss`` also samples the MPTCP sockets' memory every ~20 ms (``ss -M -m``: w =
 sk_wmem_queued, tb = sk_sndbuf) into ss.txt, each sample headed by its CLOCK_REALTIME time.
+
+``run --wake`` also records, with ftrace (no BPF, no kprobes: tracepoints and a stacktrace
+trigger, in an instance of its own, on CLOCK_MONOTONIC), every wake-up of a Python task with the
+waker's kernel stack (``sched_waking``, in the waker's context), the writers' ``sendto`` calls
+and returns, and every connection-level ACK update (``mptcp:ack_update_msk``), into wake.trace;
+``wakes`` tells which kernel path woke the writers while they were blocked in ``sendto``
+(``sk_stream_wait_memory``).
 
 The pcap times are CLOCK_REALTIME; ``run`` records the offset to CLOCK_MONOTONIC (connect.json's
 t0) in meta.json.
@@ -73,8 +81,13 @@ def run(a) -> None:
         while time.monotonic() < end and not ((a.out / "host.pcap").exists() and (a.out / "host.pcap").stat().st_size >= 24):
             time.sleep(0.02)
 
-    res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=a.warmup, seed=a.testbed_seed), a.out / "tb",
-                                progress=False, on_built=on_built)
+    inst = ftrace_start() if a.wake else None
+    try:
+        res, sums = tb.run_detailed(s, tb.settings_from(s, warmup_s=a.warmup, seed=a.testbed_seed), a.out / "tb",
+                                    progress=False, on_built=on_built)
+    finally:
+        if inst is not None:
+            ftrace_stop(inst, a.out / "wake.trace")
     capres = json.loads(cap[0].communicate(timeout=60)[0] or "{}") if cap else {}
     for c in cap[1:]:
         c.wait(timeout=60)
@@ -89,6 +102,192 @@ def run(a) -> None:
             "utc": time.strftime("%Y-%m-%d %H:%M:%S", time.gmtime())}
     (a.out / "meta.json").write_text(json.dumps(meta, indent=1))
     print(json.dumps(meta))
+
+
+TRACEFS = Path("/sys/kernel/tracing")
+PY = 'comm ~ "py*"'    # the traffic process's threads (and the engine's): python3, python3.11, ...
+
+
+def ftrace_start() -> Path:
+    """An ftrace instance of its own: Python tasks' wake-ups with the waker's stack, the writers'
+    sendto (entry: fd, len; exit: bytes copied or -errno), plain TCP sockets' sendmsg (to tell
+    the Reno flows' writers apart), connection-level ACK updates."""
+    if not (TRACEFS / "instances").is_dir():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACEFS)], check=True)
+    inst = TRACEFS / "instances" / "mpcc_wake"
+    if inst.exists():
+        ftrace_stop(inst, None)
+    inst.mkdir()
+    (inst / "trace_clock").write_text("mono")
+    (inst / "buffer_size_kb").write_text(str(128 << 10))
+    ev = inst / "events"
+    for e in ("sched/sched_waking", "syscalls/sys_enter_sendto", "syscalls/sys_exit_sendto"):
+        (ev / e / "filter").write_text(PY)
+        (ev / e / "enable").write_text("1")
+    (ev / "sched/sched_waking/trigger").write_text(f"stacktrace if {PY}")
+    (ev / "mptcp/ack_update_msk/enable").write_text("1")
+    (ev / "tcp/tcp_sendmsg_locked/filter").write_text(PY)    # plain TCP writers (MPTCP's sendmsg does not call it)
+    (ev / "tcp/tcp_sendmsg_locked/enable").write_text("1")
+    (inst / "tracing_on").write_text("1")
+    return inst
+
+
+def ftrace_stop(inst: Path, out: Path | None) -> None:
+    """Stop, save the buffer to ``out``, and remove the instance (triggers first: an instance
+    with a trigger cannot be removed)."""
+    (inst / "tracing_on").write_text("0")
+    if out is not None:
+        with open(inst / "trace") as f, open(out, "w") as g:
+            for line in f:
+                g.write(line)
+    (inst / "events/sched/sched_waking/trigger").write_text(f"!stacktrace if {PY}")
+    for e in ("sched/sched_waking", "syscalls/sys_enter_sendto", "syscalls/sys_exit_sendto", "mptcp/ack_update_msk",
+              "tcp/tcp_sendmsg_locked"):
+        (inst / "events" / e / "enable").write_text("0")
+    inst.rmdir()
+
+
+WAKERS = (   # the first of these in the waker's stack names the wake-up (innermost first)
+    ("sk_stream_write_space", "sk_stream_write_space"),      # free >= queued / 2 (net/core/stream.c)
+    ("call_timer_fn", "send timeout"),     # SO_SNDTIMEO: schedule_timeout's timer (process_timeout, a tail call)
+    ("__subflow_state_change", "subflow state change"),
+    ("sock_def_readable", "data ready"),
+    ("sock_def_error_report", "error report"),
+    ("__release_sock", "socket lock"),
+    ("release_sock", "socket lock"),
+)
+
+
+def parse_trace(path: Path):
+    """wake.trace → (writers, events): a writer is a task that called sendto with 64 KB (the
+    testbed's writer, traffic.send) and never tcp_sendmsg_locked (a plain TCP socket's); events are (t, kind, tid, data) in time order, kind one of
+    enter, exit (data: the return value), wake (data: the waker's stack, innermost first) and ack
+    (tid 0; data: (old snd_una, new snd_una))."""
+    import re
+    hdr = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (.*)$")
+    writers: set[int] = set()
+    tcp_writers: set[int] = set()
+    events: list[list] = []
+    last_wake: dict[int, list] = {}      # per CPU: the wake-up the next <stack trace> belongs to
+    stack: list[str] | None = None
+    with open(path) as f:
+        for line in f:
+            if line.startswith("#"):
+                continue
+            if line.startswith(" => "):
+                if stack is not None:
+                    stack.append(line[4:].split("+")[0].strip())
+                continue
+            m = hdr.match(line)
+            stack = None
+            if not m:
+                continue
+            _comm, pid, cpu, t, body = m.groups()
+            t, pid, cpu = float(t), int(pid), int(cpu)
+            if body.startswith("<stack trace>"):
+                w = last_wake.pop(cpu, None)
+                stack = w[3] if w is not None else None
+            elif body.startswith("sched_waking:"):
+                w = [t, "wake", int(re.search(r" pid=(\d+)", body).group(1)), []]
+                events.append(w)
+                last_wake[cpu] = w
+            elif body.startswith("sys_sendto("):
+                ln = re.search(r"len: (0x[0-9a-f]+|\d+)", body)     # hex from 10 up
+                if ln and int(ln.group(1), 0) == 65536:
+                    writers.add(pid)
+                    events.append([t, "enter", pid, None])
+            elif body.startswith("sys_sendto -> "):
+                events.append([t, "exit", pid, int(body.split("->")[1].strip(), 16)])
+            elif body.startswith("tcp_sendmsg_locked:"):
+                tcp_writers.add(pid)
+            elif body.startswith("ack_update_msk:"):
+                o = int(re.search(r"old_snd_una=(\d+)", body).group(1))
+                n = int(re.search(r"new_snd_una=(\d+)", body).group(1))
+                events.append([t, "ack", 0, (o, n)])
+    events.sort(key=lambda e: e[0])
+    return writers - tcp_writers, events
+
+
+def waker(stack: list[str]) -> str:
+    if not stack:
+        return "no stack recorded"     # the trigger's stack is missing for <1 % of events
+    for fn, name in WAKERS:
+        if fn in stack:
+            return name
+    skip = ("__traceiter", "trace_", "ttwu", "try_to_wake", "__wake_up", "wake_up", "woken_wake", "autoremove")
+    return "other: " + " < ".join(f for f in stack if not f.startswith(skip))[:160]
+
+
+def wakes(a) -> None:
+    """Which kernel path woke the writers while they were blocked in sendto, and the callers of
+    sk_stream_write_space; per kind: how many, how long into the sendto, and how many came
+    within 1 ms after a connection-level ACK advance (any connection's); how sendto returned
+    (64 KB copied, part of it at the timeout, or -EAGAIN: nothing); the size of the data-ACK
+    advance that preceded each sk_stream_write_space wake-up."""
+    writers, events = parse_trace(a.dir / "wake.trace")
+    meta = json.loads((a.dir / "meta.json").read_text()) if (a.dir / "meta.json").exists() else {}
+    t_lo = meta.get("t0_monotonic", -1e18) + meta.get("warmup", 0.0)
+    in_send: dict[int, float] = {}
+    last_ack, last_adv = -1e18, 0
+    adv_before: list[int] = []      # the data-ACK advance just before each sk_stream_write_space wake-up
+    kinds: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    woke: list[tuple[float, str]] = []     # every writer wake-up inside sendto, and its kind
+    callers: dict[str, int] = defaultdict(int)
+    sends, returns = 0, defaultdict(int)
+    for t, kind, tid, data in events:
+        if kind == "ack":
+            if data[1] != data[0]:
+                last_ack, last_adv = t, (data[1] - data[0]) % (1 << 64)
+        elif tid not in writers:
+            continue
+        elif kind == "enter":
+            in_send[tid] = t
+        elif kind == "exit":
+            t_in = in_send.pop(tid, None)
+            if t_in is not None and t >= t_lo:
+                sends += 1
+                returns["64 KB" if data == 65536 else "error" if data >= 1 << 63 else "part"] += 1
+        elif kind == "wake" and tid in in_send and t >= t_lo:
+            k = waker(data)
+            kinds[k].append((t - in_send[tid], t - last_ack))
+            woke.append((t, k))
+            if k == "sk_stream_write_space":
+                if t - last_ack < 1e-3:
+                    adv_before.append(last_adv)
+                i = data.index("sk_stream_write_space")
+                callers[" < ".join(data[i + 1:i + 6])] += 1
+    out = {"dir": str(a.dir), "writers": len(writers), "sendto": sends, "returns": dict(returns), "wakers": {}}
+    for k, v in sorted(kinds.items(), key=lambda kv: -len(kv[1])):
+        out["wakers"][k] = {"n": len(v), "in_sendto_median_s": round(statistics.median(x for x, _ in v), 4),
+                            "within_1ms_of_ack_advance": sum(1 for _, d in v if 0 <= d < 1e-3)}
+    if adv_before:
+        out["sk_stream_write_space_after_data_ack_advance_kb"] = {
+            "median": round(statistics.median(adv_before) / 1024, 1), "min": round(min(adv_before) / 1024, 1),
+            "max": round(max(adv_before) / 1024, 1)}
+    out["sk_stream_write_space_callers"] = dict(sorted(callers.items(), key=lambda kv: -kv[1])[:8])
+    if meta and (a.dir / "host.pcap").exists():
+        # the stalls of route --path (as `report`): did a writer wake-up just precede each resume?
+        off, t_hi = meta["realtime_minus_monotonic"], meta["t0_monotonic"] + meta["secs"]
+        subs, acks = load(a.dir / "host.pcap", meta["group"])
+        ends = []
+        for c in connections(subs, acks):
+            sf = c["subs"].get(a.path)
+            tx = [x[0] - off for x in (sf.tx if sf else []) if t_lo <= x[0] - off <= t_hi]
+            ends += [t2 for t1, t2 in zip(tx, tx[1:]) if t2 - t1 > a.gap]
+
+        wt = [w for w, _ in woke]
+
+        def last(x: float) -> tuple[float, str]:
+            i = bisect.bisect_right(wt, x) - 1
+            return (x - wt[i], woke[i][1]) if i >= 0 else (float("inf"), "")
+        by = defaultdict(int)
+        for x in ends:
+            d, k = last(x)
+            if d < 2e-3:
+                by[k] += 1
+        out["stalls"] = {"route": a.path, "n": len(ends), "a_writer_woke_in_the_2_ms_before_the_resume": dict(by),
+                         "the_same_50_ms_earlier_(chance)": sum(last(x - 0.05)[0] < 2e-3 for x in ends)}
+    print(json.dumps(out, indent=1))
 
 
 class Sub:
@@ -363,6 +562,11 @@ def main() -> None:
     r.add_argument("--warmup", type=float, default=10.0)
     r.add_argument("--out", type=Path, required=True)
     r.add_argument("--ss", action="store_true", help="also sample the MPTCP sockets' memory with ss -M -m (ss.txt)")
+    r.add_argument("--wake", action="store_true", help="also record the writers' wake-ups with ftrace (wake.trace)")
+    w = sub.add_parser("wakes")
+    w.add_argument("dir", type=Path)
+    w.add_argument("--path", type=int, default=1, help="route whose stalls are checked against the wake-ups")
+    w.add_argument("--gap", type=float, default=0.1)
     m = sub.add_parser("sim")
     m.add_argument("--seed", type=int, default=9)
     m.add_argument("--algorithm", default="olia")
@@ -376,7 +580,7 @@ def main() -> None:
     p.add_argument("--gap", type=float, default=0.1)
     p.add_argument("--json", type=Path)
     a = ap.parse_args()
-    {"run": run, "sim": sim, "report": report}[a.cmd](a)
+    {"run": run, "sim": sim, "report": report, "wakes": wakes}[a.cmd](a)
 
 
 if __name__ == "__main__":
