@@ -4,9 +4,10 @@
 
     nice -n 15 .venv/bin/python bench/fuzz/campaign.py --duration 1800 --json bench/fuzz/last.json
 
-Each case is bounded: a 60 s timer (a slower case is a finding: "hang"), and the process runs
-under an address-space limit (--memory-gb, default 8) so a runaway allocation is a MemoryError
-finding, not a machine in swap.
+Each case is bounded: a 60 s timer (a slower case is a finding: "hang"), with the product's cost
+limit at fuzzlib.CASE_MAX_WALL_S (10 s) so that every case it lets run fits that timer, and the
+process runs under an address-space limit (--memory-gb, default 8) so a runaway allocation is a
+MemoryError finding, not a machine in swap.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ def main(argv=None) -> int:
 
     import fuzzlib as fz
 
+    from mpcc import cost
+    cost.MAX_WALL_S = fz.CASE_MAX_WALL_S     # for the whole campaign: every case fits its timer
     tmp = fz.fresh_tmpdir()
     scen = fz.write_case(tmp, "cli.toml", fz.small_scenario().example())
     het = fz.write_case(tmp, "cli-hetero.toml", fz.HETERO_BASE)

@@ -30,23 +30,10 @@ def tmpdir_():
     return fz.fresh_tmpdir()
 
 
-#: The product's run-time limit while fuzzing. Every case must end within run_cli's 60 s of CPU,
-#: and the product stops, with its one-line error, only runs estimated above mpcc.cost.MAX_WALL_S
-#: (10 min for users): a valid mutant such as duration_s = 1e6 at 10 Mb/s (estimated 3.5 min)
-#: would run past the case's bound. With the limit at 10 s every case the estimate lets run
-#: fits the bound: the estimate assumes half the measured simulator speed, and `--runs 2` on 2
-#: cores uses at most twice its wall time in CPU, 20 s of 60. A case that still times out is a
-#: finding (the estimate was too low), not chance. Measured on 9,000 drawn cases (ten runs' worth,
-#: 2026-12-02): 42 were valid simulator runs, 3 of them estimated above 10 s; the users' limit had
-#: let each run, and one such case ended a fresh clone's `make test` (fixed here).
-FUZZ_MAX_WALL_S = 10.0
-
-
 @pytest.fixture(scope="module", autouse=True)
 def _cost_limit_within_the_case_bound():
-    from mpcc import cost
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(cost, "MAX_WALL_S", FUZZ_MAX_WALL_S)
+    """Every case the product lets run fits run_cli's bound (fuzzlib.CASE_MAX_WALL_S)."""
+    with fz.case_cost_limit():
         yield
 
 
