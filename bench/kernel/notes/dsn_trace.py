@@ -43,6 +43,7 @@ from __future__ import annotations
 import argparse
 import bisect
 import json
+import shutil
 import statistics
 import subprocess
 import sys
@@ -106,6 +107,10 @@ def run(a) -> None:
 
 TRACEFS = Path("/sys/kernel/tracing")
 PY = 'comm ~ "py*"'    # the traffic process's threads (and the engine's): python3, python3.11, ...
+#: the instance's events, and whether each is filtered to Python tasks (PY)
+EVENTS = {"sched/sched_waking": True, "syscalls/sys_enter_sendto": True, "syscalls/sys_exit_sendto": True,
+          "tcp/tcp_sendmsg_locked": True,      # plain TCP writers (MPTCP's sendmsg does not call it)
+          "mptcp/ack_update_msk": False}
 
 
 def ftrace_start() -> Path:
@@ -121,13 +126,11 @@ def ftrace_start() -> Path:
     (inst / "trace_clock").write_text("mono")
     (inst / "buffer_size_kb").write_text(str(128 << 10))
     ev = inst / "events"
-    for e in ("sched/sched_waking", "syscalls/sys_enter_sendto", "syscalls/sys_exit_sendto"):
-        (ev / e / "filter").write_text(PY)
+    for e, filtered in EVENTS.items():
+        if filtered:
+            (ev / e / "filter").write_text(PY)
         (ev / e / "enable").write_text("1")
     (ev / "sched/sched_waking/trigger").write_text(f"stacktrace if {PY}")
-    (ev / "mptcp/ack_update_msk/enable").write_text("1")
-    (ev / "tcp/tcp_sendmsg_locked/filter").write_text(PY)    # plain TCP writers (MPTCP's sendmsg does not call it)
-    (ev / "tcp/tcp_sendmsg_locked/enable").write_text("1")
     (inst / "tracing_on").write_text("1")
     return inst
 
@@ -138,11 +141,9 @@ def ftrace_stop(inst: Path, out: Path | None) -> None:
     (inst / "tracing_on").write_text("0")
     if out is not None:
         with open(inst / "trace") as f, open(out, "w") as g:
-            for line in f:
-                g.write(line)
+            shutil.copyfileobj(f, g)
     (inst / "events/sched/sched_waking/trigger").write_text(f"!stacktrace if {PY}")
-    for e in ("sched/sched_waking", "syscalls/sys_enter_sendto", "syscalls/sys_exit_sendto", "mptcp/ack_update_msk",
-              "tcp/tcp_sendmsg_locked"):
+    for e in EVENTS:
         (inst / "events" / e / "enable").write_text("0")
     inst.rmdir()
 
@@ -160,9 +161,10 @@ WAKERS = (   # the first of these in the waker's stack names the wake-up (innerm
 
 def parse_trace(path: Path):
     """wake.trace → (writers, events): a writer is a task that called sendto with 64 KB (the
-    testbed's writer, traffic.send) and never tcp_sendmsg_locked (a plain TCP socket's); events are (t, kind, tid, data) in time order, kind one of
-    enter, exit (data: the return value), wake (data: the waker's stack, innermost first) and ack
-    (tid 0; data: (old snd_una, new snd_una))."""
+    testbed's writer, traffic.send) and never tcp_sendmsg_locked (a plain TCP socket's); events
+    are (t, kind, tid, data) in time order, kind one of enter, exit (data: the return value),
+    wake (data: the waker's stack, innermost first) and ack (tid 0; data: (old snd_una, new
+    snd_una))."""
     import re
     hdr = re.compile(r"^\s*(.+?)-(\d+)\s+\[(\d+)\]\s+\S+\s+([\d.]+): (.*)$")
     writers: set[int] = set()
