@@ -27,7 +27,11 @@ from typing import Any
 #: TCP MIB counters kept besides every MPTcpExt* counter.
 TCP_KEYS = ("TcpRetransSegs", "TcpExtTCPTimeouts", "TcpExtTCPFastRetrans", "TcpExtTCPLostRetransmit",
             "TcpExtTCPSackRecovery", "TcpExtTCPLossProbes", "TcpExtTCPSpuriousRTOs", "TcpExtTCPOFOQueue",
-            "TcpExtTCPBacklogDrop", "TcpExtTCPRcvQDrop", "TcpExtTCPDSACKRecv")
+            "TcpExtTCPBacklogDrop", "TcpExtTCPRcvQDrop", "TcpExtTCPDSACKRecv",
+            # a receiver's ACK opportunities: each segment merged into the socket backlog's tail while
+            # the reader holds the socket (tcp_add_backlog → skb_try_coalesce) gets no ACK of its own;
+            # delayed ACKs sent by the timer, and those it found the socket locked for
+            "TcpExtTCPBacklogCoalesce", "TcpExtDelayedACKs", "TcpExtDelayedACKLocked")
 
 
 def _exec(ns: str, cmd: list[str], timeout: float = 10.0) -> str:

@@ -381,11 +381,29 @@ def receiver_route(receiver: str) -> list[str]:
     return route + (["quickack", "1"] if receiver == "quickack" else [])
 
 
+#: ``net.ipv4.tcp_backlog_ack_defer`` (Linux ≥ 6.8, per namespace, default 1): the segments a
+#: socket's backlog holds while its reader owns the socket are processed at ``release_sock`` /
+#: ``sk_flush_backlog`` and ACKed once between them (``__tcp_ack_snd_check`` sets
+#: TCP_ACK_DEFERRED, ``tcp_release_cb`` sends the ACK), quickack route or not.
+BACKLOG_ACK_DEFER = Path("/proc/sys/net/ipv4/tcp_backlog_ack_defer")
+
+
+def receiver_sysctls(receiver: str) -> list[str]:
+    """The server namespace's sysctls for ``[testbed] receiver``: a ``"quickack"`` receiver ACKs
+    each data skb, so it turns the backlog's ACK deferral off; ``"linux"`` has the kernel's
+    default. Empty on a kernel without the setting (before 6.8), which never defers."""
+    if not BACKLOG_ACK_DEFER.exists():
+        return []
+    return [f"net.ipv4.tcp_backlog_ack_defer={0 if receiver == 'quickack' else 1}"]
+
+
 def set_receiver(topo: Topology, receiver: str) -> None:
-    """Set the server's default route for ``receiver`` before a run (on a network kept across
-    runs too, so a run never inherits the last one's setting). Every connection's receiver is
-    in the server namespace and reaches the hosts by this route."""
+    """Set the server's default route and ACK sysctls for ``receiver`` before a run (on a
+    network kept across runs too, so a run never inherits the last one's setting). Every
+    connection's receiver is in the server namespace and reaches the hosts by this route."""
     run(["ip", "-n", topo.server_ns, "route", "replace", *receiver_route(receiver)])
+    for kv in receiver_sysctls(receiver):
+        run(["sysctl", "-q", "-w", kv], ns=topo.server_ns)
 
 
 def reset_hosts(topo: Topology) -> None:
