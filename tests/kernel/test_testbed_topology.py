@@ -361,19 +361,19 @@ def test_the_receiver_setting_is_checked_and_sets_the_servers_default_route(monk
     calls = []
     monkeypatch.setattr(topology, "run", lambda cmd, **kw: calls.append((cmd, kw.get("ns"))))
     topo = type("Topo", (), {"server_ns": "s-1"})()
+    quick = (["ip", "-n", "s-1", "route", "replace", "default", "via", "198.19.0.254", "dev", "s0",
+              "src", topology.SERVER_ADDR, "quickack", "1"], None)
+    stock = (["ip", "-n", "s-1", "route", "replace", "default", "via", "198.19.0.254", "dev", "s0",
+              "src", topology.SERVER_ADDR], None)
+    (tmp_path / "present").write_text("1\n")
     for defer_known in (True, False):
         monkeypatch.setattr(topology, "BACKLOG_ACK_DEFER", tmp_path / ("present" if defer_known else "absent"))
-        (tmp_path / "present").write_text("1\n")
         calls.clear()
         topology.set_receiver(topo, "quickack")
         topology.set_receiver(topo, "linux")
-        quick = (["ip", "-n", "s-1", "route", "replace", "default", "via", "198.19.0.254", "dev", "s0",
-                  "src", topology.SERVER_ADDR, "quickack", "1"], None)
-        stock = (["ip", "-n", "s-1", "route", "replace", "default", "via", "198.19.0.254", "dev", "s0",
-                  "src", topology.SERVER_ADDR], None)
         if defer_known:  # a kernel with the backlog's ACK deferral (≥ 6.8): off for quickack, default 1 after
-            assert calls == [quick, (["sysctl", "-q", "-w", "net.ipv4.tcp_backlog_ack_defer=0"], "s-1"),
-                             stock, (["sysctl", "-q", "-w", "net.ipv4.tcp_backlog_ack_defer=1"], "s-1")]
+            assert calls == [quick, (["sysctl", "-qw", "net.ipv4.tcp_backlog_ack_defer=0"], "s-1"),
+                             stock, (["sysctl", "-qw", "net.ipv4.tcp_backlog_ack_defer=1"], "s-1")]
         else:
             assert calls == [quick, stock]
 
@@ -394,9 +394,9 @@ def test_quickack_receivers_ack_every_segment_and_the_next_run_has_the_stock_rec
     deferral on, where a backlog was processed in one go. With the deferral on and merges not
     counted, one route fell to 0.958 once, on a 6.18 host whose emulator ran late
     (bench/tests/RESULTS.md, 2026-12-02; not seen again in 8 runs, with or without CPU hogs).
-    Otherwise 0.02 % of 470,000 segments shared an ACK in §32's runs, against the 2 % bound. The route and sysctl are
-    read back, not inferred. One attempt: kernel Reno, no BPF program; late emulator releases
-    do not change either fact."""
+    Otherwise 0.02 % of 470,000 segments shared an ACK in §32's runs, against the 2 % bound. The
+    route and sysctl are read back, not inferred. One attempt: kernel Reno, no BPF program; late
+    emulator releases do not change either fact."""
     from mpcc.testbed import engine, topology
     _ready()
     s = scenario.loads(TWO_LINK)

@@ -388,13 +388,14 @@ def receiver_route(receiver: str) -> list[str]:
 BACKLOG_ACK_DEFER = Path("/proc/sys/net/ipv4/tcp_backlog_ack_defer")
 
 
-def receiver_sysctls(receiver: str) -> list[str]:
-    """The server namespace's sysctls for ``[testbed] receiver``: a ``"quickack"`` receiver ACKs
-    each data skb, so it turns the backlog's ACK deferral off; ``"linux"`` has the kernel's
-    default. Empty on a kernel without the setting (before 6.8), which never defers."""
+def receiver_sysctls(receiver: str) -> dict[str, int]:
+    """The server namespace's sysctls for ``[testbed] receiver``, as :func:`_sysctl` keywords: a
+    ``"quickack"`` receiver ACKs each data skb, so it turns the backlog's ACK deferral off;
+    ``"linux"`` has the kernel's default. Empty on a kernel without the setting (before 6.8),
+    which never defers."""
     if not BACKLOG_ACK_DEFER.exists():
-        return []
-    return [f"net.ipv4.tcp_backlog_ack_defer={0 if receiver == 'quickack' else 1}"]
+        return {}
+    return {"net__ipv4__tcp_backlog_ack_defer": 0 if receiver == "quickack" else 1}
 
 
 def set_receiver(topo: Topology, receiver: str) -> None:
@@ -402,8 +403,8 @@ def set_receiver(topo: Topology, receiver: str) -> None:
     network kept across runs too, so a run never inherits the last one's setting). Every
     connection's receiver is in the server namespace and reaches the hosts by this route."""
     run(["ip", "-n", topo.server_ns, "route", "replace", *receiver_route(receiver)])
-    for kv in receiver_sysctls(receiver):
-        run(["sysctl", "-q", "-w", kv], ns=topo.server_ns)
+    if sysctls := receiver_sysctls(receiver):
+        _sysctl(topo.server_ns, **sysctls)
 
 
 def reset_hosts(topo: Topology) -> None:
